@@ -1,0 +1,71 @@
+"""Command-line interface: a thin layer, one library call per subcommand.
+
+Subcommands live next to the code they drive; each module listed in
+``_COMMAND_MODULES`` exposes ``register(subparsers)`` which adds its parsers and sets
+``func`` (a callable taking the parsed namespace and returning an exit code).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+from collections.abc import Sequence
+
+from synthflow.errors import BudgetExceededError, ConfigError, DataError, NotEnoughRowsError
+
+__all__ = ["build_parser", "main"]
+
+_COMMAND_MODULES = (
+    "synthflow.commands",
+    "synthflow.public.cli",
+    "synthflow.tables.cli",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``synthflow`` argument parser with every available subcommand."""
+    parser = argparse.ArgumentParser(
+        prog="synthflow",
+        description="Differentially private synthetic microdata: spec -> flow -> release.",
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="log progress details")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in _COMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name and name.startswith(exc.name):  # optional command module absent
+                continue
+            raise
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Console-script entry point (``synthflow``)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except (
+        ConfigError,
+        DataError,
+        BudgetExceededError,
+        NotEnoughRowsError,
+        FileNotFoundError,
+    ) as exc:
+        print(f"synthflow {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,654 @@
+"""The release spec: one YAML file, loaded once into typed, frozen objects.
+
+:func:`load_spec` reads ``configs/<name>.yaml`` and returns a :class:`ReleaseSpec`; past
+that point no untyped dictionary travels through the pipeline. Everything
+dataset-specific (columns, public domains and bounds, transformation alternatives,
+constraints, acceptance criteria, the configuration space) lives in the YAML, never in
+package code. Errors name the key, the value and the fix.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import yaml
+
+from synthflow._bins import Bin, expand_bins, parse_bin
+from synthflow.errors import ConfigError
+
+__all__ = [
+    "Clause",
+    "Column",
+    "ColumnSource",
+    "Constraint",
+    "CriterionSpec",
+    "MatchRule",
+    "ModelGrid",
+    "PrivacySpec",
+    "ReleaseSpec",
+    "SamplingSpec",
+    "Transformation",
+    "load_spec",
+]
+
+_OPS = {"<", "<=", ">", ">=", "==", "!="}
+
+
+def _keys(where: str, raw: Any, required: set[str], optional: set[str]) -> dict[str, Any]:
+    """Check a YAML mapping's keys; return it as a dict."""
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where}: expected a mapping, got {type(raw).__name__} {raw!r}")
+    unknown = set(raw) - required - optional
+    if unknown:
+        raise ConfigError(
+            f"{where}: unknown key(s) {sorted(map(str, unknown))}; allowed keys are "
+            f"{sorted(required | optional)}"
+        )
+    missing = required - set(raw)
+    if missing:
+        raise ConfigError(f"{where}: missing required key(s) {sorted(missing)}")
+    return raw
+
+
+def _number(where: str, value: Any, *, lo: float = -math.inf, lo_open: bool = False) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
+        raise ConfigError(f"{where}: expected a number, got {value!r}")
+    if value < lo or (lo_open and value == lo):
+        op = ">" if lo_open else ">="
+        raise ConfigError(f"{where}: must be {op} {lo}, got {value!r}")
+    return float(value)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Transformation:
+    """One binning alternative of a column, named by a letter (``a``, ``b``, ``c``)."""
+
+    name: str
+    """Letter naming the alternative in configs, ids and outputs."""
+    bins: tuple[Bin, ...]
+    """Bins in ascending order; codes are indices into this tuple."""
+
+    @property
+    def size(self) -> int:
+        """Number of bins (the transformed column's public domain size)."""
+        return len(self.bins)
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """Bin labels in code order."""
+        return tuple(b.label for b in self.bins)
+
+    def numbers(self) -> np.ndarray:
+        """Numeric value of each bin code (SPEC sec. 5 bins-to-numbers rule)."""
+        return np.array([b.number() for b in self.bins], dtype=float)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ColumnSource:
+    """How a release column is read from an input file in another format."""
+
+    source: str
+    """Column of the input file."""
+    values: tuple[tuple[str, str], ...] = ()
+    """Value mapping (input value as lower-case text -> release value)."""
+    parse: Literal["month", None] = None
+    """``month``: take the month (1..12) of an ISO date."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Column:
+    """A release column with its public domain."""
+
+    name: str
+    """Column name in the release."""
+    kind: Literal["int", "categorical"]
+    """Integer-valued or categorical."""
+    domain: tuple[float, float] | None = None
+    """Public raw domain [lo, hi] of an integer column; values outside are an error."""
+    categories: tuple[str, ...] = ()
+    """Public categories of a categorical column, in code order."""
+    bounds: tuple[float, float] | None = None
+    """Public bounds [L, U] of the numerified column, used for sensitivities."""
+    groups: tuple[Bin, ...] = ()
+    """Coarse group-by bins (raw units) for conditional-mean criteria."""
+    transformations: tuple[Transformation, ...] = ()
+    """Binning alternatives, keyed by letter."""
+    source: ColumnSource | None = None
+    """How to read the column from an input in another format."""
+
+    def transformation(self, letter: str) -> Transformation:
+        """The alternative named ``letter``."""
+        for t in self.transformations:
+            if t.name == letter:
+                return t
+        raise ConfigError(
+            f"column {self.name!r} has no transformation {letter!r}; available: "
+            f"{[t.name for t in self.transformations]}"
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class Clause:
+    """``column op value`` with a strict or non-strict comparison."""
+
+    column: str
+    op: str
+    value: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class Constraint:
+    """A plausibility rule: rows for which the condition holds are dropped."""
+
+    id: int
+    """Rule number, as in the SPEC."""
+    name: str
+    """What the rule says, in words."""
+    mode: Literal["all", "any"]
+    """Drop when all clauses hold (``all``) or when any holds (``any``)."""
+    clauses: tuple[Clause, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class MatchRule:
+    """When two records may be matched for the faithfulness criterion (SPEC sec. 6)."""
+
+    exact: tuple[str, ...]
+    """Columns that must be equal."""
+    near: tuple[str, ...]
+    """Columns of which at most ``max_near_differences`` may differ."""
+    max_near_differences: int = 1
+    max_bin_distance: int = 1
+    exceptions: tuple[tuple[str, str, str], ...] = ()
+    """(column, transformation letter, bin label) triples that must match exactly."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class CriterionSpec:
+    """One acceptance criterion: threshold, budget and kind-specific parameters."""
+
+    name: str
+    kind: Literal[
+        "marginals",
+        "one_way_ratio",
+        "conditional_mean",
+        "regression_coefficients",
+        "regression_tstr",
+        "faithfulness",
+    ]
+    threshold: float
+    """The candidate passes this criterion iff the (noisy) measure is below this."""
+    epsilon: float
+    """Budget for releasing the measure with DP."""
+    column: str | None = None
+    """Measured column (conditional means) or regression target."""
+    group_by: tuple[str | None, ...] = ()
+    """Group-by columns of a conditional mean (``None``: no grouping)."""
+    clip: float | None = None
+    """Clipping constant c of the 1-way ratio."""
+    false_positive_rate: float | None = None
+    """p_fp used to derive the pseudo-threshold of a clipped criterion."""
+    assumed_min_count: int | None = None
+    """Smallest 1-way count m assumed when deriving the pseudo-threshold."""
+    margin_fraction: float = 0.01
+    """Resize margin = ceil(margin_fraction * n) + margin_plus."""
+    margin_plus: int = 1
+    match: MatchRule | None = None
+
+
+_CRITERION_KINDS = CriterionSpec.__dataclass_fields__["kind"].type
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelGrid:
+    """One grid of hyperparameters of a generator family."""
+
+    model: str
+    grid: tuple[tuple[str, tuple[Any, ...]], ...]
+    """(hyperparameter, values) pairs; the grid is their cartesian product."""
+    require: tuple[tuple[str, str, Any], ...] = ()
+    """Exclusion rule: keep a combination only if every (left, op, right) holds; right
+    may be a number or another hyperparameter's name."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class PrivacySpec:
+    """Privacy setup of the release."""
+
+    total_epsilon: float
+    """Total budget of the whole release."""
+    generator_epsilon: float
+    """Budget of one generator fit (eps_gen)."""
+    total_delta: float = 0.0
+    neighbouring: Literal["replace_one"] = "replace_one"
+    """Neighbouring relation: datasets differ by replacing one record; n is public."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class SamplingSpec:
+    """Rejection sampling against the synthetic constraints."""
+
+    max_rounds: int = 50
+    """Rounds of sampling before giving up with NotEnoughRowsError."""
+    oversample: float = 1.2
+    """Factor on the missing rows drawn per round."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReleaseSpec:
+    """Everything dataset-specific about a release."""
+
+    name: str
+    columns: tuple[Column, ...]
+    privacy: PrivacySpec
+    raw_constraints: tuple[Constraint, ...]
+    synthetic_constraints: tuple[Constraint, ...]
+    criteria: tuple[CriterionSpec, ...]
+    models: tuple[ModelGrid, ...]
+    min_count: tuple[int, ...]
+    sampling: SamplingSpec = field(default_factory=SamplingSpec)
+    path: str = ""
+    """File the spec was read from."""
+    sha256: str = ""
+    """SHA-256 of the spec file's bytes."""
+
+    @property
+    def column_names(self) -> tuple[str, ...]:
+        """Release columns in spec order."""
+        return tuple(c.name for c in self.columns)
+
+    def column(self, name: str) -> Column:
+        """The column called ``name``."""
+        for c in self.columns:
+            if c.name == name:
+                return c
+        raise ConfigError(
+            f"spec {self.name!r} has no column {name!r}; columns: {self.column_names}"
+        )
+
+    def criterion(self, name: str) -> CriterionSpec:
+        """The acceptance criterion called ``name``."""
+        for c in self.criteria:
+            if c.name == name:
+                return c
+        raise ConfigError(
+            f"spec has no criterion {name!r}; criteria: {[c.name for c in self.criteria]}"
+        )
+
+    @property
+    def evaluation_epsilon(self) -> float:
+        """Sum of the criteria budgets (eps_eval)."""
+        return math.fsum(c.epsilon for c in self.criteria)
+
+
+# --------------------------------------------------------------------------- parsing
+
+
+def _parse_column(name: str, raw: Any, source: ColumnSource | None) -> Column:
+    where = f"columns.{name}"
+    raw = _keys(
+        where, raw, {"type", "transformations"}, {"domain", "categories", "bounds", "groups"}
+    )
+    kind = raw["type"]
+    if kind not in ("int", "categorical"):
+        raise ConfigError(f"{where}.type: must be 'int' or 'categorical', got {kind!r}")
+    domain = None
+    categories: tuple[str, ...] = ()
+    if kind == "int":
+        d = raw.get("domain")
+        if not (isinstance(d, list) and len(d) == 2):
+            raise ConfigError(f"{where}.domain: an int column needs domain [lo, hi], got {d!r}")
+        domain = (_number(f"{where}.domain", d[0]), _number(f"{where}.domain", d[1]))
+        if domain[0] > domain[1]:
+            raise ConfigError(f"{where}.domain: lo {domain[0]} is above hi {domain[1]}")
+    else:
+        cats = raw.get("categories")
+        if not (
+            isinstance(cats, list) and len(cats) >= 2 and len(set(map(str, cats))) == len(cats)
+        ):
+            raise ConfigError(
+                f"{where}.categories: a categorical column needs a list of at least two distinct "
+                f"categories, got {cats!r}"
+            )
+        categories = tuple(str(c) for c in cats)
+    bounds = None
+    if "bounds" in raw:
+        b = raw["bounds"]
+        if not (isinstance(b, list) and len(b) == 2 and b[0] < b[1]):
+            raise ConfigError(f"{where}.bounds: expected [L, U] with L < U, got {b!r}")
+        bounds = (_number(f"{where}.bounds", b[0]), _number(f"{where}.bounds", b[1]))
+    groups: tuple[Bin, ...] = ()
+    if "groups" in raw:
+        groups = tuple(expand_bins(raw["groups"], where=f"{where}.groups")) if kind == "int" else ()
+    trans_raw = raw["transformations"]
+    if not isinstance(trans_raw, dict) or not trans_raw:
+        raise ConfigError(f"{where}.transformations: expected a mapping letter -> bins")
+    transformations = []
+    for letter, items in trans_raw.items():
+        if not (
+            isinstance(letter, str) and len(letter) == 1 and letter.isalpha() and letter.islower()
+        ):
+            raise ConfigError(
+                f"{where}.transformations: name alternatives by one lower-case letter (a, b, c), "
+                f"got {letter!r}"
+            )
+        tw = f"{where}.transformations.{letter}"
+        if kind == "categorical":
+            if items != "identity" and list(map(str, items)) != list(categories):
+                raise ConfigError(f"{tw}: a categorical column's transformation must be 'identity'")
+            bins = [Bin(label=c, lo=i, hi=i) for i, c in enumerate(categories)]
+        else:
+            assert domain is not None
+            bins = expand_bins(items, where=tw)
+            if bins[0].lo > domain[0] or bins[-1].hi < domain[1]:
+                raise ConfigError(
+                    f"{tw}: bins {bins[0].label}..{bins[-1].label} do not cover the domain "
+                    f"[{domain[0]:g}, {domain[1]:g}]; add open bins such as '<a' and '>b'"
+                )
+        transformations.append(Transformation(name=letter, bins=tuple(bins)))
+    return Column(
+        name=name,
+        kind=kind,
+        domain=domain,
+        categories=categories,
+        bounds=bounds,
+        groups=groups,
+        transformations=tuple(transformations),
+        source=source,
+    )
+
+
+def _parse_source(name: str, raw: Any) -> ColumnSource:
+    where = f"input.mapping.{name}"
+    raw = _keys(where, raw, {"from"}, {"values", "parse"})
+    parse = raw.get("parse")
+    if parse not in (None, "month"):
+        raise ConfigError(f"{where}.parse: only 'month' is supported, got {parse!r}")
+    values = raw.get("values", {})
+    if not isinstance(values, dict):
+        raise ConfigError(f"{where}.values: expected a mapping input value -> release value")
+    return ColumnSource(
+        source=str(raw["from"]),
+        values=tuple((str(k).lower(), str(v)) for k, v in values.items()),
+        parse=parse,
+    )
+
+
+def _parse_clause(where: str, raw: Any, columns: Mapping[str, Column]) -> Clause:
+    if not (isinstance(raw, list) and len(raw) == 3):
+        raise ConfigError(f"{where}: a clause is [column, op, value], got {raw!r}")
+    col, op, value = raw
+    if col not in columns:
+        raise ConfigError(f"{where}: unknown column {col!r}; columns: {sorted(columns)}")
+    if columns[col].kind != "int":
+        raise ConfigError(f"{where}: column {col!r} is categorical; clauses compare int columns")
+    if op not in _OPS:
+        raise ConfigError(f"{where}: unknown operator {op!r}; use one of {sorted(_OPS)}")
+    return Clause(column=col, op=op, value=_number(where, value))
+
+
+def _parse_constraints(
+    raw: Any, columns: Mapping[str, Column]
+) -> tuple[tuple[Constraint, ...], tuple[Constraint, ...]]:
+    raw = _keys("constraints", raw, {"raw"}, {"synthetic"})
+    rules: list[Constraint] = []
+    for i, r in enumerate(raw["raw"] or []):
+        where = f"constraints.raw[{i}]"
+        r = _keys(where, r, {"id", "name"}, {"all", "any"})
+        if ("all" in r) == ("any" in r):
+            raise ConfigError(f"{where}: give exactly one of 'all' (and) or 'any' (or)")
+        mode: Literal["all", "any"] = "all" if "all" in r else "any"
+        clauses = tuple(_parse_clause(f"{where}.{mode}", c, columns) for c in r[mode])
+        if not clauses:
+            raise ConfigError(f"{where}.{mode}: needs at least one clause")
+        rules.append(Constraint(id=int(r["id"]), name=str(r["name"]), mode=mode, clauses=clauses))
+    ids = [r.id for r in rules]
+    if len(set(ids)) != len(ids):
+        raise ConfigError(f"constraints.raw: rule ids must be unique, got {ids}")
+    by_id = {r.id: r for r in rules}
+    synthetic = []
+    for sid in raw.get("synthetic") or []:
+        if sid not in by_id:
+            raise ConfigError(f"constraints.synthetic: no raw rule with id {sid!r}; ids: {ids}")
+        synthetic.append(by_id[sid])
+    return tuple(rules), tuple(synthetic)
+
+
+def _parse_match(where: str, raw: Any, columns: Mapping[str, Column]) -> MatchRule:
+    raw = _keys(
+        where, raw, {"exact", "near"}, {"max_near_differences", "max_bin_distance", "exceptions"}
+    )
+    for col in [*raw["exact"], *raw["near"]]:
+        if col not in columns:
+            raise ConfigError(f"{where}: unknown column {col!r}")
+    exceptions = []
+    for e in raw.get("exceptions") or []:
+        e = _keys(f"{where}.exceptions", e, {"column", "transformation", "bin"}, set())
+        col = columns.get(e["column"])
+        if col is None:
+            raise ConfigError(f"{where}.exceptions: unknown column {e['column']!r}")
+        t = col.transformation(str(e["transformation"]))
+        if str(e["bin"]) not in t.labels:
+            raise ConfigError(
+                f"{where}.exceptions: bin {e['bin']!r} is not a bin of {col.name} "
+                f"alternative {t.name}; bins: {list(t.labels)}"
+            )
+        exceptions.append((col.name, t.name, str(e["bin"])))
+    return MatchRule(
+        exact=tuple(raw["exact"]),
+        near=tuple(raw["near"]),
+        max_near_differences=int(raw.get("max_near_differences", 1)),
+        max_bin_distance=int(raw.get("max_bin_distance", 1)),
+        exceptions=tuple(exceptions),
+    )
+
+
+def _parse_criteria(raw: Any, columns: Mapping[str, Column]) -> tuple[CriterionSpec, ...]:
+    if not isinstance(raw, list) or not raw:
+        raise ConfigError("acceptance.criteria: expected a non-empty list of criteria")
+    kinds = (
+        set(_CRITERION_KINDS.__args__)
+        if hasattr(_CRITERION_KINDS, "__args__")
+        else {
+            "marginals",
+            "one_way_ratio",
+            "conditional_mean",
+            "regression_coefficients",
+            "regression_tstr",
+            "faithfulness",
+        }
+    )
+    out = []
+    for i, c in enumerate(raw):
+        where = f"acceptance.criteria[{i}]"
+        c = _keys(
+            where,
+            c,
+            {"name", "kind", "threshold", "epsilon"},
+            {
+                "column",
+                "group_by",
+                "clip",
+                "false_positive_rate",
+                "assumed_min_count",
+                "margin_fraction",
+                "margin_plus",
+                "match",
+            },
+        )
+        if c["kind"] not in kinds:
+            raise ConfigError(
+                f"{where}.kind: unknown kind {c['kind']!r}; use one of {sorted(kinds)}"
+            )
+        col = c.get("column")
+        if col is not None and col not in columns:
+            raise ConfigError(f"{where}.column: unknown column {col!r}")
+        if c["kind"] in ("conditional_mean", "regression_coefficients", "regression_tstr"):
+            if col is None:
+                raise ConfigError(f"{where}: kind {c['kind']!r} needs 'column'")
+            if columns[col].bounds is None:
+                raise ConfigError(
+                    f"{where}: column {col!r} needs public 'bounds' for its sensitivity"
+                )
+        group_by = tuple(None if g in (None, "none") else str(g) for g in c.get("group_by", []))
+        for g in group_by:
+            if g is not None and g not in columns:
+                raise ConfigError(f"{where}.group_by: unknown column {g!r}")
+        if c["kind"] == "faithfulness" and "match" not in c:
+            raise ConfigError(f"{where}: a faithfulness criterion needs a 'match' rule")
+        out.append(
+            CriterionSpec(
+                name=str(c["name"]),
+                kind=c["kind"],
+                threshold=_number(f"{where}.threshold", c["threshold"]),
+                epsilon=_number(f"{where}.epsilon", c["epsilon"], lo=0, lo_open=True),
+                column=col,
+                group_by=group_by,
+                clip=None
+                if c.get("clip") is None
+                else _number(f"{where}.clip", c["clip"], lo=1, lo_open=True),
+                false_positive_rate=c.get("false_positive_rate"),
+                assumed_min_count=c.get("assumed_min_count"),
+                margin_fraction=float(c.get("margin_fraction", 0.01)),
+                margin_plus=int(c.get("margin_plus", 1)),
+                match=_parse_match(f"{where}.match", c["match"], columns) if "match" in c else None,
+            )
+        )
+    names = [c.name for c in out]
+    if len(set(names)) != len(names):
+        raise ConfigError(f"acceptance.criteria: names must be unique, got {names}")
+    return tuple(out)
+
+
+def _parse_models(raw: Any) -> tuple[ModelGrid, ...]:
+    if not isinstance(raw, list) or not raw:
+        raise ConfigError("space.models: expected a non-empty list of {model, grid} entries")
+    out = []
+    for i, m in enumerate(raw):
+        where = f"space.models[{i}]"
+        m = _keys(where, m, {"model", "grid"}, {"require"})
+        grid = m["grid"]
+        if not isinstance(grid, dict):
+            raise ConfigError(f"{where}.grid: expected a mapping hyperparameter -> list of values")
+        pairs = []
+        for k, v in grid.items():
+            values = tuple(v) if isinstance(v, list) else (v,)
+            if not values:
+                raise ConfigError(f"{where}.grid.{k}: needs at least one value")
+            pairs.append((str(k), values))
+        req = []
+        for r in m.get("require") or []:
+            if not (isinstance(r, list) and len(r) == 3 and r[1] in _OPS and r[0] in grid):
+                raise ConfigError(
+                    f"{where}.require: each rule is [hyperparameter, op, value or hyperparameter] "
+                    f"with op in {sorted(_OPS)}, got {r!r}"
+                )
+            req.append((str(r[0]), str(r[1]), r[2]))
+        out.append(ModelGrid(model=str(m["model"]), grid=tuple(pairs), require=tuple(req)))
+    return tuple(out)
+
+
+def load_spec(path: str | Path) -> ReleaseSpec:
+    """Read and validate a release spec.
+
+    Raises:
+        ConfigError: With the offending key, its value and how to fix it.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise ConfigError(f"spec file {str(p)!r} does not exist; pass e.g. configs/births.yaml")
+    data = p.read_bytes()
+    try:
+        raw = yaml.safe_load(data)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"spec file {str(p)!r} is not valid YAML: {exc}") from exc
+    raw = _keys(
+        str(p),
+        raw,
+        {"name", "privacy", "columns", "constraints", "acceptance", "space"},
+        {"description", "input", "sampling"},
+    )
+    inp = _keys("input", raw.get("input") or {}, set(), {"mapping"})
+    mapping = inp.get("mapping") or {}
+    if not isinstance(raw["columns"], dict) or not raw["columns"]:
+        raise ConfigError("columns: expected a mapping column name -> column spec")
+    unknown_map = set(mapping) - set(raw["columns"])
+    if unknown_map:
+        raise ConfigError(f"input.mapping: {sorted(unknown_map)} are not columns of the spec")
+    columns = {
+        name: _parse_column(
+            name, c, _parse_source(name, mapping[name]) if name in mapping else None
+        )
+        for name, c in raw["columns"].items()
+    }
+    for name, col in columns.items():
+        for g in col.groups:
+            if col.domain and (g.hi < col.domain[0] or g.lo > col.domain[1]):
+                raise ConfigError(
+                    f"columns.{name}.groups: group {g.label!r} lies outside the domain"
+                )
+    pr = _keys(
+        "privacy",
+        raw["privacy"],
+        {"total_epsilon", "generator_epsilon"},
+        {"total_delta", "neighbouring"},
+    )
+    if pr.get("neighbouring", "replace_one") != "replace_one":
+        raise ConfigError(
+            "privacy.neighbouring: only 'replace_one' (n public) is supported, got "
+            f"{pr['neighbouring']!r}"
+        )
+    privacy = PrivacySpec(
+        total_epsilon=_number("privacy.total_epsilon", pr["total_epsilon"], lo=0, lo_open=True),
+        generator_epsilon=_number(
+            "privacy.generator_epsilon", pr["generator_epsilon"], lo=0, lo_open=True
+        ),
+        total_delta=_number("privacy.total_delta", pr.get("total_delta", 0.0), lo=0),
+    )
+    raw_rules, syn_rules = _parse_constraints(raw["constraints"], columns)
+    acc = _keys("acceptance", raw["acceptance"], {"criteria"}, set())
+    criteria = _parse_criteria(acc["criteria"], columns)
+    space = _keys("space", raw["space"], {"models", "min_count"}, set())
+    mc = space["min_count"]
+    if not (isinstance(mc, list) and mc and all(isinstance(x, int) and x >= 1 for x in mc)):
+        raise ConfigError(f"space.min_count: expected a list of integers >= 1, got {mc!r}")
+    samp = _keys("sampling", raw.get("sampling") or {}, set(), {"max_rounds", "oversample"})
+    sampling = SamplingSpec(
+        max_rounds=int(samp.get("max_rounds", 50)),
+        oversample=_number("sampling.oversample", samp.get("oversample", 1.2), lo=1),
+    )
+    if sampling.max_rounds < 1:
+        raise ConfigError(f"sampling.max_rounds: must be >= 1, got {sampling.max_rounds}")
+    spec = ReleaseSpec(
+        name=str(raw["name"]),
+        columns=tuple(columns.values()),
+        privacy=privacy,
+        raw_constraints=raw_rules,
+        synthetic_constraints=syn_rules,
+        criteria=criteria,
+        models=_parse_models(space["models"]),
+        min_count=tuple(mc),
+        sampling=sampling,
+        path=str(p),
+        sha256=hashlib.sha256(data).hexdigest(),
+    )
+    if spec.privacy.generator_epsilon + spec.evaluation_epsilon > spec.privacy.total_epsilon:
+        raise ConfigError(
+            f"privacy: generator_epsilon {privacy.generator_epsilon:g} plus the criteria budgets "
+            f"{spec.evaluation_epsilon:g} exceed total_epsilon {privacy.total_epsilon:g}; "
+            "raise the total or lower the budgets"
+        )
+    # Validate the configuration space (model names and hyperparameters) eagerly.
+    from synthflow.space import expand_space  # noqa: PLC0415  (space imports config)
+
+    expand_space(spec)
+    return spec
+
+
+__all__ += ["parse_bin"]

@@ -1,0 +1,36 @@
+"""Domain exceptions and warnings.
+
+Every message names the offending key or argument, shows the (public) value and says
+how to fix it. Messages never contain private data values: only column names, public
+domain values, counts that the caller has declared public, and file paths.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "BudgetExceededError",
+    "ConfigError",
+    "DataError",
+    "NotEnoughRowsError",
+    "PrivacyLeakWarning",
+]
+
+
+class ConfigError(ValueError):
+    """The release spec (YAML) or an option is invalid."""
+
+
+class DataError(ValueError):
+    """Input data cannot be used: missing columns, wrong types, out-of-domain values."""
+
+
+class BudgetExceededError(RuntimeError):
+    """A charge would take the ledger past its total privacy budget."""
+
+
+class NotEnoughRowsError(RuntimeError):
+    """Rejection sampling could not produce the requested number of valid rows."""
+
+
+class PrivacyLeakWarning(UserWarning):
+    """A computation would read bounds or categories from private data."""

@@ -1,0 +1,216 @@
+"""One flow (SPEC sec. 1): transform -> fit -> sample and filter -> project.
+
+:func:`run_flow` is pure library code: it takes cleaned data, a configuration, a ledger
+and a :class:`~synthflow.rng.PrivacyRNG`, and returns a :class:`FlowResult`.
+:func:`write_candidate` persists a result; the CLI only wires the two.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+import platform
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from tqdm.auto import tqdm
+
+from synthflow import __version__
+from synthflow.config import ReleaseSpec
+from synthflow.data import CleaningReport
+from synthflow.errors import ConfigError, NotEnoughRowsError
+from synthflow.filtering import binned_violations
+from synthflow.generators import REGISTRY, Generator, make_generator
+from synthflow.kanon import project_min_count
+from synthflow.ledger import Ledger
+from synthflow.rng import PrivacyRNG
+from synthflow.space import Configuration
+from synthflow.transform import Transformer
+
+__all__ = ["FlowResult", "run_flow", "sample_valid", "write_candidate"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, kw_only=True)
+class FlowResult:
+    """A release candidate (codes) and what it took to make it."""
+
+    configuration: Configuration
+    transformer: Transformer
+    original: pd.DataFrame
+    """Transformed original D_T (private: never written by :func:`write_candidate`)."""
+    candidate: pd.DataFrame
+    """Release candidate D_R (codes), exactly ``len(original)`` rows."""
+    timings: dict[str, float] = field(default_factory=dict)
+    rows_filtered: int = 0
+    """Sampled rows dropped by the synthetic constraints (a statistic of public data)."""
+    sampling_rounds: int = 0
+
+
+def sample_valid(
+    generator: Generator,
+    n: int,
+    *,
+    transformer: Transformer,
+    spec: ReleaseSpec,
+    rng: np.random.Generator,
+    progress: Callable[[int], None] | None = None,
+) -> tuple[pd.DataFrame, int, int]:
+    """Sample until exactly ``n`` rows satisfy the synthetic constraints.
+
+    Returns:
+        The rows, the number of rows dropped, and the number of rounds used.
+
+    Raises:
+        NotEnoughRowsError: After ``spec.sampling.max_rounds`` rounds.
+    """
+    parts: list[pd.DataFrame] = []
+    need, dropped = n, 0
+    for rounds in range(1, spec.sampling.max_rounds + 1):
+        batch = generator.sample(max(math.ceil(need * spec.sampling.oversample), 1), rng=rng)
+        bad = binned_violations(batch, spec.synthetic_constraints, transformer)
+        dropped += int(bad.sum())
+        good = batch.loc[~bad].iloc[:need]
+        parts.append(good)
+        need -= len(good)
+        if progress:
+            progress(len(good))
+        if need == 0:
+            return pd.concat(parts, ignore_index=True), dropped, rounds
+    raise NotEnoughRowsError(
+        f"after {spec.sampling.max_rounds} sampling rounds {need} of {n} rows still violate the "
+        "synthetic constraints; the generator puts too much mass on implausible rows: raise "
+        "sampling.max_rounds or sampling.oversample in the spec, or choose another configuration"
+    )
+
+
+def run_flow(
+    spec: ReleaseSpec,
+    configuration: Configuration,
+    raw: pd.DataFrame,
+    *,
+    ledger: Ledger,
+    rng: PrivacyRNG,
+    show_progress: bool = True,
+) -> FlowResult:
+    """Run one flow on cleaned raw data and return the release candidate.
+
+    Charges the ledger the generator budget ``spec.privacy.generator_epsilon`` (inside
+    the generator's ``fit``, before anything is released).
+
+    Raises:
+        ConfigError: If the configuration's model is not registered.
+        BudgetExceededError: If the ledger cannot afford the generator budget.
+        NotEnoughRowsError: If rejection sampling does not converge.
+    """
+    if configuration.model not in REGISTRY:
+        raise ConfigError(
+            f"model {configuration.model!r} is not registered; available: {sorted(REGISTRY)}"
+        )
+    timings: dict[str, float] = {}
+    steps = tqdm(
+        total=4,
+        desc=f"flow {configuration.id}",
+        unit="step",
+        disable=not show_progress,
+        leave=False,
+    )
+    t0 = time.perf_counter()
+    transformer = Transformer(spec, configuration.transformations)
+    original = transformer.forward(raw)
+    n = len(original)
+    timings["transform_s"] = time.perf_counter() - t0
+    steps.update()
+
+    t0 = time.perf_counter()
+    generator = make_generator(
+        configuration.model,
+        configuration.hyperparameters,
+        epsilon=spec.privacy.generator_epsilon,
+    )
+    generator.fit(original, domain=transformer.domain, ledger=ledger, rng=rng)
+    timings["fit_s"] = time.perf_counter() - t0
+    steps.update()
+
+    t0 = time.perf_counter()
+    post = rng.generator()
+    with tqdm(total=n, desc="sample", unit="row", disable=not show_progress, leave=False) as bar:
+        sampled, dropped, rounds = sample_valid(
+            generator, n, transformer=transformer, spec=spec, rng=post, progress=bar.update
+        )
+    timings["sample_filter_s"] = time.perf_counter() - t0
+    steps.update()
+
+    t0 = time.perf_counter()
+    candidate = project_min_count(sampled, transformer.domain.sizes, configuration.min_count, post)
+    timings["project_s"] = time.perf_counter() - t0
+    steps.update()
+    steps.close()
+    return FlowResult(
+        configuration=configuration,
+        transformer=transformer,
+        original=original,
+        candidate=candidate,
+        timings=timings,
+        rows_filtered=dropped,
+        sampling_rounds=rounds,
+    )
+
+
+def _atomic_write(path: Path, writer: Callable[[Path], None]) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    writer(tmp)
+    os.replace(tmp, path)
+
+
+def _write_text(path: Path, text: str) -> None:
+    path.write_text(text, encoding="utf-8")
+
+
+def write_candidate(
+    result: FlowResult,
+    out_dir: Path,
+    *,
+    spec: ReleaseSpec,
+    ledger: Ledger,
+    rng: PrivacyRNG,
+    cleaning: CleaningReport,
+    data_path: str,
+) -> Path:
+    """Write ``candidate.csv`` (bin labels) and ``run.json`` into ``out_dir``.
+
+    The ledger writes ``ledger.jsonl`` itself as it is charged. Files are written
+    atomically (temporary file, then rename).
+
+    Returns:
+        The path of ``candidate.csv``.
+    """
+    out_dir.mkdir(parents=True, exist_ok=True)
+    labels = result.transformer.to_labels(result.candidate)
+    csv_path = out_dir / "candidate.csv"
+    _atomic_write(csv_path, lambda p: labels.to_csv(p, index=False))
+    meta: dict[str, Any] = {
+        "synthflow_version": __version__,
+        "python": platform.python_version(),
+        "spec": {"name": spec.name, "path": spec.path, "sha256": spec.sha256},
+        "data": data_path,
+        "configuration": result.configuration.to_json(),
+        "rows": len(result.candidate),
+        "rows_filtered": result.rows_filtered,
+        "sampling_rounds": result.sampling_rounds,
+        "timings_s": {k: round(v, 4) for k, v in result.timings.items()},
+        "randomness": rng.describe(),
+        "cleaning": cleaning.to_json(),
+        "privacy": ledger.summary(),
+    }
+    text = json.dumps(meta, indent=2) + "\n"
+    _atomic_write(out_dir / "run.json", lambda p: _write_text(p, text))
+    return csv_path

@@ -1,0 +1,38 @@
+"""DP generators behind one protocol, keyed by the names the spec's space uses.
+
+>>> sorted(REGISTRY)[:1]
+['privbayes']
+"""
+
+from __future__ import annotations
+
+from synthflow.generators.privbayes import PrivBayes, PrivBayesHyperparameters
+from synthflow.generators.protocol import Generator, PrivacyCost, check_codes
+
+__all__ = [
+    "REGISTRY",
+    "Generator",
+    "PrivBayes",
+    "PrivBayesHyperparameters",
+    "PrivacyCost",
+    "check_codes",
+    "make_generator",
+]
+
+REGISTRY: dict[str, type[Generator]] = {
+    "privbayes": PrivBayes,
+}
+
+
+def make_generator(model: str, hyperparameters: dict[str, object], *, epsilon: float) -> Generator:
+    """Instantiate the registered generator ``model``.
+
+    Raises:
+        KeyError: If ``model`` is not registered.
+        TypeError: For unknown hyperparameter names.
+        ValueError: For invalid hyperparameter values.
+    """
+    cls = REGISTRY[model]
+    hp = cls.Hyperparameters(**hyperparameters)
+    gen: Generator = cls(hp, epsilon=epsilon)
+    return gen

@@ -1,0 +1,284 @@
+"""PrivBayes, our own implementation (numpy + networkx), pure epsilon-DP.
+
+Zhang, Cormode, Procopiuc, Srivastava, Xiao. "PrivBayes: Private Data Release via
+Bayesian Networks." SIGMOD 2014; extended in ACM TODS 42(4), 2017.
+
+The budget ``epsilon`` is split into ``epsilon_1 = epsilon_split * epsilon`` for the
+network structure and ``epsilon_2 = epsilon - epsilon_1`` for the conditional tables.
+
+* **Structure.** The first attribute is drawn uniformly (data-independent). Each of the
+  next d - 1 attributes and its parent set is chosen among all (attribute, parent set)
+  candidates by the exponential mechanism with budget ``epsilon_1 / (d - 1)``, scored by
+  the mutual information I(X; Pi) of the data. Parent sets are either every subset of
+  the already-chosen attributes of size ``degree`` (degree flavor) or the maximal
+  subsets whose table stays theta-useful (theta flavor, TODS 2017 sec. 4.3): a table
+  over X and Pi is theta-useful when its average cell count is at least theta times the
+  Laplace scale of its noise, i.e. ``|dom X| * |dom Pi| <= n * epsilon_2 / (2 d theta)``.
+* **Conditionals.** For each of the d attributes the joint count table of (X, Pi) gets
+  Laplace noise of scale ``2 d / epsilon_2``: replacing one row moves two cells by one
+  (L1 sensitivity 2) and the d tables compose to ``epsilon_2``. Post-processing clips
+  negative counts to zero and normalises per parent configuration (falling back to the
+  noisy marginal of X, then uniform, when a parent configuration has no mass).
+* **Sampling** draws attributes in the network's topological order.
+
+Domain sizes come from the public :class:`~synthflow.transform.Domain` only, and n
+(the row count after raw cleaning) is public. Nothing derived from private data is kept
+after ``fit`` except the noisy tables and the DP-selected network.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+from typing import ClassVar, Literal
+
+import networkx as nx
+import numpy as np
+import pandas as pd
+
+from synthflow.errors import DataError
+from synthflow.generators.protocol import PrivacyCost, check_codes
+from synthflow.ledger import Ledger
+from synthflow.rng import PrivacyRNG
+from synthflow.transform import Domain
+
+__all__ = ["PrivBayes", "PrivBayesHyperparameters", "mi_sensitivity", "mutual_information"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class PrivBayesHyperparameters:
+    """Hyperparameters of PrivBayes (SPEC sec. 9)."""
+
+    flavor: Literal["theta", "degree"] = "theta"
+    """``theta``: degree from theta-usefulness; ``degree``: fixed number of parents."""
+    epsilon_split: float = 0.3
+    """Share of epsilon spent on the network structure (the rest on conditionals)."""
+    theta: float | None = None
+    """Theta of the theta flavor (required there, forbidden in the degree flavor)."""
+    degree: int | None = None
+    """Number of parents of the degree flavor (required there)."""
+
+    def __post_init__(self) -> None:
+        if self.flavor not in ("theta", "degree"):
+            raise ValueError(f"flavor ({self.flavor!r}) must be 'theta' or 'degree'")
+        if not (isinstance(self.epsilon_split, (int, float)) and 0 < self.epsilon_split < 1):
+            raise ValueError(f"epsilon_split ({self.epsilon_split!r}) must be in (0, 1)")
+        if self.flavor == "theta":
+            if self.theta is None or not self.theta > 0 or self.degree is not None:
+                raise ValueError(
+                    f"the theta flavor needs theta > 0 and no degree (got theta={self.theta!r}, "
+                    f"degree={self.degree!r})"
+                )
+        elif (
+            not isinstance(self.degree, int) or isinstance(self.degree, bool) or self.degree < 1
+        ) or self.theta is not None:
+            raise ValueError(
+                f"the degree flavor needs an integer degree >= 1 and no theta (got "
+                f"degree={self.degree!r}, theta={self.theta!r})"
+            )
+
+
+def mutual_information(joint: np.ndarray) -> float:
+    """Mutual information (nats) of a 2-D count table (rows: X, columns: parents)."""
+    total = joint.sum()
+    if total <= 0:
+        return 0.0
+    p = joint / total
+    px = p.sum(axis=1, keepdims=True)
+    pp = p.sum(axis=0, keepdims=True)
+    nz = p > 0
+    return float(np.sum(p[nz] * np.log(p[nz] / (px @ pp)[nz])))
+
+
+def mi_sensitivity(n: int, *, binary: bool) -> float:
+    """Sensitivity of I(X; Pi) when one of n rows is replaced (PrivBayes, Lemma 4.1).
+
+    With X or Pi binary: ``(1/n) log n + ((n-1)/n) log(n/(n-1))``; otherwise
+    ``(2/n) log((n+1)/2) + ((n-1)/n) log((n+1)/(n-1))``.
+    """
+    if n < 2:
+        raise ValueError(f"mutual-information sensitivity needs n >= 2, got {n}")
+    if binary:
+        return math.log(n) / n + (n - 1) / n * math.log(n / (n - 1))
+    return 2 / n * math.log((n + 1) / 2) + (n - 1) / n * math.log((n + 1) / (n - 1))
+
+
+def _encode(columns: list[np.ndarray], sizes: list[int]) -> np.ndarray:
+    if not columns:
+        return np.zeros(0 if not sizes else len(columns[0]), dtype=np.int64)
+    key = np.zeros(len(columns[0]), dtype=np.int64)
+    for col, size in zip(columns, sizes, strict=True):
+        key *= size
+        key += col
+    return key
+
+
+class PrivBayes:
+    """PrivBayes generator (pure epsilon-DP). See the module docstring.
+
+    Args:
+        hyperparameters: Flavor, epsilon split and theta or degree.
+        epsilon: Total budget of the fit.
+    """
+
+    name: ClassVar[str] = "privbayes"
+    Hyperparameters: ClassVar[type] = PrivBayesHyperparameters
+
+    def __init__(self, hyperparameters: PrivBayesHyperparameters, *, epsilon: float) -> None:
+        if not isinstance(hyperparameters, PrivBayesHyperparameters):
+            raise TypeError("hyperparameters must be a PrivBayesHyperparameters instance")
+        if not epsilon > 0:
+            raise ValueError(f"epsilon ({epsilon}) must be > 0")
+        self.hyperparameters = hyperparameters
+        self.epsilon = float(epsilon)
+
+    @property
+    def privacy_cost(self) -> PrivacyCost:
+        """Pure epsilon-DP with the configured epsilon."""
+        return PrivacyCost(epsilon=self.epsilon)
+
+    # ------------------------------------------------------------------ structure
+    def _parent_sets(
+        self, x: int, chosen: list[int], sizes: list[int], n: int, eps2: float
+    ) -> list[tuple[int, ...]]:
+        hp = self.hyperparameters
+        if hp.flavor == "degree":
+            assert hp.degree is not None
+            k = min(hp.degree, len(chosen))
+            return list(itertools.combinations(chosen, k))
+        assert hp.theta is not None
+        tau = n * eps2 / (2 * len(sizes) * hp.theta)
+        valid = [
+            s
+            for r in range(len(chosen), 0, -1)
+            for s in itertools.combinations(chosen, r)
+            if sizes[x] * math.prod(sizes[p] for p in s) <= tau
+        ]
+        maximal = [s for s in valid if not any(set(s) < set(t) for t in valid)]
+        return maximal or [()]
+
+    def _learn_structure(
+        self, cols: list[np.ndarray], sizes: list[int], eps1: float, eps2: float, rng: PrivacyRNG
+    ) -> list[tuple[int, tuple[int, ...]]]:
+        d, n = len(sizes), len(cols[0])
+        first = rng.uniform_index(d)
+        network: list[tuple[int, tuple[int, ...]]] = [(first, ())]
+        chosen = [first]
+        step_eps = eps1 / (d - 1) if d > 1 else 0.0
+        cache: dict[tuple[int, tuple[int, ...]], float] = {}
+        while len(chosen) < d:
+            candidates = [
+                (x, s)
+                for x in range(d)
+                if x not in chosen
+                for s in self._parent_sets(x, chosen, sizes, n, eps2)
+            ]
+            scores = []
+            for x, s in candidates:
+                if (x, s) not in cache:
+                    psize = math.prod(sizes[p] for p in s)
+                    key = cols[x].astype(np.int64) * psize + (
+                        _encode([cols[p] for p in s], [sizes[p] for p in s]) if s else 0
+                    )
+                    joint = np.bincount(key, minlength=sizes[x] * psize).reshape(sizes[x], psize)
+                    cache[(x, s)] = mutual_information(joint)
+                scores.append(cache[(x, s)])
+            sens = max(
+                mi_sensitivity(n, binary=sizes[x] == 2 or (len(s) == 1 and sizes[s[0]] == 2))
+                for x, s in candidates
+            )
+            x, s = candidates[rng.exponential_mechanism(scores, sensitivity=sens, epsilon=step_eps)]
+            network.append((x, s))
+            chosen.append(x)
+        return network
+
+    # ------------------------------------------------------------------ fit / sample
+    def fit(
+        self, data: pd.DataFrame, *, domain: Domain, ledger: Ledger, rng: PrivacyRNG
+    ) -> PrivBayes:
+        """Learn a DP Bayesian network and noisy conditionals; charges ``epsilon``.
+
+        Raises:
+            DataError: If the data fall outside the public domain or n < 2.
+            BudgetExceededError: If the ledger cannot afford ``epsilon``.
+        """
+        check_codes(data, domain)
+        n, d = len(data), len(domain.names)
+        if n < 2:
+            raise DataError(f"PrivBayes needs at least 2 rows, got {n}")
+        sizes = list(domain.sizes)
+        cols = [data[name].to_numpy(dtype=np.int64) for name in domain.names]
+        eps1 = self.epsilon * self.hyperparameters.epsilon_split if d > 1 else 0.0
+        eps2 = self.epsilon - eps1
+        if not ledger.can_afford(self.epsilon):
+            ledger.charge("privbayes (total)", epsilon=self.epsilon)  # raises with the amounts
+        if d > 1:
+            ledger.charge(
+                f"privbayes structure: exponential mechanism x {d - 1} on mutual information",
+                epsilon=eps1,
+                mechanism="exponential",
+                sensitivity=mi_sensitivity(n, binary=False),
+            )
+        network = self._learn_structure(cols, sizes, eps1, eps2, rng)
+        ledger.charge(
+            f"privbayes conditionals: Laplace on {d} count tables (L1 sensitivity 2 each)",
+            epsilon=eps2,
+            mechanism="laplace",
+            sensitivity=2.0,
+        )
+        conditionals: list[np.ndarray] = []
+        for x, parents in network:
+            psize = math.prod(sizes[p] for p in parents)
+            key = cols[x] + sizes[x] * (
+                _encode([cols[p] for p in parents], [sizes[p] for p in parents]) if parents else 0
+            )
+            counts = np.bincount(key, minlength=psize * sizes[x]).reshape(psize, sizes[x])
+            noisy = rng.laplace(counts.astype(float), sensitivity=2.0, epsilon=eps2 / d)
+            conditionals.append(_normalise(noisy))
+        graph = nx.DiGraph()
+        graph.add_nodes_from(domain.names)
+        graph.add_edges_from((domain.names[p], domain.names[x]) for x, ps in network for p in ps)
+        assert nx.is_directed_acyclic_graph(graph)
+        self.domain_ = domain
+        self.network_ = network
+        self.graph_ = graph
+        self.conditionals_ = conditionals
+        return self
+
+    def sample(self, n: int, *, rng: np.random.Generator) -> pd.DataFrame:
+        """Draw ``n`` rows in topological order (post-processing only)."""
+        if not hasattr(self, "conditionals_"):
+            raise RuntimeError("call fit() before sample()")
+        if n < 0:
+            raise ValueError(f"n ({n}) must be >= 0")
+        sizes = list(self.domain_.sizes)
+        out: dict[int, np.ndarray] = {}
+        for (x, parents), table in zip(self.network_, self.conditionals_, strict=True):
+            pidx = (
+                _encode([out[p] for p in parents], [sizes[p] for p in parents])
+                if parents
+                else np.zeros(n, dtype=np.int64)
+            )
+            cdf = np.cumsum(table, axis=1)
+            u = rng.random(n)
+            vals = (u[:, None] > cdf[pidx]).sum(axis=1)
+            out[x] = np.minimum(vals, sizes[x] - 1).astype(np.int64)
+        return pd.DataFrame(
+            {name: out[i].astype(np.int16) for i, name in enumerate(self.domain_.names)}
+        )
+
+
+def _normalise(noisy: np.ndarray) -> np.ndarray:
+    """Clip negative noisy counts and normalise each parent configuration's row."""
+    table = np.clip(noisy, 0.0, None)
+    marginal = table.sum(axis=0)
+    fallback = (
+        marginal / marginal.sum()
+        if marginal.sum() > 0
+        else np.full(table.shape[1], 1.0 / table.shape[1])
+    )
+    sums = table.sum(axis=1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        probs = np.where(sums > 0, table / np.where(sums > 0, sums, 1.0), fallback)
+    return np.asarray(probs)

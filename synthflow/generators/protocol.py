@@ -1,0 +1,80 @@
+"""The protocol every generator implements, and the hyperparameter base class."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar, Protocol, runtime_checkable
+
+import numpy as np
+import pandas as pd
+
+from synthflow.errors import DataError
+from synthflow.ledger import Ledger
+from synthflow.rng import PrivacyRNG
+from synthflow.transform import Domain
+
+__all__ = ["Generator", "PrivacyCost", "check_codes"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class PrivacyCost:
+    """What a fitted generator charged: pure DP when delta is 0."""
+
+    epsilon: float
+    delta: float = 0.0
+
+
+@runtime_checkable
+class Generator(Protocol):
+    """A DP generator over integer-coded data with a public domain.
+
+    ``fit`` charges the ledger (before releasing anything) exactly the generator's
+    configured budget; ``sample`` is post-processing of the fitted model and must never
+    read private rows.
+    """
+
+    name: ClassVar[str]
+    Hyperparameters: ClassVar[type]
+
+    def __init__(self, hyperparameters: Any, *, epsilon: float) -> None:
+        """Store validated hyperparameters and the budget; no data is touched."""
+        ...
+
+    def fit(
+        self, data: pd.DataFrame, *, domain: Domain, ledger: Ledger, rng: PrivacyRNG
+    ) -> Generator:
+        """Fit on transformed data; return self."""
+        ...
+
+    def sample(self, n: int, *, rng: np.random.Generator) -> pd.DataFrame:
+        """Draw ``n`` rows of codes with the domain's columns."""
+        ...
+
+    @property
+    def privacy_cost(self) -> PrivacyCost:
+        """Budget the fit spends."""
+        ...
+
+
+def check_codes(data: pd.DataFrame, domain: Domain) -> None:
+    """Reject data whose columns or codes fall outside the public domain (before fitting).
+
+    Raises:
+        DataError: Naming the column and the domain size (never the offending values).
+    """
+    if tuple(data.columns) != domain.names:
+        raise DataError(
+            f"generator input has columns {list(data.columns)} but the domain declares "
+            f"{list(domain.names)}; transform the data with the configuration's Transformer"
+        )
+    if len(data) == 0:
+        raise DataError("generator input has no rows")
+    for name, size in zip(domain.names, domain.sizes, strict=True):
+        v = data[name].to_numpy()
+        if not np.issubdtype(v.dtype, np.integer):
+            raise DataError(f"column {name!r} must hold integer codes, got dtype {v.dtype}")
+        if v.min() < 0 or v.max() >= size:
+            raise DataError(
+                f"column {name!r} holds codes outside the public domain 0..{size - 1}; "
+                "values must be binned with the spec's transformations"
+            )

@@ -1,0 +1,77 @@
+"""Face privacy: the minimal-occurrence projection (SPEC sec. 7).
+
+After projection every distinct record appears at least ``min_count`` times, so no
+record is unique and every projection onto a subset of columns is k-anonymous with
+k = ``min_count``. The projection only reorganises sampled (already public) rows: it is
+post-processing and costs no budget. Its random choices come from the ``rng`` passed in
+(a CSPRNG-backed generator in release mode).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["encode_rows", "project_min_count"]
+
+
+def encode_rows(codes: pd.DataFrame, sizes: tuple[int, ...]) -> np.ndarray:
+    """Mixed-radix integer key per row (column by column, cheap and exact in int64)."""
+    key = np.zeros(len(codes), dtype=np.int64)
+    for name, size in zip(codes.columns, sizes, strict=True):
+        key *= size
+        key += codes[name].to_numpy(dtype=np.int64)
+    return key
+
+
+def project_min_count(
+    codes: pd.DataFrame, sizes: tuple[int, ...], min_count: int, rng: np.random.Generator
+) -> pd.DataFrame:
+    """Make every record appear at least ``min_count`` times, keeping exactly n rows.
+
+    For j = 1 .. min_count - 1: the distinct records appearing exactly j times are
+    shuffled; floor(j * m / (j + 1)) of the m such records are kept with j + 1 copies
+    each, the others dropped, and the few rows this frees are refilled by one more copy
+    of randomly chosen kept records (or, if none was kept, of records that already
+    appear more than j times). Records appearing min_count times or more are untouched.
+
+    Args:
+        codes: Transformed rows (integer codes), one column per domain column.
+        sizes: Domain size of each column, in column order.
+        min_count: Required minimal occurrence (1 leaves the data unchanged).
+        rng: Generator for the random choices.
+
+    Returns:
+        A new frame with the same columns and number of rows, in random order.
+
+    Raises:
+        ValueError: If ``min_count`` < 1 or there are fewer rows than ``min_count``.
+    """
+    n = len(codes)
+    if min_count < 1:
+        raise ValueError(f"min_count ({min_count}) must be >= 1")
+    if n < min_count:
+        raise ValueError(f"cannot give {n} rows a minimal occurrence of {min_count}")
+    keys = encode_rows(codes, sizes)
+    _, first, counts = np.unique(keys, return_index=True, return_counts=True)
+    counts = counts.astype(np.int64)
+    for j in range(1, min_count):
+        idx = np.flatnonzero(counts == j)
+        m = len(idx)
+        if m == 0:
+            continue
+        idx = rng.permutation(idx)
+        n_keep = (j * m) // (j + 1)
+        keep, drop = idx[:n_keep], idx[n_keep:]
+        counts[keep] = j + 1
+        counts[drop] = 0
+        freed = j * m - n_keep * (j + 1)
+        pool = keep if n_keep > 0 else np.flatnonzero(counts > j)
+        if freed:
+            # freed < j + 1 <= len(pool) unless the pool is tiny; draw with replacement then.
+            extra = rng.choice(pool, size=freed, replace=freed > len(pool))
+            np.add.at(counts, extra, 1)
+    assert counts.sum() == n, "projection must keep the number of rows"
+    rows = np.repeat(first, counts)
+    rows = rng.permutation(rows)
+    return codes.iloc[rows].reset_index(drop=True)

@@ -1,0 +1,136 @@
+"""Randomness: a CSPRNG for everything privacy-critical, seeds only on request.
+
+Two modes, one object:
+
+* ``PrivacyRNG.secure()`` (the default everywhere): Laplace noise and exponential-
+  mechanism draws come from diffprivlib's floating-point-safe samplers over
+  :class:`secrets.SystemRandom`; post-processing generators are numpy ``Generator``
+  objects over a ChaCha20 bit generator keyed from :mod:`secrets` (a CSPRNG).
+* ``PrivacyRNG.from_seed(seed)``: everything is derived from ``seed`` so that runs
+  reproduce. Only for tests and public-data experiments; the object remembers it is
+  not secure and writes that into run metadata.
+
+No module keeps a random state of its own and nothing touches numpy's global state.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Sequence
+
+import numpy as np
+from diffprivlib.mechanisms import Exponential, Laplace
+from randomgen import ChaCha
+
+__all__ = ["PrivacyRNG"]
+
+
+class PrivacyRNG:
+    """Source of all randomness in a run.
+
+    Use :meth:`secure` or :meth:`from_seed`; do not call the constructor directly.
+    """
+
+    def __init__(self, *, seed: int | None, _token: object = None) -> None:
+        if _token is not _CONSTRUCT:
+            raise TypeError("use PrivacyRNG.secure() or PrivacyRNG.from_seed(seed)")
+        self.seed = seed
+        self._seq = np.random.SeedSequence(seed) if seed is not None else None
+        # diffprivlib's RandomState path for seeded runs (reproducible, not secure).
+        self._state = (
+            np.random.RandomState(np.random.MT19937(self._seq.spawn(1)[0]))
+            if self._seq is not None
+            else None
+        )
+
+    @classmethod
+    def secure(cls) -> PrivacyRNG:
+        """Release mode: cryptographically secure randomness (the default)."""
+        return cls(seed=None, _token=_CONSTRUCT)
+
+    @classmethod
+    def from_seed(cls, seed: int) -> PrivacyRNG:
+        """Reproducible randomness for tests and public data only (not private data)."""
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+            raise ValueError(f"seed ({seed!r}) must be a non-negative integer")
+        return cls(seed=int(seed), _token=_CONSTRUCT)
+
+    @property
+    def is_secure(self) -> bool:
+        """True in release mode (no seed)."""
+        return self.seed is None
+
+    def generator(self) -> np.random.Generator:
+        """A fresh numpy Generator for post-processing (sampling rows, projection).
+
+        Secure mode: ChaCha20 keyed with 256 bits from :mod:`secrets`. Seeded mode: a
+        PCG64 stream spawned from the seed (each call gives an independent stream).
+        """
+        if self._seq is None:
+            return np.random.Generator(ChaCha(key=secrets.randbits(256), rounds=20))
+        return np.random.Generator(np.random.PCG64(self._seq.spawn(1)[0]))
+
+    def _dpl_state(self) -> np.random.RandomState | None:
+        return self._state
+
+    def laplace(self, values: np.ndarray, *, sensitivity: float, epsilon: float) -> np.ndarray:
+        """Add Laplace(sensitivity / epsilon) noise to every entry of ``values``.
+
+        The noise is diffprivlib's floating-point-robust Laplace sampler
+        (:class:`diffprivlib.mechanisms.Laplace`, which combines four uniforms instead
+        of inverting the CDF), vectorised: the uniforms come from :meth:`generator`,
+        i.e. ChaCha20 keyed from :mod:`secrets` in secure mode. The caller must have
+        charged the ledger already.
+        """
+        if not (sensitivity >= 0 and epsilon > 0):
+            raise ValueError(
+                f"Laplace needs sensitivity >= 0 and epsilon > 0, got {sensitivity} and {epsilon}"
+            )
+        arr = np.asarray(values, dtype=float)
+        if sensitivity == 0:
+            return arr.copy()
+        scale = sensitivity / epsilon
+        u = self.generator().random((4, arr.size))
+        noise = Laplace._laplace_sampler(u[0], u[1], u[2], u[3])
+        return arr + scale * np.asarray(noise, dtype=float).reshape(arr.shape)
+
+    def exponential_mechanism(
+        self, utilities: Sequence[float] | np.ndarray, *, sensitivity: float, epsilon: float
+    ) -> int:
+        """Index chosen with probability proportional to exp(eps * u / (2 * sensitivity)).
+
+        McSherry & Talwar (FOCS 2007), via diffprivlib's
+        :class:`~diffprivlib.mechanisms.Exponential`. The caller charges the ledger.
+        """
+        u = [float(x) for x in utilities]
+        if not u:
+            raise ValueError("exponential mechanism needs at least one candidate")
+        if len(u) == 1:
+            return 0
+        mech = Exponential(
+            epsilon=epsilon, sensitivity=sensitivity, utility=u, random_state=self._dpl_state()
+        )
+        return int(mech.randomise())
+
+    def uniform_index(self, n: int) -> int:
+        """Uniform draw from ``range(n)`` (configuration draws in private selection)."""
+        if n < 1:
+            raise ValueError(f"n ({n}) must be >= 1")
+        if self._state is None:
+            return secrets.randbelow(n)
+        return int(self._state.randint(n))
+
+    def bernoulli(self, p: float) -> bool:
+        """True with probability ``p`` (stopping coins)."""
+        if not 0 <= p <= 1:
+            raise ValueError(f"p ({p}) must be in [0, 1]")
+        if self._state is None:
+            return secrets.SystemRandom().random() < p
+        return bool(self._state.random_sample() < p)
+
+    def describe(self) -> dict[str, object]:
+        """Metadata recorded with a run (never the seed of a secure run: there is none)."""
+        return {"secure": self.is_secure, "seed": self.seed}
+
+
+_CONSTRUCT = object()

@@ -1,0 +1,177 @@
+"""The configuration space: transformations x generator hyperparameters x min_count.
+
+Each configuration gets a stable id derived from its content (model, hyperparameters,
+transformation letters, min_count), so reordering the spec never renames one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import operator
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from synthflow.config import ModelGrid, ReleaseSpec
+from synthflow.errors import ConfigError
+
+__all__ = ["Configuration", "expand_space", "find_configuration", "match_configuration"]
+
+_CMP = {
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+    "==": operator.eq,
+    "!=": operator.ne,
+}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Configuration:
+    """One point of the configuration space."""
+
+    model: str
+    """Registered generator name."""
+    hyperparameters_items: tuple[tuple[str, Any], ...]
+    """Hyperparameters as sorted (name, value) pairs."""
+    transformations_items: tuple[tuple[str, str], ...]
+    """(column, letter) pairs in spec column order."""
+    min_count: int
+    """Minimal occurrence of every record after projection."""
+
+    @property
+    def hyperparameters(self) -> dict[str, Any]:
+        """Hyperparameters as a fresh dict."""
+        return dict(self.hyperparameters_items)
+
+    @property
+    def transformations(self) -> dict[str, str]:
+        """Column -> transformation letter."""
+        return dict(self.transformations_items)
+
+    @property
+    def id(self) -> str:
+        """Stable content-derived id, e.g. ``privbayes-3f2a91c04b``."""
+        blob = json.dumps(
+            [self.model, self.hyperparameters_items, self.transformations_items, self.min_count],
+            sort_keys=True,
+            default=str,
+        )
+        return f"{self.model}-{hashlib.sha256(blob.encode()).hexdigest()[:10]}"
+
+    @property
+    def letters(self) -> str:
+        """Transformation letters in column order, e.g. ``abaaaa``."""
+        return "".join(letter for _, letter in self.transformations_items)
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON form used by ``synthflow space --json`` and run metadata."""
+        return {
+            "id": self.id,
+            "model": self.model,
+            "hyperparameters": self.hyperparameters,
+            "transformations": self.transformations,
+            "min_count": self.min_count,
+        }
+
+
+def _grid_points(grid: ModelGrid) -> Iterator[dict[str, Any]]:
+    names = [k for k, _ in grid.grid]
+    for values in itertools.product(*(v for _, v in grid.grid)):
+        point = dict(zip(names, values, strict=True))
+        keep = True
+        for left, op, right in grid.require:
+            rhs = point[right] if isinstance(right, str) and right in point else right
+            if not _CMP[op](point[left], rhs):
+                keep = False
+                break
+        if keep:
+            yield point
+
+
+def expand_space(spec: ReleaseSpec) -> list[Configuration]:
+    """All configurations of the spec, in a deterministic order.
+
+    Hyperparameters are validated against each generator's hyperparameter class.
+
+    Raises:
+        ConfigError: For an unknown model or invalid hyperparameters.
+    """
+    from synthflow.generators import REGISTRY  # noqa: PLC0415  (generators import config)
+
+    transform_choices = [[(c.name, t.name) for t in c.transformations] for c in spec.columns]
+    out: list[Configuration] = []
+    seen: set[str] = set()
+    for i, grid in enumerate(spec.models):
+        if grid.model not in REGISTRY:
+            raise ConfigError(
+                f"space.models[{i}].model: unknown generator {grid.model!r}; registered: "
+                f"{sorted(REGISTRY)}"
+            )
+        hp_cls = REGISTRY[grid.model].Hyperparameters
+        for point in _grid_points(grid):
+            try:
+                hp_cls(**point)
+            except (TypeError, ValueError) as exc:
+                raise ConfigError(f"space.models[{i}] ({grid.model}): {exc}") from exc
+            hp_items = tuple(sorted(point.items()))
+            for trans in itertools.product(*transform_choices):
+                for mc in spec.min_count:
+                    cfg = Configuration(
+                        model=grid.model,
+                        hyperparameters_items=hp_items,
+                        transformations_items=tuple(trans),
+                        min_count=mc,
+                    )
+                    if cfg.id not in seen:
+                        seen.add(cfg.id)
+                        out.append(cfg)
+    return out
+
+
+def find_configuration(spec: ReleaseSpec, config_id: str) -> Configuration:
+    """The configuration with id ``config_id``.
+
+    Raises:
+        ConfigError: If no configuration has that id.
+    """
+    space = expand_space(spec)
+    for cfg in space:
+        if cfg.id == config_id:
+            return cfg
+    examples = ", ".join(c.id for c in space[:3])
+    raise ConfigError(
+        f"no configuration with id {config_id!r} in spec {spec.name!r}; list them with "
+        f"'synthflow space {spec.path}' (e.g. {examples})"
+    )
+
+
+def match_configuration(
+    spec: ReleaseSpec,
+    *,
+    model: str,
+    hyperparameters: dict[str, Any],
+    transformations: dict[str, str],
+    min_count: int,
+) -> Configuration:
+    """The configuration with these settings (columns left out use alternative ``a``).
+
+    Raises:
+        ConfigError: If the spec's space holds no such configuration.
+    """
+    letters = {c: transformations.get(c, "a") for c in spec.column_names}
+    for cfg in expand_space(spec):
+        if (
+            cfg.model == model
+            and cfg.hyperparameters == hyperparameters
+            and cfg.transformations == letters
+            and cfg.min_count == min_count
+        ):
+            return cfg
+    raise ConfigError(
+        f"spec {spec.path!r} has no configuration with model {model!r}, hyperparameters "
+        f"{hyperparameters}, transformations {letters} and min_count {min_count}"
+    )
