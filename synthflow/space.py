@@ -56,7 +56,12 @@ class Configuration:
     def id(self) -> str:
         """Stable content-derived id, e.g. ``privbayes-3f2a91c04b``."""
         blob = json.dumps(
-            [self.model, self.hyperparameters_items, self.transformations_items, self.min_count],
+            [
+                self.model,
+                self.hyperparameters_items,
+                sorted(self.transformations_items),
+                self.min_count,
+            ],
             sort_keys=True,
             default=str,
         )

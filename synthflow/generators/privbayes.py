@@ -43,7 +43,13 @@ from synthflow.ledger import Ledger
 from synthflow.rng import PrivacyRNG
 from synthflow.transform import Domain
 
-__all__ = ["PrivBayes", "PrivBayesHyperparameters", "mi_sensitivity", "mutual_information"]
+__all__ = [
+    "PrivBayes",
+    "PrivBayesHyperparameters",
+    "mi_sensitivity",
+    "mutual_information",
+    "noisy_counts",
+]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -234,8 +240,7 @@ class PrivBayes:
                 _encode([cols[p] for p in parents], [sizes[p] for p in parents]) if parents else 0
             )
             counts = np.bincount(key, minlength=psize * sizes[x]).reshape(psize, sizes[x])
-            noisy = rng.laplace(counts.astype(float), sensitivity=2.0, epsilon=eps2 / d)
-            conditionals.append(_normalise(noisy))
+            conditionals.append(_normalise(noisy_counts(counts, n_tables=d, epsilon=eps2, rng=rng)))
         graph = nx.DiGraph()
         graph.add_nodes_from(domain.names)
         graph.add_edges_from((domain.names[p], domain.names[x]) for x, ps in network for p in ps)
@@ -267,6 +272,18 @@ class PrivBayes:
         return pd.DataFrame(
             {name: out[i].astype(np.int16) for i, name in enumerate(self.domain_.names)}
         )
+
+
+def noisy_counts(
+    counts: np.ndarray, *, n_tables: int, epsilon: float, rng: PrivacyRNG
+) -> np.ndarray:
+    """One of ``n_tables`` count tables with Laplace noise, sharing ``epsilon`` equally.
+
+    Replacing one row moves one count down and one up: L1 sensitivity 2 per table, so
+    each cell gets Laplace(2 * n_tables / epsilon) noise and the tables compose to
+    ``epsilon``. The caller charges the ledger first.
+    """
+    return rng.laplace(counts.astype(float), sensitivity=2.0, epsilon=epsilon / n_tables)
 
 
 def _normalise(noisy: np.ndarray) -> np.ndarray:

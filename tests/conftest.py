@@ -1,0 +1,57 @@
+"""Shared fixtures: specs, public NVSS samples and small made-up frames."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from synthflow.config import ReleaseSpec, load_spec
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = REPO.parent / "shared" / "public_data"
+NVSS_10K = SHARED_DATA / "nvss2019_singleton_10k.csv"
+NVSS_160K = SHARED_DATA / "nvss2019_singleton_160k.csv.gz"
+
+
+@pytest.fixture(scope="session")
+def births_spec() -> ReleaseSpec:
+    return load_spec(REPO / "configs" / "births.yaml")
+
+
+@pytest.fixture(scope="session")
+def small_spec() -> ReleaseSpec:
+    return load_spec(REPO / "configs" / "example_small.yaml")
+
+
+@pytest.fixture(scope="session")
+def nvss_10k() -> Path:
+    if not NVSS_10K.exists():
+        pytest.skip(f"public NVSS sample not found at {NVSS_10K} (../shared beside the repo)")
+    return NVSS_10K
+
+
+@pytest.fixture(scope="session")
+def nvss_160k() -> Path:
+    if not NVSS_160K.exists():
+        pytest.skip(f"public NVSS sample not found at {NVSS_160K} (../shared beside the repo)")
+    return NVSS_160K
+
+
+def make_small_frame(n: int, seed: int) -> pd.DataFrame:
+    """Made-up clinic visits for configs/example_small.yaml, with some structure."""
+    g = np.random.default_rng(seed)
+    age = g.integers(0, 100, n)
+    smoker = np.where(g.random(n) < 0.1 + 0.3 * (age > 30), "yes", "no")
+    visits = np.clip(g.poisson(1 + age / 25 + 2 * (smoker == "yes")), 1, 50)
+    region = g.choice(["north", "south", "east", "west"], n, p=[0.4, 0.3, 0.2, 0.1])
+    return pd.DataFrame({"age": age, "visits": visits, "region": region, "smoker": smoker})
+
+
+@pytest.fixture()
+def small_csv(tmp_path: Path) -> Path:
+    path = tmp_path / "clinic.csv"
+    make_small_frame(600, seed=7).to_csv(path, index=False)
+    return path

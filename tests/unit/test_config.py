@@ -1,0 +1,146 @@
+"""Spec loading: typed objects, stable ids, and errors that name key, value and fix."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from synthflow.config import load_spec
+from synthflow.errors import ConfigError
+from synthflow.space import expand_space, find_configuration
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_births_spec_mirrors_spec_md(births_spec):
+    assert births_spec.column_names == (
+        "birth_month", "mother_age", "parity", "gestation_week", "birth_sex", "birth_weight",
+    )
+    age = births_spec.column("mother_age")
+    assert [t.size for t in age.transformations] == [9, 10, 29]
+    assert births_spec.column("birth_weight").transformation("a").size == 32
+    assert [r.id for r in births_spec.synthetic_constraints] == [4, 5, 7, 8]
+    assert births_spec.evaluation_epsilon == pytest.approx(0.99)
+    assert births_spec.privacy.generator_epsilon == 4.0
+
+
+def test_space_size_and_stable_ids(births_spec):
+    space = expand_space(births_spec)
+    privbayes = [c for c in space if c.model == "privbayes"]
+    # 4 splits x (12 thetas + 3 degrees) x 12 transformation combinations x 2 min_counts
+    assert len(privbayes) == 4 * 15 * 12 * 2
+    assert len({c.id for c in space}) == len(space)
+    again = expand_space(load_spec(REPO / "configs" / "births.yaml"))
+    assert [c.id for c in again] == [c.id for c in space]
+    cfg = space[5]
+    assert find_configuration(births_spec, cfg.id) == cfg
+
+
+def test_ids_do_not_depend_on_spec_order(tmp_path, births_spec):
+    raw = yaml.safe_load((REPO / "configs" / "births.yaml").read_text())
+    raw["space"]["models"].reverse()
+    raw["space"]["min_count"].reverse()
+    path = tmp_path / "reordered.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    assert {c.id for c in expand_space(load_spec(path))} == {
+        c.id for c in expand_space(births_spec)
+    }
+
+
+def test_exclusion_rule_drops_combinations(tmp_path):
+    raw = yaml.safe_load((REPO / "configs" / "example_small.yaml").read_text())
+    raw["space"]["models"] = [
+        {
+            "model": "privbayes",
+            "grid": {"flavor": "degree", "epsilon_split": [0.1, 0.5], "degree": [1, 2, 3]},
+            "require": [["degree", "<=", 2], ["epsilon_split", "<", 0.5]],
+        }
+    ]
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    space = expand_space(load_spec(path))
+    assert {(c.hyperparameters["degree"], c.hyperparameters["epsilon_split"]) for c in space} == {
+        (1, 0.1),
+        (2, 0.1),
+    }
+
+
+def _write_variant(tmp_path: Path, edit) -> Path:
+    raw = yaml.safe_load((REPO / "configs" / "example_small.yaml").read_text())
+    edit(raw)
+    path = tmp_path / "variant.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda r: r.update(colour="blue"), "unknown key(s) ['colour']"),
+        (lambda r: r["columns"]["age"].pop("domain"), "columns.age.domain: an int column needs"),
+        (
+            lambda r: r["columns"]["age"]["transformations"].update(a=["<18", "20-64", ">64"]),
+            "bins '<18' and '20-64' are not contiguous",
+        ),
+        (
+            lambda r: r["columns"]["age"]["transformations"].update(a=["18-64"]),
+            "do not cover the domain [0, 99]",
+        ),
+        (
+            lambda r: r["columns"]["age"]["transformations"].update(a=["eighteen"]),
+            "cannot read bin 'eighteen'",
+        ),
+        (
+            lambda r: r["space"]["models"][0].update(model="gan9000"),
+            "unknown generator 'gan9000'",
+        ),
+        (
+            lambda r: r["space"]["models"][0]["grid"].update(depth=[3]),
+            "unexpected keyword argument 'depth'",
+        ),
+        (
+            lambda r: r["space"]["models"][0]["grid"].update(epsilon_split=[1.5]),
+            "epsilon_split (1.5) must be in (0, 1)",
+        ),
+        (
+            lambda r: r["privacy"].update(total_epsilon=2.05),
+            "exceed total_epsilon 2.05",
+        ),
+        (
+            lambda r: r["constraints"]["raw"][0].update(all=[["age", "<<", 18]]),
+            "unknown operator '<<'",
+        ),
+        (lambda r: r["constraints"].update(synthetic=[9]), "no raw rule with id 9"),
+        (
+            lambda r: r["acceptance"]["criteria"][0].update(kind="vibes"),
+            "unknown kind 'vibes'",
+        ),
+        (lambda r: r["space"].update(min_count=[0]), "space.min_count"),
+    ],
+)
+def test_validation_errors_name_key_value_and_fix(tmp_path, edit, message):
+    path = _write_variant(tmp_path, edit)
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        load_spec(path)
+
+
+def test_missing_and_invalid_files(tmp_path):
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_spec(tmp_path / "nope.yaml")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: [unclosed\n")
+    with pytest.raises(ConfigError, match="is not valid YAML"):
+        load_spec(bad)
+
+
+def test_unknown_configuration_id(births_spec):
+    with pytest.raises(ConfigError, match=re.escape("no configuration with id 'privbayes-0'")):
+        find_configuration(births_spec, "privbayes-0")
+
+
+def test_spec_objects_are_frozen(births_spec):
+    with pytest.raises(AttributeError):
+        births_spec.name = "other"  # type: ignore[misc]
