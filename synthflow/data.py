@@ -99,12 +99,7 @@ def _map_column(frame: pd.DataFrame, col: Column) -> pd.Series:
     if col.name in frame.columns:
         return frame[col.name]
     src = col.source
-    if src is None or src.source not in frame.columns:
-        hint = f" (or its source column {src.source!r})" if src else ""
-        raise DataError(
-            f"input lacks column {col.name!r}{hint}; the spec needs columns "
-            f"{[col.name]}: rename the column or add an input.mapping entry to the spec"
-        )
+    assert src is not None  # load_data checked that every column can be read
     values = frame[src.source]
     if src.parse == "month":
         parsed = pd.to_datetime(values, errors="coerce")
@@ -161,6 +156,21 @@ def load_data(path: str | Path, spec: ReleaseSpec, *, public: bool = False) -> L
             empty file, or no rows left after cleaning.
     """
     raw = read_table(path)
+    missing_cols = [
+        c.name
+        for c in spec.columns
+        if c.name not in raw.columns and (c.source is None or c.source.source not in raw.columns)
+    ]
+    if missing_cols:
+        hints = [
+            f"{c.name} (or its source {c.source.source})" if c.source else c.name
+            for c in spec.columns
+            if c.name in missing_cols
+        ]
+        raise DataError(
+            f"input lacks column(s) {', '.join(hints)}; the file has {list(map(str, raw.columns))}: "
+            "rename the columns or add input.mapping entries to the spec"
+        )
     mapped = pd.DataFrame({c.name: _map_column(raw, c) for c in spec.columns})
     removed: list[tuple[str, int]] = []
     missing = mapped.isna().any(axis=1).to_numpy()

@@ -17,7 +17,12 @@ REPO = Path(__file__).resolve().parents[2]
 
 def test_births_spec_mirrors_spec_md(births_spec):
     assert births_spec.column_names == (
-        "birth_month", "mother_age", "parity", "gestation_week", "birth_sex", "birth_weight",
+        "birth_month",
+        "mother_age",
+        "parity",
+        "gestation_week",
+        "birth_sex",
+        "birth_weight",
     )
     age = births_spec.column("mother_age")
     assert [t.size for t in age.transformations] == [9, 10, 29]

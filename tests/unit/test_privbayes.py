@@ -31,7 +31,9 @@ P_THRESHOLD = 1e-20  # see tests/unit/test_rng.py
 def test_conditional_noise_scale_with_power():
     d, eps2 = 6, 3.0
     counts = np.full((100, 1000), 50.0)
-    noise = (noisy_counts(counts, n_tables=d, epsilon=eps2, rng=PrivacyRNG.from_seed(1)) - counts).ravel()
+    noise = (
+        noisy_counts(counts, n_tables=d, epsilon=eps2, rng=PrivacyRNG.from_seed(1)) - counts
+    ).ravel()
     scale = 2 * d / eps2  # L1 sensitivity 2 per table, eps2 / d per table
     assert stats.kstest(noise, stats.laplace(scale=scale).cdf).pvalue > P_THRESHOLD
     for wrong in (0.7 * scale, 1.3 * scale, d / eps2):  # d / eps2: sensitivity 1 by mistake
@@ -60,7 +62,9 @@ def test_fit_charges_exactly_epsilon_and_samples_the_domain(hp):
     data = _codes(2000, sizes, seed=0)
     domain = Domain(names=tuple(data.columns), sizes=sizes)
     ledger = Ledger(total_epsilon=10)
-    gen = PrivBayes(hp, epsilon=2.5).fit(data, domain=domain, ledger=ledger, rng=PrivacyRNG.from_seed(0))
+    gen = PrivBayes(hp, epsilon=2.5).fit(
+        data, domain=domain, ledger=ledger, rng=PrivacyRNG.from_seed(0)
+    )
     assert math.isclose(math.fsum(c.epsilon for c in ledger.charges), 2.5, rel_tol=1e-12)
     assert [c.mechanism for c in ledger.charges] == ["exponential", "laplace"]
     assert all(c.delta == 0 for c in ledger.charges)
@@ -159,8 +163,15 @@ def test_data_outside_domain_is_rejected_before_any_charge():
     data = pd.DataFrame({"a": [0, 1, 4], "b": [0, 1, 1]}).astype(np.int16)
     ledger = Ledger(total_epsilon=1)
     gen = PrivBayes(PrivBayesHyperparameters(flavor="degree", degree=1), epsilon=1.0)
-    with pytest.raises(DataError, match=re.escape("column 'a' holds codes outside the public domain 0..3")):
-        gen.fit(data, domain=Domain(names=("a", "b"), sizes=(4, 2)), ledger=ledger, rng=PrivacyRNG.secure())
+    with pytest.raises(
+        DataError, match=re.escape("column 'a' holds codes outside the public domain 0..3")
+    ):
+        gen.fit(
+            data,
+            domain=Domain(names=("a", "b"), sizes=(4, 2)),
+            ledger=ledger,
+            rng=PrivacyRNG.secure(),
+        )
     assert ledger.charges == ()
 
 
@@ -169,7 +180,12 @@ def test_overspend_is_refused_before_any_charge():
     ledger = Ledger(total_epsilon=0.5)
     gen = PrivBayes(PrivBayesHyperparameters(flavor="degree", degree=1), epsilon=1.0)
     with pytest.raises(BudgetExceededError):
-        gen.fit(data, domain=Domain(names=("a", "b"), sizes=(3, 3)), ledger=ledger, rng=PrivacyRNG.secure())
+        gen.fit(
+            data,
+            domain=Domain(names=("a", "b"), sizes=(3, 3)),
+            ledger=ledger,
+            rng=PrivacyRNG.secure(),
+        )
     assert ledger.charges == ()
 
 
@@ -180,7 +196,10 @@ def test_overspend_is_refused_before_any_charge():
         ({"flavor": "degree", "degree": 0}, "the degree flavor needs an integer degree >= 1"),
         ({"flavor": "degree", "degree": 2, "theta": 3}, "and no theta"),
         ({"flavor": "other"}, "flavor ('other') must be 'theta' or 'degree'"),
-        ({"flavor": "theta", "theta": 4, "epsilon_split": 0}, "epsilon_split (0) must be in (0, 1)"),
+        (
+            {"flavor": "theta", "theta": 4, "epsilon_split": 0},
+            "epsilon_split (0) must be in (0, 1)",
+        ),
     ],
 )
 def test_bad_hyperparameters(kwargs, message):

@@ -82,10 +82,20 @@ def test_numbers_use_the_rule(births_spec):
 
 def test_unknown_label_is_rejected(births_spec):
     tr = Transformer(births_spec, {})
-    labels = tr.to_labels(tr.forward(pd.DataFrame({
-        "birth_month": [1], "mother_age": [30], "parity": [1], "gestation_week": [39],
-        "birth_sex": ["M"], "birth_weight": [3000],
-    })))
+    labels = tr.to_labels(
+        tr.forward(
+            pd.DataFrame(
+                {
+                    "birth_month": [1],
+                    "mother_age": [30],
+                    "parity": [1],
+                    "gestation_week": [39],
+                    "birth_sex": ["M"],
+                    "birth_weight": [3000],
+                }
+            )
+        )
+    )
     labels.loc[0, "mother_age"] = "35-36"  # a bin of alternative b, not a
     with pytest.raises(DataError, match="check that --config matches the candidate"):
         tr.from_labels(labels)

@@ -1,0 +1,219 @@
+"""One flow end to end through the CLI, on NVSS and on a made-up spec."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pandas as pd
+import pytest
+
+from synthflow.cli import main
+from synthflow.config import load_spec
+from synthflow.data import load_data
+from synthflow.filtering import binned_violations
+from synthflow.kanon import encode_rows
+from synthflow.space import expand_space, find_configuration
+from synthflow.transform import Transformer
+
+
+def _check_candidate(out, spec_path, data_path, config_id):
+    spec = load_spec(spec_path)
+    cfg = find_configuration(spec, config_id)
+    n = len(load_data(data_path, spec, public=True).frame)
+    tr = Transformer(spec, cfg.transformations)
+    labels = pd.read_csv(out / "candidate.csv", dtype=str, keep_default_na=False)
+    codes = tr.from_labels(labels)
+    assert len(codes) == n
+    counts = pd.Series(encode_rows(codes, tr.domain.sizes)).value_counts()
+    assert counts.min() >= cfg.min_count
+    assert not binned_violations(codes, spec.synthetic_constraints, tr).any()
+    charges = [json.loads(x) for x in (out / "ledger.jsonl").read_text().splitlines()]
+    assert {"what", "epsilon", "delta"} <= set(charges[0])
+    assert math.isclose(math.fsum(c["epsilon"] for c in charges), spec.privacy.generator_epsilon)
+    run = json.loads((out / "run.json").read_text())
+    assert run["configuration"]["id"] == config_id and run["rows"] == n
+    return run
+
+
+def test_run_on_nvss_10k(tmp_path, births_spec, nvss_10k, capsys):
+    cfg = next(
+        c
+        for c in expand_space(births_spec)
+        if c.model == "privbayes" and c.min_count == 3 and c.letters == "abaaaa"
+    )
+    out = tmp_path / "run"
+    assert (
+        main(
+            [
+                "run",
+                births_spec.path,
+                "--data",
+                str(nvss_10k),
+                "--config",
+                cfg.id,
+                "--out",
+                str(out),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
+    assert capsys.readouterr().out.strip().splitlines()[-1] == str(out)
+    run = _check_candidate(out, births_spec.path, nvss_10k, cfg.id)
+    assert run["randomness"] == {"secure": True, "seed": None}
+    assert run["cleaning"] == {"public": False}
+
+
+def test_example_small_spec_runs_unchanged(tmp_path, small_spec, small_csv):
+    for cfg in expand_space(small_spec)[:2]:
+        out = tmp_path / cfg.id
+        assert (
+            main(
+                [
+                    "run",
+                    small_spec.path,
+                    "--data",
+                    str(small_csv),
+                    "--config",
+                    cfg.id,
+                    "--out",
+                    str(out),
+                    "--seed",
+                    "3",
+                    "--public",
+                    "--quiet",
+                ]
+            )
+            == 0
+        )
+        _check_candidate(out, small_spec.path, small_csv, cfg.id)
+
+
+def test_seeded_public_runs_reproduce(tmp_path, small_spec, small_csv):
+    cfg = expand_space(small_spec)[0]
+    outs = []
+    for name in ("a", "b"):
+        out = tmp_path / name
+        main(
+            [
+                "run",
+                small_spec.path,
+                "--data",
+                str(small_csv),
+                "--config",
+                cfg.id,
+                "--out",
+                str(out),
+                "--seed",
+                "5",
+                "--public",
+                "--quiet",
+            ]
+        )
+        outs.append((out / "candidate.csv").read_text())
+    assert outs[0] == outs[1]
+
+
+def test_refusals_write_nothing(tmp_path, small_spec, small_csv, capsys):
+    cfg = expand_space(small_spec)[0]
+    out = tmp_path / "x"
+    # a seed on data not declared public
+    assert (
+        main(
+            [
+                "run",
+                small_spec.path,
+                "--data",
+                str(small_csv),
+                "--config",
+                cfg.id,
+                "--out",
+                str(out),
+                "--seed",
+                "1",
+            ]
+        )
+        == 2
+    )
+    assert "--seed makes the noise reproducible" in capsys.readouterr().err
+    assert not out.exists()
+    # bad data
+    bad = tmp_path / "bad.csv"
+    bad.write_text("age,visits\n1,2\n")
+    assert (
+        main(["run", small_spec.path, "--data", str(bad), "--config", cfg.id, "--out", str(out)])
+        == 2
+    )
+    assert "input lacks column(s) region, smoker" in capsys.readouterr().err
+    assert not out.exists()
+    # an existing run is never overwritten
+    assert (
+        main(
+            [
+                "run",
+                small_spec.path,
+                "--data",
+                str(small_csv),
+                "--config",
+                cfg.id,
+                "--out",
+                str(out),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
+    before = (out / "candidate.csv").read_text()
+    assert (
+        main(
+            [
+                "run",
+                small_spec.path,
+                "--data",
+                str(small_csv),
+                "--config",
+                cfg.id,
+                "--out",
+                str(out),
+                "--quiet",
+            ]
+        )
+        == 2
+    )
+    assert "already holds a run" in capsys.readouterr().err
+    assert (out / "candidate.csv").read_text() == before
+
+
+def test_space_json(births_spec, capsys):
+    assert main(["space", births_spec.path, "--json"]) == 0
+    items = json.loads(capsys.readouterr().out)
+    assert {"id", "model", "hyperparameters", "transformations", "min_count"} == set(items[0])
+    assert len(items) == len(expand_space(births_spec))
+
+
+@pytest.mark.slow
+def test_run_on_nvss_160k_release_shape(tmp_path, births_spec, nvss_160k):
+    cfg = next(
+        c
+        for c in expand_space(births_spec)
+        if c.model == "privbayes" and c.letters == "abaaaa" and c.min_count == 2
+    )
+    out = tmp_path / "run"
+    assert (
+        main(
+            [
+                "run",
+                births_spec.path,
+                "--data",
+                str(nvss_160k),
+                "--config",
+                cfg.id,
+                "--out",
+                str(out),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
+    _check_candidate(out, births_spec.path, nvss_160k, cfg.id)
