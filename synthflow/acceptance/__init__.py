@@ -1,0 +1,41 @@
+"""DP acceptance criteria of a release candidate (SPEC sec. 5 and 6).
+
+Map of the package:
+
+* :mod:`.marginals` - max error over all k-way marginals;
+* :mod:`.ratio` - clipped 1-way count ratio and its pseudo-threshold;
+* :mod:`.condmean` - conditional-mean errors and the resize transformation;
+* :mod:`.regression` - OLS, the functional mechanism, coefficient and TSTR errors;
+* :mod:`.faithfulness` - maximum matching via types and max-flow;
+* :mod:`.evaluate` - :func:`evaluate` (exact or DP), :func:`fit_dp_regression`;
+* :mod:`.report` - self-contained HTML report; :mod:`.cli` - ``synthflow evaluate``.
+
+Each statistic has its sensitivity as a small pure function next to it.
+"""
+
+from synthflow.acceptance.evaluate import (
+    AcceptanceReport,
+    CriterionResult,
+    ExactAndNoisy,
+    evaluate,
+    evaluate_exact_and_noisy,
+    exact_value,
+    exact_values,
+    fit_dp_regression,
+)
+from synthflow.acceptance.faithfulness import MatchingResult, maximum_matching
+from synthflow.acceptance.regression import DPRegressionFit
+
+__all__ = [
+    "AcceptanceReport",
+    "CriterionResult",
+    "DPRegressionFit",
+    "ExactAndNoisy",
+    "MatchingResult",
+    "evaluate",
+    "evaluate_exact_and_noisy",
+    "exact_value",
+    "exact_values",
+    "fit_dp_regression",
+    "maximum_matching",
+]

@@ -1,0 +1,526 @@
+"""Evaluate a release candidate against every acceptance criterion of the spec.
+
+Two ways, one entry point :func:`evaluate`:
+
+* ``exact=True``: the exact measures (public data, tests, methodologists); nothing is
+  charged and the privacy fields are ``None``.
+* ``exact=False``: each measure released with DP as SPEC sec. 5 prescribes; the ledger
+  is charged *before* any noise is drawn; noise comes from :meth:`PrivacyRNG.laplace`.
+
+Criteria are dispatched on ``CriterionSpec.kind`` through small registries, so another
+spec can name and parametrise its own criteria in YAML.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from synthflow.acceptance import condmean, faithfulness, marginals, ratio, regression
+from synthflow.acceptance._common import code_matrix
+from synthflow.config import CriterionSpec, ReleaseSpec
+from synthflow.errors import ConfigError
+from synthflow.ledger import Ledger
+from synthflow.rng import PrivacyRNG
+from synthflow.transform import Transformer
+
+__all__ = [
+    "AcceptanceReport",
+    "CriterionResult",
+    "ExactAndNoisy",
+    "evaluate",
+    "evaluate_exact_and_noisy",
+    "exact_value",
+    "exact_values",
+    "fit_dp_regression",
+]
+
+DPRegressionFit = regression.DPRegressionFit
+
+
+@dataclass(frozen=True, kw_only=True)
+class CriterionResult:
+    """One criterion's measure and decision."""
+
+    name: str
+    kind: str
+    value: float
+    """The measure: exact, or the DP-released (noisy) value."""
+    threshold: float
+    """Threshold the value was compared with (the pseudo-threshold where one applies)."""
+    passed: bool
+    """``value < threshold``."""
+    epsilon: float | None = None
+    """Budget charged for this criterion in this evaluation (None in exact mode)."""
+    mechanism: str | None = None
+    sensitivity: float | None = None
+    noise_sd: float | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON object of the CLI's ``criteria`` list."""
+        return {
+            "name": self.name,
+            "value": self.value,
+            "threshold": self.threshold,
+            "passed": self.passed,
+            "epsilon": self.epsilon,
+            "mechanism": self.mechanism,
+            "sensitivity": self.sensitivity,
+            "noise_sd": self.noise_sd,
+        }
+
+
+@dataclass(frozen=True, kw_only=True)
+class AcceptanceReport:
+    """All criteria of one evaluation."""
+
+    criteria: tuple[CriterionResult, ...]
+    passed: bool
+    """True iff every criterion passed."""
+    epsilon_total: float
+    """Budget charged by this evaluation (0 in exact mode)."""
+    exact: bool
+    regression_fit_reused: bool = False
+    """Whether a once-per-release regression fit was reused (charged elsewhere)."""
+
+    def criterion(self, name: str) -> CriterionResult:
+        """The result called ``name``."""
+        for c in self.criteria:
+            if c.name == name:
+                return c
+        raise KeyError(f"no criterion {name!r}; have {[c.name for c in self.criteria]}")
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"criteria": [...], "passed": bool, "epsilon_total": float}`` plus the mode."""
+        return {
+            "criteria": [c.to_json() for c in self.criteria],
+            "passed": self.passed,
+            "epsilon_total": self.epsilon_total,
+            "exact": self.exact,
+            "regression_fit_reused": self.regression_fit_reused,
+        }
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Ctx:
+    spec: ReleaseSpec
+    transformer: Transformer
+    original: np.ndarray
+    candidate: np.ndarray
+    cache: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def sizes(self) -> tuple[int, ...]:
+        return self.transformer.domain.sizes
+
+    def regression_design(self, which: str, target: str) -> tuple[Any, ...]:
+        key = f"design:{which}:{target}"
+        if key not in self.cache:
+            codes = self.original if which == "original" else self.candidate
+            self.cache[key] = regression.design(codes, self.transformer, target)
+        return self.cache[key]
+
+
+def _need(value: Any, what: str, crit: CriterionSpec) -> Any:
+    if value is None:
+        raise ConfigError(f"criterion {crit.name!r} (kind {crit.kind!r}) needs {what!r}")
+    return value
+
+
+# ----------------------------------------------------------------------------- exact
+
+
+def _exact_marginals(c: CriterionSpec, x: _Ctx) -> float:
+    return marginals.marginal_max_abs_error(x.original, x.candidate, x.sizes)
+
+
+def _exact_ratio(c: CriterionSpec, x: _Ctx) -> float:
+    return ratio.one_way_max_ratio(x.original, x.candidate, x.sizes, clip=_need(c.clip, "clip", c))
+
+
+def _exact_condmean(c: CriterionSpec, x: _Ctx) -> float:
+    col = _need(c.column, "column", c)
+    return condmean.cond_mean_error(x.original, x.candidate, x.transformer, col, c.group_by)
+
+
+def _ols_models(c: CriterionSpec, x: _Ctx) -> tuple[regression.LinearModel, ...]:
+    target = _need(c.column, "column", c)
+    xo, yo, feats, _, _ = x.regression_design("original", target)
+    xr, yr, _, _, _ = x.regression_design("candidate", target)
+    return regression.ols(xo, yo, feats), regression.ols(xr, yr, feats)
+
+
+def _std_candidate(c: CriterionSpec, x: _Ctx) -> regression.Standardization:
+    xr, yr, _, xb, yb = x.regression_design("candidate", _need(c.column, "column", c))
+    return regression.Standardization.from_data(xr, yr, xb, yb)
+
+
+def _exact_coef(c: CriterionSpec, x: _Ctx) -> float:
+    m_o, m_r = _ols_models(c, x)
+    return regression.coefficient_error(m_o, m_r, _std_candidate(c, x))
+
+
+def _exact_tstr(c: CriterionSpec, x: _Ctx) -> float:
+    m_o, m_r = _ols_models(c, x)
+    xo, yo, _, _, yb = x.regression_design("original", _need(c.column, "column", c))
+    return regression.tstr_error(m_o, m_r, xo, yo, yb)
+
+
+def _exact_faithfulness(c: CriterionSpec, x: _Ctx) -> float:
+    rule = _need(c.match, "match", c)
+    return faithfulness.maximum_matching(
+        x.original, x.candidate, x.transformer, rule
+    ).unmatched_share
+
+
+_EXACT: dict[str, Callable[[CriterionSpec, _Ctx], float]] = {
+    "marginals": _exact_marginals,
+    "one_way_ratio": _exact_ratio,
+    "conditional_mean": _exact_condmean,
+    "regression_coefficients": _exact_coef,
+    "regression_tstr": _exact_tstr,
+    "faithfulness": _exact_faithfulness,
+}
+
+
+def exact_value(
+    criterion: CriterionSpec,
+    transformer: Transformer,
+    original: pd.DataFrame,
+    candidate: pd.DataFrame,
+) -> float:
+    """The exact (non-private) value of one criterion between two code tables."""
+    ctx = _context(transformer.spec, transformer, original, candidate)
+    return _EXACT[criterion.kind](criterion, ctx)
+
+
+def exact_values(
+    spec: ReleaseSpec, transformer: Transformer, original: pd.DataFrame, candidate: pd.DataFrame
+) -> dict[str, float]:
+    """Exact values of every criterion of ``spec``, by name (pure; nothing charged)."""
+    ctx = _context(spec, transformer, original, candidate)
+    return {c.name: _EXACT[c.kind](c, ctx) for c in spec.criteria}
+
+
+def _context(
+    spec: ReleaseSpec, transformer: Transformer, original: pd.DataFrame, candidate: pd.DataFrame
+) -> _Ctx:
+    return _Ctx(
+        spec=spec,
+        transformer=transformer,
+        original=code_matrix(original, transformer, what="original"),
+        candidate=code_matrix(candidate, transformer, what="candidate"),
+    )
+
+
+# ------------------------------------------------------------------------------- DP
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Released:
+    value: float
+    threshold: float
+    epsilon: float
+    mechanism: str
+    sensitivity: float
+    noise_sd: float
+
+
+def _laplace_release(
+    c: CriterionSpec,
+    stat: float,
+    sens: float,
+    ledger: Ledger,
+    rng: PrivacyRNG,
+    *,
+    threshold: float | None = None,
+) -> _Released:
+    ledger.charge(f"acceptance {c.name}", epsilon=c.epsilon, mechanism="laplace", sensitivity=sens)
+    noisy = float(rng.laplace(np.array([stat]), sensitivity=sens, epsilon=c.epsilon)[0])
+    return _Released(
+        value=noisy,
+        threshold=c.threshold if threshold is None else threshold,
+        epsilon=c.epsilon,
+        mechanism="laplace",
+        sensitivity=sens,
+        noise_sd=math.sqrt(2) * sens / c.epsilon,
+    )
+
+
+def _dp_marginals(c: CriterionSpec, x: _Ctx, ledger: Ledger, rng: PrivacyRNG) -> _Released:
+    sens = marginals.marginal_sensitivity(len(x.original))
+    return _laplace_release(c, _exact_marginals(c, x), sens, ledger, rng)
+
+
+def _dp_ratio(c: CriterionSpec, x: _Ctx, ledger: Ledger, rng: PrivacyRNG) -> _Released:
+    clip = _need(c.clip, "clip", c)
+    m = int(min(cnt.min() for cnt in ratio.one_way_counts(x.candidate, x.sizes)))
+    sens = ratio.one_way_ratio_sensitivity(m, clip=clip)
+    threshold = c.threshold
+    if c.false_positive_rate is not None:
+        assumed = m if c.assumed_min_count is None else min(m, c.assumed_min_count)
+        scale = ratio.one_way_ratio_sensitivity(assumed, clip=clip) / c.epsilon
+        t_pseudo = ratio.pseudo_threshold(
+            clip=clip, scale=scale, false_positive_rate=c.false_positive_rate
+        )
+        threshold = min(threshold, t_pseudo)
+    return _laplace_release(c, _exact_ratio(c, x), sens, ledger, rng, threshold=threshold)
+
+
+def _dp_condmean(c: CriterionSpec, x: _Ctx, ledger: Ledger, rng: PrivacyRNG) -> _Released:
+    col = _need(c.column, "column", c)
+    priorities = rng.generator().random(len(x.original))
+    stat, min_size = condmean.resized_cond_mean_error(
+        x.original,
+        x.candidate,
+        x.transformer,
+        col,
+        c.group_by,
+        priorities=priorities,
+        margin_fraction=c.margin_fraction,
+        margin_plus=c.margin_plus,
+    )
+    bounds = _need(x.spec.column(col).bounds, "bounds", c)
+    sens = condmean.cond_mean_sensitivity(bounds, min_size)
+    return _laplace_release(c, stat, sens, ledger, rng)
+
+
+def _fit_for(c: CriterionSpec, x: _Ctx, ledger: Ledger, rng: PrivacyRNG) -> DPRegressionFit:
+    """The DP fit of this evaluation (given, or released now under ``c``'s budget)."""
+    if "fit" not in x.cache:
+        target = _need(c.column, "column", c)
+        xo, yo, feats, xb, yb = x.regression_design("original", target)
+        std = _std_candidate(c, x)
+        ledger.charge(
+            f"acceptance {c.name}: functional-mechanism fit",
+            epsilon=c.epsilon,
+            mechanism="functional",
+            sensitivity=float(regression.functional_mechanism_sensitivity(*std.box(xb, yb)).sum()),
+        )
+        x.cache["fit"] = regression.dp_fit(
+            xo,
+            yo,
+            features=feats,
+            std=std,
+            x_bounds=xb,
+            y_bounds=yb,
+            epsilon=c.epsilon,
+            laplace=rng.laplace,
+        )
+        x.cache["fit_charged_by"] = c.name
+    return x.cache["fit"]
+
+
+def _dp_coef(c: CriterionSpec, x: _Ctx, ledger: Ledger, rng: PrivacyRNG) -> _Released:
+    fit = _fit_for(c, x, ledger, rng)
+    _, m_r = _ols_models(c, x)
+    value = regression.coefficient_error(fit.model, m_r, _std_candidate(c, x))
+    charged = x.cache.get("fit_charged_by") == c.name
+    return _Released(
+        value=value,
+        threshold=c.threshold,
+        epsilon=c.epsilon if charged else 0.0,
+        mechanism="functional" if charged else "functional (fit once per release)",
+        sensitivity=fit.sensitivity,
+        noise_sd=fit.noise_sd,
+    )
+
+
+def _dp_tstr(c: CriterionSpec, x: _Ctx, ledger: Ledger, rng: PrivacyRNG) -> _Released:
+    if "fit" not in x.cache:
+        raise ConfigError(
+            f"criterion {c.name!r} needs the DP regression fit: list a "
+            "'regression_coefficients' criterion before it, or pass regression_fit"
+        )
+    fit: DPRegressionFit = x.cache["fit"]
+    target = _need(c.column, "column", c)
+    xo, yo, _, _, yb = x.regression_design("original", target)
+    _, m_r = _ols_models(c, x)
+    stat = regression.tstr_error(fit.model, m_r, xo, yo, yb)
+    sens = regression.tstr_sensitivity(yb, len(xo))
+    return _laplace_release(c, stat, sens, ledger, rng)
+
+
+def _dp_faithfulness(c: CriterionSpec, x: _Ctx, ledger: Ledger, rng: PrivacyRNG) -> _Released:
+    sens = faithfulness.faithfulness_sensitivity(len(x.original))
+    return _laplace_release(c, _exact_faithfulness(c, x), sens, ledger, rng)
+
+
+_RELEASE: dict[str, Callable[[CriterionSpec, _Ctx, Ledger, PrivacyRNG], _Released]] = {
+    "marginals": _dp_marginals,
+    "one_way_ratio": _dp_ratio,
+    "conditional_mean": _dp_condmean,
+    "regression_coefficients": _dp_coef,
+    "regression_tstr": _dp_tstr,
+    "faithfulness": _dp_faithfulness,
+}
+
+# Regression coefficients before TSTR: the TSTR criterion reuses the fit.
+_ORDER = {"regression_coefficients": 0}
+
+
+def fit_dp_regression(
+    spec: ReleaseSpec,
+    transformer: Transformer,
+    original: pd.DataFrame,
+    *,
+    ledger: Ledger,
+    rng: PrivacyRNG,
+) -> DPRegressionFit:
+    """Fit the DP regression of D_T once per release (SPEC sec. 1, the improvement).
+
+    The fit does not depend on any candidate, so it is standardised with the public
+    bounds (centres at midpoints, scales at half-widths) instead of D_R's moments.
+    Charges the ``regression_coefficients`` criterion's budget before any noise.
+    Pass the result to :func:`evaluate` as ``regression_fit``.
+
+    Raises:
+        ConfigError: If the spec has no ``regression_coefficients`` criterion.
+    """
+    crits = [c for c in spec.criteria if c.kind == "regression_coefficients"]
+    if not crits:
+        raise ConfigError("the spec has no 'regression_coefficients' criterion to fit once")
+    c = crits[0]
+    target = _need(c.column, "column", c)
+    codes = code_matrix(original, transformer, what="original")
+    xo, yo, feats, xb, yb = regression.design(codes, transformer, target)
+    std = regression.Standardization.from_bounds(xb, yb)
+    sens = float(regression.functional_mechanism_sensitivity(*std.box(xb, yb)).sum())
+    ledger.charge(
+        f"acceptance {c.name}: functional-mechanism fit (once per release)",
+        epsilon=c.epsilon,
+        mechanism="functional",
+        sensitivity=sens,
+    )
+    return regression.dp_fit(
+        xo,
+        yo,
+        features=feats,
+        std=std,
+        x_bounds=xb,
+        y_bounds=yb,
+        epsilon=c.epsilon,
+        laplace=rng.laplace,
+    )
+
+
+def evaluate(
+    spec: ReleaseSpec,
+    transformer: Transformer,
+    original: pd.DataFrame,
+    candidate: pd.DataFrame,
+    *,
+    exact: bool,
+    ledger: Ledger | None = None,
+    rng: PrivacyRNG | None = None,
+    regression_fit: DPRegressionFit | None = None,
+) -> AcceptanceReport:
+    """Evaluate every criterion of ``spec`` between D_T and D_R (both as codes).
+
+    Args:
+        spec: The release spec (criteria, thresholds, budgets, match rule).
+        transformer: The configuration's transformer (public domain, bin numbers).
+        original: D_T codes (private unless public data).
+        candidate: D_R codes (public).
+        exact: Exact values, nothing charged; otherwise DP release.
+        ledger: Charged before each release (required unless ``exact``).
+        rng: Noise and resize randomness (required unless ``exact``).
+        regression_fit: A once-per-release fit from :func:`fit_dp_regression`; the
+            regression criteria then reuse it and only TSTR is charged.
+
+    Raises:
+        ValueError: If DP mode lacks a ledger or rng, or the tables differ in size.
+        BudgetExceededError: If the ledger cannot afford a criterion.
+    """
+    ctx = _context(spec, transformer, original, candidate)
+    if exact:
+        results = []
+        for c in spec.criteria:
+            v = _EXACT[c.kind](c, ctx)
+            results.append(
+                CriterionResult(
+                    name=c.name, kind=c.kind, value=v, threshold=c.threshold, passed=v < c.threshold
+                )
+            )
+        return AcceptanceReport(
+            criteria=tuple(results),
+            passed=all(r.passed for r in results),
+            epsilon_total=0.0,
+            exact=True,
+        )
+    if ledger is None or rng is None:
+        raise ValueError("evaluate(exact=False) needs a ledger and a PrivacyRNG")
+    if len(ctx.original) != len(ctx.candidate):
+        raise ValueError(
+            f"DP evaluation needs |D_R| = |D_T| (n is public); got {len(ctx.candidate)} "
+            f"candidate rows for {len(ctx.original)} original rows"
+        )
+    if regression_fit is not None:
+        ctx.cache["fit"] = regression_fit
+    released: dict[str, _Released] = {}
+    for c in sorted(spec.criteria, key=lambda c: _ORDER.get(c.kind, 1)):
+        released[c.name] = _RELEASE[c.kind](c, ctx, ledger, rng)
+    results = [
+        CriterionResult(
+            name=c.name,
+            kind=c.kind,
+            value=released[c.name].value,
+            threshold=released[c.name].threshold,
+            passed=released[c.name].value < released[c.name].threshold,
+            epsilon=released[c.name].epsilon,
+            mechanism=released[c.name].mechanism,
+            sensitivity=released[c.name].sensitivity,
+            noise_sd=released[c.name].noise_sd,
+        )
+        for c in spec.criteria
+    ]
+    return AcceptanceReport(
+        criteria=tuple(results),
+        passed=all(r.passed for r in results),
+        epsilon_total=math.fsum(r.epsilon or 0.0 for r in results),
+        exact=False,
+        regression_fit_reused=regression_fit is not None,
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExactAndNoisy:
+    """Both evaluations of one candidate (public-data sweeps)."""
+
+    exact: AcceptanceReport
+    noisy: AcceptanceReport
+
+
+def evaluate_exact_and_noisy(
+    spec: ReleaseSpec,
+    transformer: Transformer,
+    original: pd.DataFrame,
+    candidate: pd.DataFrame,
+    *,
+    rng: PrivacyRNG,
+    ledger: Ledger | None = None,
+    regression_fit: DPRegressionFit | None = None,
+) -> ExactAndNoisy:
+    """Exact values and the would-be DP decision, for public data only.
+
+    Without a ``ledger`` a throwaway one sized to the evaluation budget is used.
+    """
+    exact = evaluate(spec, transformer, original, candidate, exact=True)
+    if ledger is None:
+        ledger = Ledger(total_epsilon=max(spec.evaluation_epsilon, 1e-12))
+    noisy = evaluate(
+        spec,
+        transformer,
+        original,
+        candidate,
+        exact=False,
+        ledger=ledger,
+        rng=rng,
+        regression_fit=regression_fit,
+    )
+    return ExactAndNoisy(exact=exact, noisy=noisy)

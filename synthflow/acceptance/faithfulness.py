@@ -1,0 +1,170 @@
+"""Criterion ``faithfulness``: share of D_T records without a match in D_R (SPEC sec. 6).
+
+The matching rule comes from the spec (:class:`~synthflow.config.MatchRule`): exact
+columns must be equal; among the near columns at most ``max_near_differences`` may
+differ, each by at most ``max_bin_distance`` bins; an exception bin (active only when
+the configuration uses that transformation letter) must match exactly.
+
+Exact and fast: identical records are collapsed into types, and the maximum matching
+is a maximum flow source -> D_T types (capacity = count) -> D_R types (capacity
+unbounded, one edge per matching pair of types) -> sink (capacity = count). A flow of
+value ``F`` splits into ``F`` record pairs and any record matching gives such a flow,
+so ``F`` equals the record-level maximum matching size.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import maximum_flow
+
+from synthflow.config import MatchRule
+from synthflow.errors import ConfigError
+from synthflow.transform import Transformer
+
+__all__ = [
+    "MatchingResult",
+    "faithfulness_sensitivity",
+    "match_offsets",
+    "maximum_matching",
+    "type_edges",
+]
+
+
+@dataclass(frozen=True, kw_only=True)
+class MatchingResult:
+    """Outcome of the maximum matching (exact; private when D_T is private)."""
+
+    size: int
+    """Maximum matching size."""
+    n_original: int
+    unmatched_original: np.ndarray
+    """Per D_T record: True if it is left unmatched by the maximum flow found."""
+
+    @property
+    def unmatched_share(self) -> float:
+        """``1 - size / n_original`` (the criterion's exact value)."""
+        return 1.0 - self.size / self.n_original
+
+
+def match_offsets(rule: MatchRule, near_idx: list[int]) -> list[dict[int, int]]:
+    """All allowed code offsets: ``{column index: offset}`` with at most ``k`` non-zeros."""
+    steps = [s for s in range(-rule.max_bin_distance, rule.max_bin_distance + 1) if s]
+    out: list[dict[int, int]] = [{}]
+    for j in range(1, rule.max_near_differences + 1):
+        for cols in itertools.combinations(near_idx, j):
+            for offs in itertools.product(steps, repeat=j):
+                out.append(dict(zip(cols, offs, strict=True)))
+    return out
+
+
+def _rule_indices(
+    rule: MatchRule, transformer: Transformer
+) -> tuple[list[int], list[int], dict[int, np.ndarray]]:
+    names = transformer.domain.names
+    listed = set(rule.exact) | set(rule.near)
+    unknown = listed - set(names)
+    if unknown:
+        raise ConfigError(f"match rule names unknown columns {sorted(unknown)}")
+    # Columns named in neither list must be equal too (conservative).
+    exact = [names.index(c) for c in names if c not in rule.near]
+    near = [names.index(c) for c in rule.near]
+    frozen: dict[int, np.ndarray] = {}
+    for col, letter, label in rule.exceptions:
+        t = transformer.transformations[col]
+        if t.name != letter:
+            continue  # the exception belongs to another transformation alternative
+        j = names.index(col)
+        mask = frozen.setdefault(j, np.zeros(t.size, dtype=bool))
+        mask[t.labels.index(label)] = True
+    return exact, near, frozen
+
+
+def _types(codes: np.ndarray, strides: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Distinct keys (sorted), count per key, and each row's type index."""
+    keys = codes @ strides
+    uniq, inverse, counts = np.unique(keys, return_inverse=True, return_counts=True)
+    return uniq, counts, inverse
+
+
+def type_edges(
+    original: np.ndarray, candidate: np.ndarray, transformer: Transformer, rule: MatchRule
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Types of both tables and the edges between matching types.
+
+    Returns:
+        ``(counts_T, inverse_T, counts_R, inverse_R, edge_T, edge_R)``.
+    """
+    sizes = np.asarray(transformer.domain.sizes, dtype=np.int64)
+    strides = np.concatenate([np.cumprod(sizes[::-1])[::-1][1:], [1]]).astype(np.int64)
+    _, near, frozen = _rule_indices(rule, transformer)
+    keys_t, counts_t, inv_t = _types(original, strides)
+    keys_r, counts_r, inv_r = _types(candidate, strides)
+    # One representative code row per D_T type.
+    rep = np.empty((len(keys_t), original.shape[1]), dtype=np.int64)
+    rep[inv_t] = original
+    src: list[np.ndarray] = []
+    dst: list[np.ndarray] = []
+    for offsets in match_offsets(rule, near):
+        ok = np.ones(len(keys_t), dtype=bool)
+        shifted = keys_t.copy()
+        for j, off in offsets.items():
+            v = rep[:, j] + off
+            ok &= (v >= 0) & (v < sizes[j])
+            if j in frozen:
+                vv = np.clip(v, 0, sizes[j] - 1)
+                ok &= ~frozen[j][rep[:, j]] & ~frozen[j][vv]
+            shifted += off * strides[j]
+        cand = np.flatnonzero(ok)
+        pos = np.searchsorted(keys_r, shifted[cand])
+        pos = np.minimum(pos, len(keys_r) - 1)
+        hit = keys_r[pos] == shifted[cand]
+        src.append(cand[hit])
+        dst.append(pos[hit])
+    return counts_t, inv_t, counts_r, inv_r, np.concatenate(src), np.concatenate(dst)
+
+
+def maximum_matching(
+    original: np.ndarray, candidate: np.ndarray, transformer: Transformer, rule: MatchRule
+) -> MatchingResult:
+    """Exact maximum matching size between D_T and D_R records under ``rule``."""
+    n = len(original)
+    if n == 0:
+        raise ValueError("faithfulness needs a non-empty original")
+    if len(candidate) == 0:
+        return MatchingResult(size=0, n_original=n, unmatched_original=np.ones(n, dtype=bool))
+    counts_t, inv_t, counts_r, _, e_t, e_r = type_edges(original, candidate, transformer, rule)
+    a, b = len(counts_t), len(counts_r)
+    source, sink = 0, a + b + 1
+    big = int(max(counts_t.max(), counts_r.max()))
+    rows = np.concatenate([np.zeros(a, np.int64), 1 + e_t, 1 + a + np.arange(b)])
+    cols = np.concatenate([1 + np.arange(a), 1 + a + e_r, np.full(b, sink, np.int64)])
+    caps = np.concatenate([counts_t, np.full(len(e_t), big), counts_r]).astype(np.int32)
+    graph = sp.csr_matrix((caps, (rows, cols)), shape=(a + b + 2, a + b + 2))
+    res = maximum_flow(graph, source, sink, method="dinic")
+    # Flow through each D_T type = flow on its source edge.
+    flow = res.flow.tocsr()
+    out_of_source = np.asarray(flow[source].toarray()).ravel()[1 : a + 1]
+    unmatched_per_type = counts_t - out_of_source
+    # Mark that many records of each type as unmatched (which ones is immaterial).
+    order = np.argsort(inv_t, kind="stable")
+    starts = np.concatenate([[0], np.cumsum(counts_t)[:-1]])
+    rank = np.empty(n, dtype=np.int64)
+    rank[order] = np.arange(n) - np.repeat(starts, counts_t)
+    unmatched = rank < unmatched_per_type[inv_t]
+    return MatchingResult(size=int(res.flow_value), n_original=n, unmatched_original=unmatched)
+
+
+def faithfulness_sensitivity(n: int) -> float:
+    """Sensitivity ``1/n`` of ``1 - M/n`` under replace-one on D_T.
+
+    Removing one D_T record lowers the maximum matching ``M`` by at most 1 (drop its
+    pair) and adding one raises it by at most 1, so replacing one moves ``M`` by at most
+    1 and ``1 - M/n`` (n public) by at most ``1/n``.
+    """
+    if n < 1:
+        raise ValueError(f"n ({n}) must be >= 1")
+    return 1.0 / n

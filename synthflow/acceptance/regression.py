@@ -1,0 +1,287 @@
+"""Criteria ``regression_coefficients`` and ``regression_tstr`` (SPEC sec. 5, #6-7).
+
+Target: one numerified column (birth_weight); features: the other numerified columns.
+The DP fit on D_T is the functional mechanism (Zhang et al., "Functional Mechanism:
+Regression Analysis under Differential Privacy", VLDB 2012): the least-squares
+objective is a quadratic polynomial in the weights whose coefficients are sums over
+rows, ``A = sum u u^T`` and ``b = sum y u`` with ``u = [1, z]``; Laplace noise on the
+coefficients, then minimise the noisy objective. Features and target are standardised
+with public centres and scales and clipped to the standardised public bounds, so every
+coefficient's range over one row is known (diffprivlib's LinearRegression gets the
+squared terms wrong, DEPENDENCIES.md trap 1; this module does not use it).
+
+Models are kept in raw units; the coefficient criterion compares them in D_R's
+standardisation (mean/sd of D_R, SPEC sec. 5), intercept included, in target units.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from synthflow.acceptance._common import feature_bounds, numbers
+from synthflow.transform import Transformer
+
+__all__ = [
+    "DPRegressionFit",
+    "LinearModel",
+    "Standardization",
+    "coefficient_error",
+    "design",
+    "functional_mechanism_sensitivity",
+    "functional_mechanism_statistics",
+    "mae",
+    "ols",
+    "solve_objective",
+    "tstr_error",
+    "tstr_sensitivity",
+]
+
+
+@dataclass(frozen=True, kw_only=True)
+class LinearModel:
+    """``y = intercept + coef @ x`` in raw units of the numerified columns."""
+
+    features: tuple[str, ...]
+    intercept: float
+    coef: tuple[float, ...]
+
+    def predict(self, x: np.ndarray) -> np.ndarray:
+        """Predictions for an ``(n, k)`` feature matrix."""
+        return self.intercept + x @ np.asarray(self.coef)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Standardization:
+    """Public centres and scales: ``z = (x - center) / scale``, ``y_s = (y - yc) / ys``."""
+
+    center: tuple[float, ...]
+    scale: tuple[float, ...]
+    y_center: float
+    y_scale: float
+
+    @classmethod
+    def from_data(
+        cls, x: np.ndarray, y: np.ndarray, x_bounds: np.ndarray, y_bounds: tuple[float, float]
+    ) -> Standardization:
+        """Mean and sd of public data (D_R); a constant column falls back to its bounds."""
+        sd = x.std(axis=0)
+        half = (x_bounds[:, 1] - x_bounds[:, 0]) / 2
+        y_sd = float(y.std())
+        return cls(
+            center=tuple(map(float, x.mean(axis=0))),
+            scale=tuple(map(float, np.where(sd > 0, sd, half))),
+            y_center=float(y.mean()),
+            y_scale=y_sd if y_sd > 0 else (y_bounds[1] - y_bounds[0]) / 2,
+        )
+
+    @classmethod
+    def from_bounds(cls, x_bounds: np.ndarray, y_bounds: tuple[float, float]) -> Standardization:
+        """Centres at the bounds' midpoints, scales at their half-widths (values in [-1, 1])."""
+        return cls(
+            center=tuple(map(float, x_bounds.mean(axis=1))),
+            scale=tuple(map(float, (x_bounds[:, 1] - x_bounds[:, 0]) / 2)),
+            y_center=float(sum(y_bounds) / 2),
+            y_scale=float((y_bounds[1] - y_bounds[0]) / 2),
+        )
+
+    def box(
+        self, x_bounds: np.ndarray, y_bounds: tuple[float, float]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Standardised bounds of ``u = [1, z]`` (rows: lo, hi) and of ``y_s``."""
+        c, s = np.asarray(self.center), np.asarray(self.scale)
+        u_lo = np.concatenate([[1.0], (x_bounds[:, 0] - c) / s])
+        u_hi = np.concatenate([[1.0], (x_bounds[:, 1] - c) / s])
+        y_box = (np.asarray(y_bounds, dtype=float) - self.y_center) / self.y_scale
+        return np.stack([u_lo, u_hi]), y_box
+
+
+def design(
+    codes: np.ndarray, transformer: Transformer, target: str
+) -> tuple[np.ndarray, np.ndarray, tuple[str, ...], np.ndarray, tuple[float, float]]:
+    """Numerified features, target, feature names, feature bounds ``(k, 2)``, target bounds."""
+    feats = tuple(n for n in transformer.domain.names if n != target)
+    x = np.column_stack([numbers(codes, transformer, f) for f in feats])
+    y = numbers(codes, transformer, target)
+    xb = np.array([feature_bounds(transformer.spec.column(f)) for f in feats], dtype=float)
+    return x, y, feats, xb, feature_bounds(transformer.spec.column(target))
+
+
+def ols(x: np.ndarray, y: np.ndarray, features: tuple[str, ...]) -> LinearModel:
+    """Ordinary least squares with intercept (exact; public data or exact mode)."""
+    a = np.column_stack([np.ones(len(x)), x])
+    w, *_ = np.linalg.lstsq(a, y, rcond=None)
+    return LinearModel(features=features, intercept=float(w[0]), coef=tuple(map(float, w[1:])))
+
+
+def _upper(k: int) -> tuple[np.ndarray, np.ndarray]:
+    return np.triu_indices(k)
+
+
+def functional_mechanism_statistics(
+    x: np.ndarray,
+    y: np.ndarray,
+    std: Standardization,
+    x_bounds: np.ndarray,
+    y_bounds: tuple[float, float],
+) -> np.ndarray:
+    """The released coefficients: upper triangle of ``sum u u^T``, then ``sum y_s u``.
+
+    Rows are clipped to the public box first, so each row's contribution is bounded.
+    """
+    xc = np.clip(x, x_bounds[:, 0], x_bounds[:, 1])
+    yc = np.clip(y, *y_bounds)
+    z = (xc - np.asarray(std.center)) / np.asarray(std.scale)
+    u = np.column_stack([np.ones(len(z)), z])
+    ys = (yc - std.y_center) / std.y_scale
+    a = u.T @ u
+    iu = _upper(u.shape[1])
+    return np.concatenate([a[iu], u.T @ ys])
+
+
+def _product_range(lo1: float, hi1: float, lo2: float, hi2: float, same: bool) -> float:
+    """Max - min of ``s * t`` over ``s in [lo1, hi1]``, ``t in [lo2, hi2]`` (``s = t`` if same)."""
+    if same:
+        top = max(lo1 * lo1, hi1 * hi1)
+        bottom = 0.0 if lo1 <= 0 <= hi1 else min(lo1 * lo1, hi1 * hi1)
+        return top - bottom
+    corners = [lo1 * lo2, lo1 * hi2, hi1 * lo2, hi1 * hi2]
+    return max(corners) - min(corners)
+
+
+def functional_mechanism_sensitivity(u_box: np.ndarray, y_box: np.ndarray) -> np.ndarray:
+    """Per-coefficient sensitivities of :func:`functional_mechanism_statistics`.
+
+    Replacing one row changes each coefficient ``sum_i g(row_i)`` by
+    ``g(new) - g(old)``, at most the range of ``g`` over the public box. For
+    ``u_j u_k`` (``j < k``) that is the range of a product of two intervals (extreme
+    corners); for a square ``u_j^2`` it is ``max(lo^2, hi^2)`` minus ``0`` when the
+    interval holds 0, else minus ``min(lo^2, hi^2)`` (the term diffprivlib gets wrong);
+    for ``y_s u_j`` the product range again; the constant ``u_0 = 1`` terms have range
+    0 (``sum 1 = n``) or the width of the other interval. The L1 sensitivity of the
+    whole vector is the sum of these ranges.
+    """
+    k = u_box.shape[1]
+    iu, ju = _upper(k)
+    quad = [
+        _product_range(u_box[0, i], u_box[1, i], u_box[0, j], u_box[1, j], i == j)
+        for i, j in zip(iu, ju, strict=True)
+    ]
+    lin = [_product_range(y_box[0], y_box[1], u_box[0, j], u_box[1, j], False) for j in range(k)]
+    return np.array(quad + lin, dtype=float)
+
+
+def solve_objective(stats: np.ndarray, k: int) -> np.ndarray:
+    """Minimise ``w^T A w - 2 b^T w`` for (noisy) coefficients; returns ``w`` (length k).
+
+    ``A`` is symmetrised and its eigenvalues floored at a small positive value (spectral
+    trimming, post-processing) so the noisy objective has a unique minimum.
+    """
+    iu = _upper(k)
+    m = len(iu[0])
+    a = np.zeros((k, k))
+    a[iu] = stats[:m]
+    a = a + a.T - np.diag(np.diag(a))
+    b = stats[m:]
+    vals, vecs = np.linalg.eigh(a)
+    floor = max(1e-9 * abs(a[0, 0]), 1e-9)
+    vals = np.maximum(vals, floor)
+    return np.asarray(vecs @ ((vecs.T @ b) / vals))
+
+
+def model_from_standardized(
+    w: np.ndarray, std: Standardization, features: tuple[str, ...]
+) -> LinearModel:
+    """Convert weights on ``[1, z]`` predicting ``y_s`` into a raw-unit model."""
+    c, s = np.asarray(std.center), np.asarray(std.scale)
+    slopes = std.y_scale * w[1:] / s
+    intercept = std.y_center + std.y_scale * (w[0] - float(np.sum(w[1:] * c / s)))
+    return LinearModel(
+        features=features, intercept=float(intercept), coef=tuple(map(float, slopes))
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class DPRegressionFit:
+    """A functional-mechanism fit of D_T, released once (per candidate or per release)."""
+
+    model: LinearModel
+    epsilon: float
+    sensitivity: float
+    """L1 sensitivity of the released objective coefficients."""
+    noise_sd: float
+    """Standard deviation of the Laplace noise on each coefficient."""
+    standardization: Standardization
+    n: int
+
+
+def coefficient_error(a: LinearModel, b: LinearModel, std: Standardization) -> float:
+    """Sum of |differences| of the coefficients in standardisation ``std``, intercept included.
+
+    A raw-unit model has coefficient ``coef_j * scale_j`` on ``z_j`` and intercept
+    ``intercept + sum coef_j * center_j``; the target stays in its own units.
+    """
+    dc = np.asarray(a.coef) - np.asarray(b.coef)
+    di = a.intercept - b.intercept + float(np.sum(dc * np.asarray(std.center)))
+    return float(abs(di) + np.sum(np.abs(dc * np.asarray(std.scale))))
+
+
+def mae(model: LinearModel, x: np.ndarray, y: np.ndarray, y_bounds: tuple[float, float]) -> float:
+    """Mean absolute error with predictions (and targets) clipped to the target's bounds."""
+    pred = np.clip(model.predict(x), *y_bounds)
+    return float(np.mean(np.abs(np.clip(y, *y_bounds) - pred)))
+
+
+def tstr_error(
+    model_original: LinearModel,
+    model_candidate: LinearModel,
+    x: np.ndarray,
+    y: np.ndarray,
+    y_bounds: tuple[float, float],
+) -> float:
+    """|MAE on D_T of the D_T model - MAE on D_T of the D_R model|."""
+    return abs(mae(model_original, x, y, y_bounds) - mae(model_candidate, x, y, y_bounds))
+
+
+def tstr_sensitivity(y_bounds: tuple[float, float], n: int) -> float:
+    """Sensitivity ``2 (U - L) / n`` of the TSTR error (SPEC sec. 5, corrected).
+
+    Both models are fixed (the DP model is already released, the D_R model is public).
+    Each MAE averages ``n`` terms in ``[0, U - L]`` (clipped predictions and targets),
+    so replacing one row moves each MAE by at most ``(U - L) / n`` and their absolute
+    difference by at most ``2 (U - L) / n``. (The release used half of this.)
+    """
+    if n < 1:
+        raise ValueError(f"n ({n}) must be >= 1")
+    return 2.0 * (y_bounds[1] - y_bounds[0]) / n
+
+
+def dp_fit(
+    x: np.ndarray,
+    y: np.ndarray,
+    *,
+    features: tuple[str, ...],
+    std: Standardization,
+    x_bounds: np.ndarray,
+    y_bounds: tuple[float, float],
+    epsilon: float,
+    laplace: object,
+) -> DPRegressionFit:
+    """Functional-mechanism fit; ``laplace`` is ``PrivacyRNG.laplace`` (ledger charged by caller).
+
+    Every coefficient gets Laplace noise of scale ``L1 sensitivity / epsilon``.
+    """
+    u_box, y_box = std.box(x_bounds, y_bounds)
+    sens = float(functional_mechanism_sensitivity(u_box, y_box).sum())
+    stats = functional_mechanism_statistics(x, y, std, x_bounds, y_bounds)
+    noisy = laplace(stats, sensitivity=sens, epsilon=epsilon)  # type: ignore[operator]
+    w = solve_objective(np.asarray(noisy), u_box.shape[1])
+    return DPRegressionFit(
+        model=model_from_standardized(w, std, features),
+        epsilon=epsilon,
+        sensitivity=sens,
+        noise_sd=float(np.sqrt(2) * sens / epsilon),
+        standardization=std,
+        n=len(x),
+    )
