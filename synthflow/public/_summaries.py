@@ -1,0 +1,304 @@
+"""The low-order summaries the NVSS-like simulator is calibrated from, and how to draw.
+
+Three shapes only, each over one or two variables:
+
+* :class:`Distribution`: a 1-way distribution of an integer variable.
+* :class:`ConditionalDistribution`: a 2-way table, the distribution of ``target`` within
+  each group of ``given`` (groups are labels such as ``"<18"``, ``"18-19"``, ``"7"``,
+  ``">44"``).
+* :class:`ConditionalQuantiles`: quantiles of ``target`` within each group of ``given``
+  (a 2-way summary).
+
+Each converts to and from plain YAML-ready mappings and can draw values given uniforms,
+so that all randomness stays with the caller's generator.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from synthflow.errors import ConfigError
+
+__all__ = ["ConditionalDistribution", "ConditionalQuantiles", "Distribution", "group_bounds"]
+
+_GROUP = re.compile(r"^(?:<(-?\d+)|>(-?\d+)|(-?\d+)-(-?\d+)|(-?\d+))$")
+
+
+def group_bounds(label: str) -> tuple[float, float]:
+    """Inclusive bounds of a group label.
+
+    >>> group_bounds("<18"), group_bounds("18-19"), group_bounds("7"), group_bounds(">44")
+    ((-inf, 17), (18, 19), (7, 7), (45, inf))
+    """
+    m = _GROUP.match(str(label).strip())
+    if not m:
+        raise ConfigError(f"group label {label!r} must look like '<18', '18-19', '7' or '>44'")
+    below, above, lo, hi, single = m.groups()
+    if below is not None:
+        return -math.inf, int(below) - 1
+    if above is not None:
+        return int(above) + 1, math.inf
+    if single is not None:
+        return int(single), int(single)
+    return int(lo), int(hi)
+
+
+def group_index(values: np.ndarray, groups: Sequence[str], *, variable: str) -> np.ndarray:
+    """Index into ``groups`` of each value; ConfigError if a value is in no group."""
+    out = np.full(len(values), -1, dtype=np.int64)
+    for i, label in enumerate(groups):
+        lo, hi = group_bounds(label)
+        out[(values >= lo) & (values <= hi)] = i
+    if (out < 0).any():
+        raise ConfigError(
+            f"{variable}: value {int(values[out < 0][0])} is in none of the groups {list(groups)}"
+        )
+    return out
+
+
+def _probabilities(p: Sequence[float], *, where: str) -> np.ndarray:
+    arr = np.asarray(p, dtype=float)
+    if arr.ndim != 1 or arr.size == 0 or (arr < 0).any() or not np.isfinite(arr).all():
+        raise ConfigError(f"{where}: probabilities must be a non-empty list of numbers >= 0")
+    total = arr.sum()
+    if abs(total - 1.0) > 1e-3:
+        raise ConfigError(f"{where}: probabilities sum to {total:.6f}, not 1")
+    return arr / total
+
+
+def _draw(values: np.ndarray, probabilities: np.ndarray, u: np.ndarray) -> np.ndarray:
+    cdf = np.cumsum(probabilities)
+    idx = np.searchsorted(cdf, u * cdf[-1], side="right")
+    return values[np.minimum(idx, len(values) - 1)]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Distribution:
+    """1-way distribution of an integer variable."""
+
+    variable: str
+    """Name of the variable (a column of the NVSS sample format, or ``birth_month``)."""
+    values: tuple[int, ...]
+    """Support, ascending."""
+    probabilities: tuple[float, ...]
+    """Probability of each value."""
+
+    def __post_init__(self) -> None:
+        if len(self.values) != len(self.probabilities):
+            raise ConfigError(f"{self.variable}: values and probabilities differ in length")
+        _probabilities(self.probabilities, where=self.variable)
+
+    @classmethod
+    def estimate(cls, variable: str, column: pd.Series, *, digits: int = 7) -> Distribution:
+        """Relative frequencies of ``column``."""
+        freq = column.value_counts(normalize=True).sort_index()
+        return cls(
+            variable=variable,
+            values=tuple(int(v) for v in freq.index),
+            probabilities=tuple(round(float(p), digits) for p in freq.to_numpy()),
+        )
+
+    def draw(self, u: np.ndarray) -> np.ndarray:
+        """Values for uniforms ``u`` in [0, 1)."""
+        p = _probabilities(self.probabilities, where=self.variable)
+        return _draw(np.asarray(self.values, dtype=np.int64), p, u)
+
+    def to_dict(self) -> dict[str, Any]:
+        """YAML-ready mapping."""
+        return {
+            "variables": [self.variable],
+            "values": list(self.values),
+            "probabilities": list(self.probabilities),
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Distribution:
+        """Inverse of :meth:`to_dict`."""
+        (variable,) = d["variables"]
+        return cls(
+            variable=variable,
+            values=tuple(int(v) for v in d["values"]),
+            probabilities=tuple(float(p) for p in d["probabilities"]),
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class ConditionalDistribution:
+    """Distribution of ``target`` within each group of ``given`` (a 2-way table)."""
+
+    given: str
+    """Conditioning variable."""
+    target: str
+    """Variable whose distribution is tabulated."""
+    groups: tuple[str, ...]
+    """Group labels of ``given`` (``"<18"``, ``"18-19"``, ``"7"``, ``">44"``)."""
+    values: tuple[int, ...]
+    """Support of ``target``, ascending."""
+    probabilities: tuple[tuple[float, ...], ...]
+    """One row of probabilities over ``values`` per group."""
+
+    def __post_init__(self) -> None:
+        if len(self.groups) != len(self.probabilities):
+            raise ConfigError(f"{self.target} by {self.given}: one row per group is needed")
+        for label, row in zip(self.groups, self.probabilities, strict=True):
+            group_bounds(label)
+            where = f"{self.target} given {self.given} {label}"
+            if len(row) != len(self.values):
+                raise ConfigError(
+                    f"{where}: {len(row)} probabilities for {len(self.values)} values"
+                )
+            _probabilities(row, where=where)
+
+    @classmethod
+    def estimate(
+        cls, given: str, target: str, frame: pd.DataFrame, groups: Sequence[str], *, digits: int = 7
+    ) -> ConditionalDistribution:
+        """Relative frequencies of ``frame[target]`` within each group of ``frame[given]``."""
+        gi = group_index(frame[given].to_numpy(), groups, variable=given)
+        table = pd.crosstab(gi, frame[target].to_numpy())
+        table = table.reindex(range(len(groups)), fill_value=0)
+        if (table.sum(axis=1) == 0).any():
+            empty = [groups[int(i)] for i in np.flatnonzero(table.sum(axis=1).to_numpy() == 0)]
+            raise ConfigError(f"{target} by {given}: no rows in group(s) {empty}; merge groups")
+        rows = table.to_numpy() / table.to_numpy().sum(axis=1, keepdims=True)
+        return cls(
+            given=given,
+            target=target,
+            groups=tuple(groups),
+            values=tuple(int(v) for v in table.columns),
+            probabilities=tuple(tuple(round(float(p), digits) for p in row) for row in rows),
+        )
+
+    def draw(self, given_values: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """Values of ``target`` for the ``given`` values and uniforms ``u``."""
+        gi = group_index(given_values, self.groups, variable=self.given)
+        out = np.empty(len(u), dtype=np.int64)
+        values = np.asarray(self.values, dtype=np.int64)
+        for i, row in enumerate(self.probabilities):
+            mask = gi == i
+            out[mask] = _draw(values, _probabilities(row, where=self.target), u[mask])
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """YAML-ready mapping."""
+        return {
+            "variables": [self.given, self.target],
+            "groups": list(self.groups),
+            "values": list(self.values),
+            "probabilities": [list(row) for row in self.probabilities],
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> ConditionalDistribution:
+        """Inverse of :meth:`to_dict`."""
+        given, target = d["variables"]
+        return cls(
+            given=given,
+            target=target,
+            groups=tuple(str(g) for g in d["groups"]),
+            values=tuple(int(v) for v in d["values"]),
+            probabilities=tuple(tuple(float(p) for p in row) for row in d["probabilities"]),
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class ConditionalQuantiles:
+    """Quantiles of ``target`` within each group of ``given`` (a 2-way summary).
+
+    Draws invert the piecewise-linear quantile function through the stored points and
+    extend its first and last pieces linearly below the lowest and above the highest level.
+    """
+
+    given: str
+    """Conditioning variable."""
+    target: str
+    """Variable whose quantiles are stored."""
+    groups: tuple[str, ...]
+    """Group labels of ``given``."""
+    levels: tuple[float, ...]
+    """Quantile levels, strictly increasing in (0, 1)."""
+    quantiles: tuple[tuple[float, ...], ...]
+    """One row of quantiles (at ``levels``) per group."""
+
+    def __post_init__(self) -> None:
+        lv = np.asarray(self.levels, dtype=float)
+        if lv.size < 2 or (np.diff(lv) <= 0).any() or lv[0] <= 0 or lv[-1] >= 1:
+            raise ConfigError(f"{self.target} quantiles: levels must increase strictly in (0, 1)")
+        if len(self.groups) != len(self.quantiles):
+            raise ConfigError(f"{self.target} by {self.given}: one row of quantiles per group")
+        for label, row in zip(self.groups, self.quantiles, strict=True):
+            group_bounds(label)
+            if len(row) != lv.size or (np.diff(np.asarray(row, dtype=float)) < 0).any():
+                raise ConfigError(
+                    f"{self.target} given {self.given} {label}: need {lv.size} "
+                    "non-decreasing quantiles"
+                )
+
+    @classmethod
+    def estimate(
+        cls,
+        given: str,
+        target: str,
+        frame: pd.DataFrame,
+        groups: Sequence[str],
+        levels: Sequence[float],
+        *,
+        digits: int = 1,
+    ) -> ConditionalQuantiles:
+        """Quantiles of ``frame[target]`` within each group of ``frame[given]``."""
+        gi = group_index(frame[given].to_numpy(), groups, variable=given)
+        y = frame[target].to_numpy(dtype=float)
+        rows = []
+        for i, label in enumerate(groups):
+            if not (gi == i).any():
+                raise ConfigError(f"{target} by {given}: no rows in group {label}; merge groups")
+            q = np.quantile(y[gi == i], levels)
+            rows.append(tuple(round(float(v), digits) for v in np.maximum.accumulate(q)))
+        return cls(
+            given=given, target=target, groups=tuple(groups), levels=tuple(levels),
+            quantiles=tuple(rows),
+        )  # fmt: skip
+
+    def draw(self, given_values: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """Values of ``target`` (floats) for the ``given`` values and uniforms ``u``."""
+        gi = group_index(given_values, self.groups, variable=self.given)
+        lv = np.asarray(self.levels, dtype=float)
+        out = np.empty(len(u), dtype=float)
+        for i, row in enumerate(self.quantiles):
+            q = np.asarray(row, dtype=float)
+            uu = u[gi == i]
+            val = np.interp(uu, lv, q)
+            lo_slope = (q[1] - q[0]) / (lv[1] - lv[0])
+            hi_slope = (q[-1] - q[-2]) / (lv[-1] - lv[-2])
+            val = np.where(uu < lv[0], q[0] - lo_slope * (lv[0] - uu), val)
+            val = np.where(uu > lv[-1], q[-1] + hi_slope * (uu - lv[-1]), val)
+            out[gi == i] = val
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """YAML-ready mapping."""
+        return {
+            "variables": [self.given, self.target],
+            "groups": list(self.groups),
+            "levels": list(self.levels),
+            "quantiles": [list(row) for row in self.quantiles],
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> ConditionalQuantiles:
+        """Inverse of :meth:`to_dict`."""
+        given, target = d["variables"]
+        return cls(
+            given=given,
+            target=target,
+            groups=tuple(str(g) for g in d["groups"]),
+            levels=tuple(float(v) for v in d["levels"]),
+            quantiles=tuple(tuple(float(v) for v in row) for row in d["quantiles"]),
+        )
