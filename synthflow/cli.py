@@ -21,6 +21,7 @@ _COMMAND_MODULES = (
     "synthflow.commands",
     "synthflow.public.cli",
     "synthflow.tables.cli",
+    "synthflow.sweep.cli",
 )
 
 

@@ -1,0 +1,32 @@
+"""Pre-screening the configuration space on public data (issue 5).
+
+Map of the package, in pipeline order:
+
+* :mod:`~synthflow.sweep.evaluation`: what one run measures (exact values and the
+  would-be DP decision); the evaluator plug-in point.
+* :mod:`~synthflow.sweep.store`: the resumable SQLite store written by the driver.
+* :mod:`~synthflow.sweep.engine`: runs (configuration, repeat) pairs on Dask.
+* :mod:`~synthflow.sweep.shortlist`: Wilson estimates and the candidate file.
+* :mod:`~synthflow.sweep.report`: the HTML report.
+* :mod:`~synthflow.sweep.cli`: ``sweep``, ``shortlist`` and ``sweep-report``.
+"""
+
+from synthflow.sweep.evaluation import (
+    AcceptanceEvaluator,
+    CriterionOutcome,
+    Evaluator,
+    RunEvaluation,
+    load_evaluator,
+)
+from synthflow.sweep.store import RunRecord, StoreError, SweepStore
+
+__all__ = [
+    "AcceptanceEvaluator",
+    "CriterionOutcome",
+    "Evaluator",
+    "RunEvaluation",
+    "RunRecord",
+    "StoreError",
+    "SweepStore",
+    "load_evaluator",
+]

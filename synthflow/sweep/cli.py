@@ -1,0 +1,123 @@
+"""Subcommands ``sweep``, ``shortlist`` and ``sweep-report``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from synthflow.config import load_spec
+from synthflow.sweep.evaluation import load_evaluator
+from synthflow.sweep.store import StoreError
+
+__all__ = ["register"]
+
+
+def _error(command: str, exc: Exception) -> int:
+    print(f"synthflow {command}: error: {exc}", file=sys.stderr)
+    return 2
+
+
+def _sweep(args: argparse.Namespace) -> int:
+    from synthflow.sweep.engine import run_sweep  # noqa: PLC0415  (imports Dask)
+
+    spec = load_spec(args.spec)
+    models = [m.strip() for m in args.models.split(",") if m.strip()] if args.models else None
+    try:
+        summary = run_sweep(
+            spec,
+            args.public,
+            args.store,
+            repeats=args.repeats,
+            workers=args.workers,
+            address=args.address,
+            models=models,
+            sample=args.sample,
+            seed=args.seed,
+            evaluator=load_evaluator(args.evaluator),
+            show_progress=not args.quiet,
+        )
+    except StoreError as exc:
+        return _error("sweep", exc)
+    print(json.dumps(summary.to_json()), flush=True)
+    return 0
+
+
+def _shortlist(args: argparse.Namespace) -> int:
+    from synthflow.sweep.shortlist import estimate, write_shortlist  # noqa: PLC0415
+
+    try:
+        estimates = estimate(args.store, basis=args.basis, z=args.z)
+        out = write_shortlist(
+            args.store,
+            estimates,
+            Path(args.out),
+            min_pass=args.min_pass,
+            basis=args.basis,
+            z=args.z,
+        )
+    except StoreError as exc:
+        return _error("shortlist", exc)
+    kept = sum(e.p >= args.min_pass for e in estimates)
+    print(f"{kept} of {len(estimates)} configurations at or above {args.min_pass}", file=sys.stderr)
+    print(out)
+    return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    from synthflow.sweep.report import write_report  # noqa: PLC0415  (imports matplotlib)
+
+    try:
+        out = write_report(args.store, Path(args.out), min_pass=args.min_pass)
+    except StoreError as exc:
+        return _error("sweep-report", exc)
+    print(out)
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``sweep``, ``shortlist`` and ``sweep-report`` to the CLI."""
+    p = sub.add_parser(
+        "sweep", help="pre-screen the configuration space on public data (Dask, resumable)"
+    )
+    p.add_argument("spec", help="release spec, e.g. configs/births.yaml")
+    p.add_argument(
+        "--public", required=True, metavar="FILE", help="PUBLIC data file (never private)"
+    )
+    p.add_argument("--repeats", type=int, required=True, metavar="R", help="runs per configuration")
+    p.add_argument("--store", required=True, help="SQLite results file (created or resumed)")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--workers", type=int, metavar="N", help="local cluster worker processes")
+    where.add_argument(
+        "--address", metavar="CLUSTER", help="join a running Dask scheduler, e.g. tcp://host:8786"
+    )
+    p.add_argument("--models", metavar="NAMES", help="only these comma-separated families")
+    p.add_argument("--sample", type=int, metavar="K", help="a random sample of K configurations")
+    p.add_argument("--seed", type=int, default=0, metavar="S", help="base seed (default 0)")
+    p.add_argument(
+        "--evaluator",
+        metavar="MODULE:ATTR",
+        help="evaluator plug-in (default: the spec's acceptance criteria)",
+    )
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=_sweep)
+
+    p = sub.add_parser("shortlist", help="configurations whose pass probability is high enough")
+    p.add_argument("--store", required=True, help="sweep results file")
+    p.add_argument("--min-pass", type=float, default=0.10, help="minimum estimated pass rate")
+    p.add_argument("--out", required=True, help="YAML file to write")
+    p.add_argument(
+        "--basis",
+        choices=("dp", "exact"),
+        default="dp",
+        help="pass decision with release noise (dp, default) or without (exact)",
+    )
+    p.add_argument("--z", type=float, default=1.96, help="Wilson interval z (default 1.96: 95%%)")
+    p.set_defaults(func=_shortlist)
+
+    p = sub.add_parser("sweep-report", help="HTML report of a sweep's pass rates")
+    p.add_argument("--store", required=True, help="sweep results file")
+    p.add_argument("--out", required=True, help="HTML file to write")
+    p.add_argument("--min-pass", type=float, default=0.10, help="shortlist threshold")
+    p.set_defaults(func=_report)

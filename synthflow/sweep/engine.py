@@ -1,0 +1,296 @@
+"""Run the configuration space on public data, in parallel on Dask distributed.
+
+The driver plans the (configuration, repeat) pairs not yet in the store, scatters the
+spec and the cleaned public frame to every worker once, submits one task per pair and
+stores each result as it completes (``as_completed``); only the driver writes the
+store. By default a local cluster of worker processes starts by itself; ``address``
+joins a running scheduler instead. Every run's randomness derives from the base seed,
+the configuration id and the repeat, so a resumed sweep reproduces the runs it skips.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import time
+import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from tqdm.auto import tqdm
+
+from synthflow.config import ReleaseSpec
+from synthflow.data import load_data
+from synthflow.errors import ConfigError, NotEnoughRowsError
+from synthflow.flow import run_flow
+from synthflow.ledger import Ledger
+from synthflow.rng import PrivacyRNG
+from synthflow.space import Configuration, expand_space
+from synthflow.sweep.evaluation import Evaluator, load_evaluator
+from synthflow.sweep.store import RunRecord, SweepStore
+
+__all__ = ["SweepSummary", "file_sha256", "run_seed", "run_sweep", "select_configurations"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SweepSummary:
+    """What a sweep did; ``to_json`` is the CLI's last line."""
+
+    configurations: int
+    repeats: int
+    runs_stored: int
+    """Runs of the selected configurations in the store after the sweep."""
+    runs_new: int
+    """Runs stored by this invocation."""
+    passed_dp_new: int = 0
+    seconds: float = 0.0
+
+    def to_json(self) -> dict[str, int]:
+        """The summary line of ``synthflow sweep``."""
+        return {
+            "configurations": self.configurations,
+            "repeats": self.repeats,
+            "runs_stored": self.runs_stored,
+            "runs_new": self.runs_new,
+        }
+
+
+def file_sha256(path: str | Path) -> str:
+    """SHA-256 of a file's bytes."""
+    h = hashlib.sha256()
+    with Path(path).open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def run_seed(seed: int, config_id: str, repeat: int) -> int:
+    """Deterministic per-run seed from the base seed, configuration id and repeat."""
+    blob = f"{seed}:{config_id}:{repeat}".encode()
+    return int.from_bytes(hashlib.sha256(blob).digest()[:8], "big") >> 1
+
+
+def select_configurations(
+    spec: ReleaseSpec,
+    *,
+    models: list[str] | None = None,
+    sample: int | None = None,
+    seed: int = 0,
+) -> list[Configuration]:
+    """The spec's space, optionally only some families, optionally a seeded sample of K.
+
+    Raises:
+        ConfigError: For an unknown family or a sample size below 1.
+    """
+    space = expand_space(spec)
+    if models:
+        known = sorted({c.model for c in space})
+        unknown = sorted(set(models) - set(known))
+        if unknown:
+            raise ConfigError(
+                f"--models: {unknown} not in the spec's space; families there: {known}"
+            )
+        space = [c for c in space if c.model in set(models)]
+    if sample is not None:
+        if sample < 1:
+            raise ConfigError(f"--sample ({sample}) must be at least 1")
+        if sample < len(space):
+            # Post-processing choice on public data: a seeded generator is fine here.
+            pick = np.random.default_rng(seed).choice(len(space), size=sample, replace=False)
+            space = [space[i] for i in sorted(pick)]
+    return space
+
+
+def _run_one(
+    spec: ReleaseSpec,
+    frame: pd.DataFrame,
+    *,
+    configuration: Configuration,
+    repeat: int,
+    seed: int,
+    evaluator: Evaluator,
+) -> RunRecord:
+    """One flow + evaluation on a worker; a failed flow is a (stored) failed run."""
+    t0 = time.perf_counter()
+    rng = PrivacyRNG.from_seed(seed)
+    ledger = Ledger(total_epsilon=spec.privacy.total_epsilon, total_delta=spec.privacy.total_delta)
+    try:
+        result = run_flow(spec, configuration, frame, ledger=ledger, rng=rng, show_progress=False)
+    except NotEnoughRowsError as exc:
+        return RunRecord(
+            config_id=configuration.id,
+            repeat=repeat,
+            seed=seed,
+            seconds=time.perf_counter() - t0,
+            error=f"{type(exc).__name__}: {exc}",
+        )
+    evaluation = evaluator(spec, result, rng=rng)
+    return RunRecord(
+        config_id=configuration.id,
+        repeat=repeat,
+        seed=seed,
+        seconds=time.perf_counter() - t0,
+        evaluation=evaluation,
+    )
+
+
+@contextmanager
+def _client(workers: int | None, address: str | None) -> Iterator[Any]:
+    from distributed import Client, LocalCluster  # noqa: PLC0415  (heavy import)
+
+    if address:
+        with Client(address) as client:
+            yield client
+        return
+    n = workers or os.cpu_count() or 1
+    with (
+        LocalCluster(
+            n_workers=n,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            silence_logs=logging.ERROR,
+        ) as cluster,
+        Client(cluster) as client,
+    ):
+        yield client
+
+
+def run_sweep(
+    spec: ReleaseSpec,
+    data: str | Path,
+    store: str | Path,
+    *,
+    repeats: int,
+    workers: int | None = None,
+    address: str | None = None,
+    models: list[str] | None = None,
+    sample: int | None = None,
+    seed: int = 0,
+    evaluator: Evaluator | None = None,
+    show_progress: bool = True,
+) -> SweepSummary:
+    """Run every selected configuration ``repeats`` times and store each run as it ends.
+
+    Args:
+        spec: The release spec.
+        data: Public data file (never private data: runs are seeded).
+        store: SQLite store; created, or resumed when it holds runs of this spec,
+            data and seed.
+        repeats: Runs per configuration.
+        workers: Worker processes of the local cluster (default: CPU count).
+        address: Join this running Dask scheduler instead (``tcp://host:port``).
+        models: Only these generator families.
+        sample: A seeded random sample of this many configurations.
+        seed: Base seed of the sample and of every run.
+        evaluator: Measures a candidate (default: the release's acceptance criteria).
+        show_progress: Show a progress bar with pass rate and time left.
+
+    Raises:
+        ConfigError: Bad options. StoreError: a foreign or corrupt store (untouched).
+        DataError: Unreadable public data.
+    """
+    if repeats < 1:
+        raise ConfigError(f"--repeats ({repeats}) must be at least 1")
+    if workers is not None and workers < 1:
+        raise ConfigError(f"--workers ({workers}) must be at least 1")
+    if workers is not None and address:
+        raise ConfigError("give --workers (local cluster) or --address (running cluster), not both")
+    evaluator = evaluator if evaluator is not None else load_evaluator(None)
+    configs = select_configurations(spec, models=models, sample=sample, seed=seed)
+    t_start = time.perf_counter()
+    with SweepStore.open(
+        store, spec_sha256=spec.sha256, data_sha256=file_sha256(data), seed=seed
+    ) as db:
+        frame = load_data(data, spec, public=True).frame
+        db.add_configurations(configs)
+        done = db.finished()
+        todo = [(c, r) for c in configs for r in range(repeats) if (c.id, r) not in done]
+        wanted = {(c.id, r) for c in configs for r in range(repeats)}
+        new = passed = 0
+        if todo:
+            new, passed = _execute(
+                db,
+                spec=spec,
+                frame=frame,
+                todo=todo,
+                seed=seed,
+                evaluator=evaluator,
+                workers=workers,
+                address=address,
+                show_progress=show_progress,
+            )
+        stored = len(wanted & db.finished())
+    return SweepSummary(
+        configurations=len(configs),
+        repeats=repeats,
+        runs_stored=stored,
+        runs_new=new,
+        passed_dp_new=passed,
+        seconds=time.perf_counter() - t_start,
+    )
+
+
+def _execute(
+    db: SweepStore,
+    *,
+    spec: ReleaseSpec,
+    frame: pd.DataFrame,
+    todo: list[tuple[Configuration, int]],
+    seed: int,
+    evaluator: Evaluator,
+    workers: int | None,
+    address: str | None,
+    show_progress: bool,
+) -> tuple[int, int]:
+    from distributed import as_completed  # noqa: PLC0415
+
+    new = passed = passed_exact = 0
+    with (
+        _client(workers, address) as client,
+        tqdm(total=len(todo), desc="sweep", unit="run", disable=not show_progress) as bar,
+    ):
+        spec_f = client.scatter(spec, broadcast=True)
+        frame_f = client.scatter(frame, broadcast=True)
+        futures = [
+            client.submit(
+                _run_one,
+                spec_f,
+                frame_f,
+                configuration=cfg,
+                repeat=r,
+                seed=run_seed(seed, cfg.id, r),
+                evaluator=evaluator,
+                key=f"sweep-{cfg.id}-{r}-{seed}",
+                pure=False,
+            )
+            for cfg, r in todo
+        ]
+        try:
+            for future in as_completed(futures):
+                if future.status == "error":
+                    exc = future.exception()
+                    tb = "".join(traceback.format_tb(future.traceback()))
+                    raise RuntimeError(f"a sweep run failed on a worker: {exc!r}\n{tb}") from exc
+                record: RunRecord = future.result()
+                future.release()
+                if db.add_run(record):
+                    new += 1
+                    passed += record.passed_dp
+                    passed_exact += record.passed_exact
+                bar.update()
+                bar.set_postfix(
+                    pass_dp=f"{passed / max(new, 1):.1%}",
+                    pass_exact=f"{passed_exact / max(new, 1):.1%}",
+                )
+        finally:
+            client.cancel([f for f in futures if not f.done()])
+    return new, passed

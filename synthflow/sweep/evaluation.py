@@ -1,0 +1,138 @@
+"""What one sweep run measures: exact criterion values and the would-be DP decision.
+
+A sweep on public data needs two answers per run (issue 5): the exact value of every
+acceptance criterion (noise-free, possible only because the data are public) and
+whether the candidate would have passed with the evaluation noise drawn as in a real
+release. An :class:`Evaluator` turns a :class:`~synthflow.flow.FlowResult` into a
+:class:`RunEvaluation` holding both. The default, :class:`AcceptanceEvaluator`, drives
+``synthflow.acceptance.evaluate``; another evaluator can be plugged in by import path
+(``module:attribute``), e.g. for new criteria or for tests.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+from synthflow.config import ReleaseSpec
+from synthflow.errors import ConfigError
+from synthflow.flow import FlowResult
+from synthflow.ledger import Ledger
+from synthflow.rng import PrivacyRNG
+
+__all__ = [
+    "AcceptanceEvaluator",
+    "CriterionOutcome",
+    "Evaluator",
+    "RunEvaluation",
+    "load_evaluator",
+]
+
+
+@dataclass(frozen=True, kw_only=True)
+class CriterionOutcome:
+    """One criterion of one run."""
+
+    name: str
+    value: float
+    """Exact (noise-free) measure on public data."""
+    threshold: float
+    passed_exact: bool
+    """Exact measure below the threshold."""
+    passed_dp: bool
+    """Noisy measure (drawn as in a release) below the (pseudo-)threshold."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunEvaluation:
+    """All criteria of one run, with the exact and the would-be DP decision."""
+
+    criteria: tuple[CriterionOutcome, ...]
+
+    @property
+    def passed_exact(self) -> bool:
+        """Every exact measure passes."""
+        return all(c.passed_exact for c in self.criteria)
+
+    @property
+    def passed_dp(self) -> bool:
+        """Every noisy measure passes (the decision a release would have made)."""
+        return all(c.passed_dp for c in self.criteria)
+
+
+@runtime_checkable
+class Evaluator(Protocol):
+    """Evaluates one flow's candidate; must be picklable (it runs on sweep workers)."""
+
+    def __call__(self, spec: ReleaseSpec, result: FlowResult, *, rng: PrivacyRNG) -> RunEvaluation:
+        """Exact values and the would-be DP decision for ``result``."""
+        ...
+
+
+class AcceptanceEvaluator:
+    """The release's acceptance criteria (``synthflow.acceptance.evaluate``).
+
+    Runs the criteria twice on the same candidate: once exactly (values), once with the
+    DP evaluation noise on a throw-away ledger of budget eps_eval (decisions). The
+    noise comes from ``rng``, seeded per run in a sweep.
+    """
+
+    def __call__(self, spec: ReleaseSpec, result: FlowResult, *, rng: PrivacyRNG) -> RunEvaluation:
+        """Exact values and the would-be DP decision for ``result``."""
+        from synthflow import acceptance  # noqa: PLC0415  (optional until issue 3 lands)
+
+        exact = acceptance.evaluate(
+            spec, result.transformer, result.original, result.candidate, exact=True
+        )
+        ledger = Ledger(total_epsilon=spec.evaluation_epsilon + 1e-9)
+        noisy = acceptance.evaluate(
+            spec,
+            result.transformer,
+            result.original,
+            result.candidate,
+            exact=False,
+            ledger=ledger,
+            rng=rng,
+        )
+        dp_passed = {c.name: bool(c.passed) for c in noisy.criteria}
+        return RunEvaluation(
+            criteria=tuple(
+                CriterionOutcome(
+                    name=c.name,
+                    value=float(c.value),
+                    threshold=float(c.threshold),
+                    passed_exact=bool(c.passed),
+                    passed_dp=dp_passed.get(c.name, False),
+                )
+                for c in exact.criteria
+            )
+        )
+
+    def __repr__(self) -> str:
+        return "AcceptanceEvaluator()"
+
+
+def load_evaluator(path: str | None) -> Evaluator:
+    """The evaluator named ``module:attribute`` (a class is instantiated); default: acceptance.
+
+    Raises:
+        ConfigError: If the path is malformed, cannot be imported, or is not callable.
+    """
+    if not path:
+        return AcceptanceEvaluator()
+    module_name, sep, attr = path.partition(":")
+    if not sep or not module_name or not attr:
+        raise ConfigError(
+            f"--evaluator ({path!r}) must be 'module:attribute', e.g. "
+            "'synthflow.sweep.evaluation:AcceptanceEvaluator'"
+        )
+    try:
+        obj: Any = getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError(f"--evaluator ({path!r}) cannot be imported: {exc}") from exc
+    if isinstance(obj, type):
+        obj = obj()
+    if not callable(obj):
+        raise ConfigError(f"--evaluator ({path!r}) is not callable")
+    return obj

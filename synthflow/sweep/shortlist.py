@@ -1,0 +1,152 @@
+"""Acceptance probability per configuration (Wilson interval) and the shortlist file.
+
+The candidate set of private selection (SPEC sec. 8) is the configurations whose
+estimated pass probability on public data is at least ``min_pass`` (the release: 10%).
+The estimate is the share of stored runs that passed; the Wilson score interval
+(Wilson 1927) says how sure it is.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+
+from synthflow.sweep.store import SweepStore
+
+__all__ = ["PassEstimate", "estimate", "wilson_interval", "write_shortlist"]
+
+
+def wilson_interval(passes: int, runs: int, *, z: float = 1.96) -> tuple[float, float]:
+    """Wilson score interval for a binomial proportion.
+
+    >>> tuple(round(x, 4) for x in wilson_interval(2, 10))
+    (0.0567, 0.5098)
+
+    Raises:
+        ValueError: If ``runs`` < 1 or ``passes`` is not in [0, runs].
+    """
+    if runs < 1:
+        raise ValueError(f"runs ({runs}) must be at least 1")
+    if not 0 <= passes <= runs:
+        raise ValueError(f"passes ({passes}) must be in [0, runs={runs}]")
+    p = passes / runs
+    z2 = z * z
+    denom = 1 + z2 / runs
+    centre = (p + z2 / (2 * runs)) / denom
+    half = z * math.sqrt(p * (1 - p) / runs + z2 / (4 * runs * runs)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+@dataclass(frozen=True, kw_only=True)
+class PassEstimate:
+    """Estimated acceptance probability of one configuration."""
+
+    config_id: str
+    configuration: dict[str, Any]
+    runs: int
+    passes: int
+    low: float
+    high: float
+
+    @property
+    def p(self) -> float:
+        """Share of runs that passed."""
+        return self.passes / self.runs
+
+    @property
+    def expected_attempts(self) -> float:
+        """Expected flows until one passes (1/p) if selection drew only this one."""
+        return math.inf if self.passes == 0 else 1 / self.p
+
+    def to_json(self) -> dict[str, Any]:
+        """Entry of the shortlist file."""
+        return {
+            **self.configuration,
+            "runs": self.runs,
+            "passes": self.passes,
+            "pass_rate": round(self.p, 6),
+            "wilson_low": round(self.low, 6),
+            "wilson_high": round(self.high, 6),
+            "expected_attempts": None if self.passes == 0 else round(self.expected_attempts, 3),
+        }
+
+
+def estimate(
+    store: str | Path, *, basis: Literal["dp", "exact"] = "dp", z: float = 1.96
+) -> list[PassEstimate]:
+    """Pass estimates of every configuration with stored runs, best first.
+
+    Args:
+        store: Sweep store.
+        basis: ``dp``: decision with release noise; ``exact``: without noise.
+        z: Normal quantile of the Wilson interval.
+
+    Raises:
+        StoreError: If the store is missing, corrupt or foreign.
+    """
+    with SweepStore.open_existing(store) as db:
+        runs = db.runs()
+        configs = db.configurations()
+    column = "passed_dp" if basis == "dp" else "passed_exact"
+    out = []
+    for cid, group in runs.groupby("config_id", sort=True):
+        k, n = int(group[column].sum()), len(group)
+        low, high = wilson_interval(k, n, z=z)
+        out.append(
+            PassEstimate(
+                config_id=str(cid),
+                configuration=configs[str(cid)],
+                runs=n,
+                passes=k,
+                low=low,
+                high=high,
+            )
+        )
+    out.sort(key=lambda e: (-e.p, -e.low, e.config_id))
+    return out
+
+
+def write_shortlist(
+    store: str | Path,
+    estimates: list[PassEstimate],
+    out: Path,
+    *,
+    min_pass: float,
+    basis: str,
+    z: float = 1.96,
+) -> Path:
+    """Write the configurations with estimate >= ``min_pass`` as YAML (atomically).
+
+    The file records the spec and public-data hashes of the store, so that selection
+    can check it runs on the spec the estimates were made for.
+
+    Raises:
+        ValueError: If ``min_pass`` is not in [0, 1].
+    """
+    if not 0 <= min_pass <= 1:
+        raise ValueError(f"--min-pass ({min_pass}) must be in [0, 1]")
+    with SweepStore.open_existing(store) as db:
+        meta = db.meta()
+    kept = [e for e in estimates if e.p >= min_pass]
+    doc = {
+        "spec_sha256": meta["spec_sha256"],
+        "public_data_sha256": meta["data_sha256"],
+        "seed": int(meta["seed"]),
+        "store": str(store),
+        "min_pass": min_pass,
+        "basis": basis,
+        "estimator": f"share of passing runs; Wilson score interval with z = {z}",
+        "configurations_screened": len(estimates),
+        "configurations": [json.loads(json.dumps(e.to_json(), default=str)) for e in kept],
+    }
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{out.name}.tmp")
+    tmp.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    os.replace(tmp, out)
+    return out

@@ -1,0 +1,283 @@
+"""The sweep store: one embedded SQLite file, written by the driver alone.
+
+Each finished run is committed in its own transaction (WAL journal), keyed by
+``UNIQUE(config_id, repeat)``, so a crash loses at most the runs in flight and a
+re-run skips finished pairs. A ``meta`` table records the schema version and the
+SHA-256 of the spec and of the public data: opening a store made for other inputs, or
+a file that is not a synthflow store, raises :class:`StoreError` and leaves the file
+untouched (nothing is written before the checks pass).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from synthflow.space import Configuration
+from synthflow.sweep.evaluation import RunEvaluation
+
+__all__ = ["SCHEMA_VERSION", "RunRecord", "StoreError", "SweepStore"]
+
+SCHEMA_VERSION = 1
+_APP = "synthflow-sweep"
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+
+_SCHEMA = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE configurations (
+    config_id TEXT PRIMARY KEY,
+    model TEXT NOT NULL,
+    min_count INTEGER NOT NULL,
+    letters TEXT NOT NULL,
+    config_json TEXT NOT NULL
+);
+CREATE TABLE runs (
+    config_id TEXT NOT NULL REFERENCES configurations(config_id),
+    repeat INTEGER NOT NULL,
+    seed INTEGER NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('ok', 'error')),
+    passed_exact INTEGER NOT NULL,
+    passed_dp INTEGER NOT NULL,
+    error TEXT,
+    seconds REAL NOT NULL,
+    finished_at REAL NOT NULL,
+    UNIQUE (config_id, repeat)
+);
+CREATE TABLE criteria (
+    config_id TEXT NOT NULL,
+    repeat INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    value REAL,
+    threshold REAL NOT NULL,
+    passed_exact INTEGER NOT NULL,
+    passed_dp INTEGER NOT NULL,
+    UNIQUE (config_id, repeat, name)
+);
+"""
+
+
+class StoreError(RuntimeError):
+    """The store file is corrupt, foreign, or made for another spec or data."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunRecord:
+    """One finished run, as the worker returns it and the store keeps it."""
+
+    config_id: str
+    repeat: int
+    seed: int
+    seconds: float
+    evaluation: RunEvaluation | None = None
+    """None when the flow failed (e.g. rejection sampling did not converge)."""
+    error: str | None = None
+
+    @property
+    def passed_exact(self) -> bool:
+        """Passed every criterion without noise (False for a failed flow)."""
+        return self.evaluation is not None and self.evaluation.passed_exact
+
+    @property
+    def passed_dp(self) -> bool:
+        """Would have passed with release noise (False for a failed flow)."""
+        return self.evaluation is not None and self.evaluation.passed_dp
+
+
+def _check_existing(path: Path) -> sqlite3.Connection:
+    """Open an existing file read-write only if it is a synthflow store; write nothing."""
+    size = path.stat().st_size
+    with path.open("rb") as fh:
+        head = fh.read(len(_SQLITE_MAGIC))
+    if size == 0 or head != _SQLITE_MAGIC:
+        raise StoreError(
+            f"store {str(path)!r} exists but is not an SQLite database (corrupt or foreign "
+            "file); it was left untouched: choose another --store path"
+        )
+    conn = sqlite3.connect(f"file:{path}?mode=rw", uri=True)
+    try:
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if not {"meta", "runs", "criteria", "configurations"} <= tables:
+            raise StoreError(
+                f"store {str(path)!r} is an SQLite database but not a synthflow sweep store; "
+                "it was left untouched: choose another --store path"
+            )
+        meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+    except sqlite3.DatabaseError as exc:
+        conn.close()
+        raise StoreError(
+            f"store {str(path)!r} is corrupt ({exc}); it was left untouched: choose another "
+            "--store path"
+        ) from exc
+    except StoreError:
+        conn.close()
+        raise
+    if meta.get("app") != _APP:
+        conn.close()
+        raise StoreError(
+            f"store {str(path)!r} is an SQLite database but not a synthflow sweep store; "
+            "it was left untouched: choose another --store path"
+        )
+    if meta.get("schema_version") != str(SCHEMA_VERSION):
+        conn.close()
+        raise StoreError(
+            f"store {str(path)!r} has schema version {meta.get('schema_version')}, this "
+            f"synthflow reads version {SCHEMA_VERSION}; use a new --store path"
+        )
+    return conn
+
+
+class SweepStore:
+    """A sweep's results on disk. Use :meth:`open` or :meth:`open_existing`."""
+
+    def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
+        self._conn = conn
+        self.path = path
+
+    # ------------------------------------------------------------------ opening
+    @classmethod
+    def open(cls, path: str | Path, *, spec_sha256: str, data_sha256: str, seed: int) -> SweepStore:
+        """Open or create the store for this spec, public data and base seed.
+
+        Raises:
+            StoreError: The file is not a synthflow store, is corrupt, or was made for
+                another spec, data file or seed. The file is not modified.
+        """
+        p = Path(path)
+        expected = {"spec_sha256": spec_sha256, "data_sha256": data_sha256, "seed": str(seed)}
+        if p.exists():
+            conn = _check_existing(p)
+            meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+            for key, what in (
+                ("spec_sha256", "spec"),
+                ("data_sha256", "public data file"),
+                ("seed", "--seed"),
+            ):
+                if meta.get(key) != expected[key]:
+                    conn.close()
+                    raise StoreError(
+                        f"store {str(p)!r} holds runs of another {what} ({key} "
+                        f"{meta.get(key)}, this sweep has {expected[key]}); it was left "
+                        "untouched: use a new --store path, or the spec, data and seed it was "
+                        "made with"
+                    )
+        else:
+            p.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(p)
+            with conn:
+                conn.executescript(_SCHEMA)
+                rows = {
+                    "app": _APP,
+                    "schema_version": str(SCHEMA_VERSION),
+                    "created_at": str(time.time()),
+                    **expected,
+                }
+                conn.executemany("INSERT INTO meta VALUES (?, ?)", rows.items())
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        return cls(conn, p)
+
+    @classmethod
+    def open_existing(cls, path: str | Path) -> SweepStore:
+        """Open a store for reading (shortlist, report).
+
+        Raises:
+            StoreError: If it is missing, corrupt or not a synthflow store.
+        """
+        p = Path(path)
+        if not p.is_file():
+            raise StoreError(f"store {str(p)!r} does not exist; run 'synthflow sweep' first")
+        return cls(_check_existing(p), p)
+
+    def close(self) -> None:
+        """Close the database connection."""
+        self._conn.close()
+
+    def __enter__(self) -> SweepStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ writing
+    def add_configurations(self, configs: list[Configuration]) -> None:
+        """Record the configurations (idempotent)."""
+        with self._conn:
+            self._conn.executemany(
+                "INSERT OR IGNORE INTO configurations VALUES (?, ?, ?, ?, ?)",
+                [
+                    (c.id, c.model, c.min_count, c.letters, json.dumps(c.to_json(), default=str))
+                    for c in configs
+                ],
+            )
+
+    def add_run(self, run: RunRecord) -> bool:
+        """Store one run in one transaction; False if the pair was already stored."""
+        try:
+            with self._conn:
+                self._conn.execute(
+                    "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        run.config_id,
+                        run.repeat,
+                        run.seed,
+                        "ok" if run.evaluation is not None else "error",
+                        int(run.passed_exact),
+                        int(run.passed_dp),
+                        run.error,
+                        run.seconds,
+                        time.time(),
+                    ),
+                )
+                if run.evaluation is not None:
+                    self._conn.executemany(
+                        "INSERT INTO criteria VALUES (?, ?, ?, ?, ?, ?, ?)",
+                        [
+                            (
+                                run.config_id,
+                                run.repeat,
+                                c.name,
+                                c.value,
+                                c.threshold,
+                                int(c.passed_exact),
+                                int(c.passed_dp),
+                            )
+                            for c in run.evaluation.criteria
+                        ],
+                    )
+        except sqlite3.IntegrityError:
+            return False
+        return True
+
+    # ------------------------------------------------------------------ reading
+    def meta(self) -> dict[str, str]:
+        """The metadata table (app, schema version, spec/data hashes, seed)."""
+        return dict(self._conn.execute("SELECT key, value FROM meta").fetchall())
+
+    def finished(self) -> set[tuple[str, int]]:
+        """The stored (config_id, repeat) pairs."""
+        return {(c, int(r)) for c, r in self._conn.execute("SELECT config_id, repeat FROM runs")}
+
+    def runs(self) -> pd.DataFrame:
+        """One row per run, joined with its configuration's model, letters and min_count."""
+        return pd.read_sql_query(
+            "SELECT r.*, c.model, c.min_count, c.letters, c.config_json FROM runs r "
+            "JOIN configurations c USING (config_id) ORDER BY r.config_id, r.repeat",
+            self._conn,
+        )
+
+    def criteria(self) -> pd.DataFrame:
+        """One row per (run, criterion)."""
+        return pd.read_sql_query("SELECT * FROM criteria", self._conn)
+
+    def configurations(self) -> dict[str, dict[str, Any]]:
+        """config_id -> the configuration's JSON form."""
+        return {
+            cid: json.loads(blob)
+            for cid, blob in self._conn.execute("SELECT config_id, config_json FROM configurations")
+        }
