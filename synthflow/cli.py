@@ -19,9 +19,11 @@ __all__ = ["build_parser", "main"]
 
 _COMMAND_MODULES = (
     "synthflow.commands",
+    "synthflow.acceptance.cli",
     "synthflow.public.cli",
     "synthflow.tables.cli",
     "synthflow.sweep.cli",
+    "synthflow.release.cli",
 )
 
 

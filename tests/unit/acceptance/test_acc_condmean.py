@@ -98,7 +98,7 @@ import re  # noqa: E402
     column=st.sampled_from(["parity", "birth_weight", "gestation_week"]),
     margin=st.sampled_from([(0.0, 0), (0.01, 1), (0.1, 1)]),
 )
-def test_resized_sensitivity_neighbours(transformer, make_codes, seed, n, column, margin):
+def test_resized_sensitivity_neighbours(transformer, make_codes, seed, n, column, margin):  # noqa: PLR0917
     rng = np.random.default_rng(seed)
     t = make_codes(transformer, n, rng, spread=3)
     r = make_codes(transformer, n, rng, spread=3)

@@ -92,7 +92,7 @@ def test_exception_only_for_its_letter(spec):
     near=st.sampled_from([1, 2]),
     dist=st.sampled_from([1, 2]),
 )
-def test_matches_record_level_hopcroft_karp(spec, make_codes, seed, n_t, n_r, spread, near, dist):
+def test_matches_record_level_hopcroft_karp(spec, make_codes, seed, n_t, n_r, spread, near, dist):  # noqa: PLR0917
     rng = np.random.default_rng(seed)
     transformer = Transformer(spec, {"mother_age": "a"})
     base = spec.criterion("faithfulness_unmatched").match
