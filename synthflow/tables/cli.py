@@ -1,0 +1,253 @@
+r"""``synthflow tables protect`` and ``synthflow tables compare``: thin argparse wiring.
+
+Examples::
+
+    synthflow tables protect --data births.csv --spec configs/births.yaml \\
+        --tables configs/tables_births.yaml --method cell-key --keys 4096 --out out/ck
+    synthflow tables protect ... --method laplace --epsilon 1 --out out/lap
+    synthflow tables compare configs/births.yaml --data births.csv \\
+        --tables configs/tables_births.yaml --release runs/r1 --out report.html
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from synthflow.config import ReleaseSpec, load_spec
+from synthflow.data import load_data, read_table
+from synthflow.errors import ConfigError, DataError
+from synthflow.ledger import Ledger
+from synthflow.rng import PrivacyRNG
+from synthflow.tables._spec import load_tables
+from synthflow.tables.cellkey import PRESETS, make_ptable
+from synthflow.tables.compare import DEFAULT_EPSILONS, compare
+from synthflow.tables.protect import METHODS, CellKey, build_method, protect, write_tables
+from synthflow.tables.report import write_report
+from synthflow.tables.tabulate import Microdata
+
+__all__ = ["register"]
+
+log = logging.getLogger(__name__)
+
+
+def _rng(args: argparse.Namespace) -> PrivacyRNG:
+    if args.seed is None:
+        return PrivacyRNG.secure()
+    if not args.public:
+        raise ConfigError(
+            "--seed makes the noise reproducible and is only for tests and public data; add "
+            "--public to declare the input public, or drop --seed"
+        )
+    return PrivacyRNG.from_seed(args.seed)
+
+
+def _floats(text: str, name: str) -> tuple[float, ...]:
+    try:
+        return tuple(float(x) for x in text.split(",") if x.strip())
+    except ValueError as exc:
+        raise ConfigError(f"{name}: expected comma-separated numbers, got {text!r}") from exc
+
+
+def _or(value: Any, default: Any) -> Any:
+    return default if value is None else value
+
+
+def _method_options(args: argparse.Namespace, spec: ReleaseSpec) -> dict[str, Any]:
+    m = args.method
+    neighbouring = args.neighbouring or spec.privacy.neighbouring
+    if m == "cell-key":
+        base = PRESETS[str(args.keys)]
+        overrides = {
+            "max_perturbation": args.max_perturbation,
+            "rate_small": args.rate_small,
+            "rate_large": args.rate_large,
+            "decay": args.decay,
+            "zero_rate": args.zero_rate,
+        }
+        try:
+            params = dataclasses.replace(
+                base, **{k: v for k, v in overrides.items() if v is not None}
+            )
+        except ValueError as exc:
+            raise ConfigError(f"p-table: {exc}") from exc
+        return {
+            "ptable": params,
+            "threshold": _or(args.threshold, 0),
+            "record_key_column": args.record_key_column,
+        }
+    if m == "ten-five":
+        return {"threshold": _or(args.threshold, 10), "base": _or(args.base, 5)}
+    if m == "suppress":
+        return {"threshold": _or(args.threshold, 10)}
+    if m == "round":
+        return {"base": _or(args.base, 5)}
+    if args.epsilon is None:
+        raise ConfigError(f"--method {m} is differentially private: pass --epsilon (total)")
+    opts: dict[str, Any] = {"epsilon": args.epsilon, "neighbouring": neighbouring}
+    if m == "gaussian" or (m == "top-down" and args.noise == "gaussian"):
+        opts["delta"] = args.delta if args.delta is not None else 1e-6
+    elif args.delta:
+        raise ConfigError(f"--delta applies to Gaussian noise only, not to {m}")
+    if m == "top-down":
+        opts["mechanism"] = args.noise
+        if args.split:
+            opts["split"] = _floats(args.split, "--split")
+    else:
+        opts["nonnegative"] = args.nonnegative
+    return opts
+
+
+def _protect(args: argparse.Namespace) -> int:
+    spec = load_spec(args.spec)
+    tables = load_tables(args.tables, spec)
+    method = build_method(args.method, **_method_options(args, spec))
+    out = Path(args.out)
+    if out.exists() and any(out.iterdir()):
+        raise ConfigError(f"output directory {str(out)!r} is not empty; choose a new --out")
+    rng = _rng(args)
+    loaded = load_data(args.data, spec, public=args.public)
+    frame = loaded.frame
+    key_col = getattr(method, "record_key_column", None)
+    if key_col is not None:
+        raw = read_table(args.data)
+        if key_col not in raw.columns or len(raw) != len(frame):
+            raise DataError(
+                f"record key column {key_col!r} must be in --data, and no rows may be dropped "
+                "while cleaning; clean the data first"
+            )
+        frame = frame.assign(**{key_col: raw[key_col].to_numpy()})
+    data = Microdata(frame, spec)
+    ledger = None
+    if method.is_dp:
+        ledger = Ledger(
+            total_epsilon=args.epsilon,
+            total_delta=args.delta or 0.0,
+            path=out / "ledger.jsonl",
+        )
+    published = protect(data, tables, method, rng=rng, ledger=ledger)
+    files = write_tables(published, out)
+    if isinstance(method, CellKey):
+        make_ptable(method.ptable).to_frame().to_csv(out / "ptable.csv", index=False)
+    meta = {
+        "method": method.describe(),
+        "spec": {"path": spec.path, "sha256": spec.sha256},
+        "tables_file": str(args.tables),
+        "data": str(args.data),
+        "files": [f.name for f in files],
+        "randomness": rng.describe(),
+        "cleaning": loaded.report.to_json(),
+        "privacy": ledger.summary() if ledger else None,
+    }
+    (out / "tables.json").write_text(json.dumps(meta, indent=2, default=str) + "\n")
+    print(out)
+    return 0
+
+
+def _release_frame(path: Path) -> tuple[pd.DataFrame, float | None]:
+    if not path.is_dir():
+        raise DataError(f"release directory {str(path)!r} does not exist")
+    csvs = sorted(path.glob("*.csv"))
+    if not csvs:
+        raise DataError(f"release directory {str(path)!r} holds no *.csv synthetic data file")
+    frame = read_table(csvs[0])
+    eps = None
+    ledger = path / "ledger.jsonl"
+    if ledger.is_file():
+        eps = sum(json.loads(line)["epsilon"] for line in ledger.read_text().splitlines() if line)
+    return frame, eps
+
+
+def _compare(args: argparse.Namespace) -> int:
+    spec = load_spec(args.spec)
+    tables = load_tables(args.tables, spec)
+    rng = _rng(args)
+    loaded = load_data(args.data, spec, public=args.public)
+    release = release_eps = None
+    if args.release:
+        frame, release_eps = _release_frame(Path(args.release))
+        release = Microdata(frame, spec, labelled=True)
+    result = compare(
+        Microdata(loaded.frame, spec),
+        tables,
+        rng=rng,
+        release=release,
+        release_epsilon=release_eps,
+        epsilons=_floats(args.epsilons, "--epsilons") if args.epsilons else DEFAULT_EPSILONS,
+        delta=args.delta,
+        neighbouring=args.neighbouring or spec.privacy.neighbouring,
+        nonnegative=not args.allow_negative,
+    )
+    path = write_report(result, args.out, heatmap_epsilon=args.heatmap_epsilon)
+    log.info("comparison took %.1f s", result.seconds)
+    print(path)
+    return 0
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--data", required=True, help="microdata CSV or Parquet file")
+    p.add_argument("--tables", required=True, help="tables YAML, e.g. configs/tables_births.yaml")
+    p.add_argument(
+        "--neighbouring",
+        choices=("replace_one", "add_remove"),
+        help="neighbouring relation for DP sensitivities (default: the spec's)",
+    )
+    p.add_argument("--seed", type=int, help="reproducible randomness (needs --public)")
+    p.add_argument("--public", action="store_true", help="declare the input public")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``tables protect`` and ``tables compare`` to the CLI."""
+    tp = sub.add_parser("tables", help="protect frequency tables; compare with DP")
+    tsub = tp.add_subparsers(dest="tables_command", metavar="SUBCOMMAND")
+    tp.set_defaults(func=lambda _args: (tp.print_help(), 2)[1])
+
+    p = tsub.add_parser("protect", help="write each table protected by one method as CSV")
+    _common(p)
+    p.add_argument("--spec", required=True, help="release spec, e.g. configs/births.yaml")
+    p.add_argument("--method", required=True, choices=sorted(METHODS))
+    p.add_argument("--out", required=True, help="new output directory")
+    g = p.add_argument_group("DP methods (laplace, geometric, gaussian, top-down)")
+    g.add_argument("--epsilon", type=float, help="total epsilon, split over the tables")
+    g.add_argument("--delta", type=float, help="total delta (Gaussian; default 1e-6)")
+    g.add_argument("--nonnegative", action="store_true", help="clip negative counts to 0")
+    g.add_argument(
+        "--noise",
+        choices=("laplace", "geometric", "gaussian"),
+        default="laplace",
+        help="noise of the top-down method",
+    )
+    g.add_argument("--split", help="top-down shares per level, total first, e.g. 0.01,0.99")
+    g = p.add_argument_group("cell key perturbation")
+    g.add_argument("--keys", type=int, choices=(256, 4096), default=4096, help="key range")
+    g.add_argument("--max-perturbation", type=int, help="largest absolute perturbation")
+    g.add_argument("--rate-small", type=float, help="perturbation rate of a count of 1")
+    g.add_argument("--rate-large", type=float, help="perturbation rate of large counts")
+    g.add_argument("--decay", type=float, help="counts over which the rate falls by 1/e")
+    g.add_argument("--zero-rate", type=float, help="share of zero cells perturbed")
+    g.add_argument("--record-key-column", help="ID column: record key = ID mod keys")
+    g = p.add_argument_group("rounding rules (ten-five, suppress, round; cell-key threshold)")
+    g.add_argument("--threshold", type=int, help="suppress counts below this (default 10)")
+    g.add_argument("--base", type=int, help="rounding base (default 5)")
+    p.set_defaults(func=_protect)
+
+    p = tsub.add_parser("compare", help="every method side by side, as an HTML report")
+    p.add_argument("spec", help="release spec, e.g. configs/births.yaml")
+    _common(p)
+    p.add_argument("--release", help="directory of a DP synthetic release (first *.csv)")
+    p.add_argument("--out", required=True, help="HTML report file")
+    p.add_argument("--epsilons", help="total epsilons of the DP methods, e.g. 0.1,1,2,5,10")
+    p.add_argument("--delta", type=float, default=1e-6, help="total delta of Gaussian runs")
+    p.add_argument(
+        "--allow-negative",
+        action="store_true",
+        help="publish negative DP counts (default: clip to 0)",
+    )
+    p.add_argument("--heatmap-epsilon", type=float, help="epsilon of the DP heatmaps")
+    p.set_defaults(func=_compare)
