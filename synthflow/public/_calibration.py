@@ -15,6 +15,7 @@ import yaml
 from synthflow.errors import ConfigError
 from synthflow.public._summaries import (
     ConditionalDistribution,
+    ConditionalMeans,
     ConditionalQuantiles,
     Distribution,
 )
@@ -33,6 +34,8 @@ _SUMMARY_KEYS = (
     "gestation_by_parity",
     "birth_weight_by_gestation",
     "birth_weight_by_sex",
+    "birth_weight_mean_by_mother_age",
+    "birth_weight_mean_by_parity",
     "birth_weight_recording",
 )
 
@@ -63,6 +66,10 @@ class Calibration:
     """Gestation week within parity groups."""
     weight_by_gestation: ConditionalQuantiles
     """Birth-weight quantiles within groups of gestation weeks."""
+    weight_mean_by_age: ConditionalMeans
+    """Mean birth weight within the mother's age groups of :attr:`parity_by_age`."""
+    weight_mean_by_parity: ConditionalMeans
+    """Mean birth weight within the parity groups of :attr:`gestation_by_parity`."""
     weight_ratio_male: float
     """Mean birth weight of boys divided by the overall mean."""
     weight_ratio_female: float
@@ -84,6 +91,14 @@ class Calibration:
         if self.gestation_by_age.values != self.gestation_by_parity.values:
             raise ConfigError(
                 "gestation_by_mother_age and gestation_by_parity must list the same weeks"
+            )
+        if self.weight_mean_by_age.groups != self.parity_by_age.groups:
+            raise ConfigError(
+                "birth_weight_mean_by_mother_age must use the groups of parity_by_mother_age"
+            )
+        if self.weight_mean_by_parity.groups != self.gestation_by_parity.groups:
+            raise ConfigError(
+                "birth_weight_mean_by_parity must use the groups of gestation_by_parity"
             )
         for name in ("female_share", "ounce_share", "round10_share"):
             value = getattr(self, name)
@@ -115,6 +130,8 @@ class Calibration:
                     "male": self.weight_ratio_male,
                     "female": self.weight_ratio_female,
                 },
+                "birth_weight_mean_by_mother_age": self.weight_mean_by_age.to_dict(),
+                "birth_weight_mean_by_parity": self.weight_mean_by_parity.to_dict(),
                 "birth_weight_recording": {
                     "variables": ["birth_weight"],
                     "ounce_share": self.ounce_share,
@@ -145,6 +162,8 @@ class Calibration:
                 gestation_by_age=ConditionalDistribution.from_dict(s["gestation_by_mother_age"]),
                 gestation_by_parity=ConditionalDistribution.from_dict(s["gestation_by_parity"]),
                 weight_by_gestation=ConditionalQuantiles.from_dict(s["birth_weight_by_gestation"]),
+                weight_mean_by_age=ConditionalMeans.from_dict(s["birth_weight_mean_by_mother_age"]),
+                weight_mean_by_parity=ConditionalMeans.from_dict(s["birth_weight_mean_by_parity"]),
                 weight_ratio_male=float(s["birth_weight_by_sex"]["male"]),
                 weight_ratio_female=float(s["birth_weight_by_sex"]["female"]),
                 ounce_share=float(s["birth_weight_recording"]["ounce_share"]),
@@ -170,8 +189,8 @@ class Calibration:
             "is_female and mother_age 1-way distributions; parity distribution by mother-age",
             "group; gestation-week distributions by mother-age group and by parity group",
             "(combined by iterative proportional fitting); birth-weight quantiles by",
-            "gestation-week group; mean birth weight by sex / overall mean; shares of",
-            "weights recorded in whole ounces and in 10 g.",
+            "gestation-week group; mean birth weight by sex / overall mean, by mother-age",
+            "group and by parity group; shares of weights recorded in whole ounces and in 10 g.",
             "Regenerate: python -m synthflow public-data calibrate "
             f"--sample {self.source} --out <this file>",
         ]

@@ -8,6 +8,8 @@ Three shapes only, each over one or two variables:
   ``">44"``).
 * :class:`ConditionalQuantiles`: quantiles of ``target`` within each group of ``given``
   (a 2-way summary).
+* :class:`ConditionalMeans`: the mean of ``target`` within each group of ``given``
+  (a 2-way summary).
 
 Each converts to and from plain YAML-ready mappings and can draw values given uniforms,
 so that all randomness stays with the caller's generator.
@@ -15,8 +17,6 @@ so that all randomness stays with the caller's generator.
 
 from __future__ import annotations
 
-import math
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -25,42 +25,14 @@ import numpy as np
 import pandas as pd
 
 from synthflow.errors import ConfigError
+from synthflow.public._groups import group_bounds, group_index
 
-__all__ = ["ConditionalDistribution", "ConditionalQuantiles", "Distribution", "group_bounds"]
-
-_GROUP = re.compile(r"^(?:<(-?\d+)|>(-?\d+)|(-?\d+)-(-?\d+)|(-?\d+))$")
-
-
-def group_bounds(label: str) -> tuple[float, float]:
-    """Inclusive bounds of a group label.
-
-    >>> group_bounds("<18"), group_bounds("18-19"), group_bounds("7"), group_bounds(">44")
-    ((-inf, 17), (18, 19), (7, 7), (45, inf))
-    """
-    m = _GROUP.match(str(label).strip())
-    if not m:
-        raise ConfigError(f"group label {label!r} must look like '<18', '18-19', '7' or '>44'")
-    below, above, lo, hi, single = m.groups()
-    if below is not None:
-        return -math.inf, int(below) - 1
-    if above is not None:
-        return int(above) + 1, math.inf
-    if single is not None:
-        return int(single), int(single)
-    return int(lo), int(hi)
-
-
-def group_index(values: np.ndarray, groups: Sequence[str], *, variable: str) -> np.ndarray:
-    """Index into ``groups`` of each value; ConfigError if a value is in no group."""
-    out = np.full(len(values), -1, dtype=np.int64)
-    for i, label in enumerate(groups):
-        lo, hi = group_bounds(label)
-        out[(values >= lo) & (values <= hi)] = i
-    if (out < 0).any():
-        raise ConfigError(
-            f"{variable}: value {int(values[out < 0][0])} is in none of the groups {list(groups)}"
-        )
-    return out
+__all__ = [
+    "ConditionalDistribution",
+    "ConditionalMeans",
+    "ConditionalQuantiles",
+    "Distribution",
+]
 
 
 def _probabilities(p: Sequence[float], *, where: str) -> np.ndarray:
@@ -266,21 +238,26 @@ class ConditionalQuantiles:
             quantiles=tuple(rows),
         )  # fmt: skip
 
+    def _inverse(self, i: int, u: np.ndarray) -> np.ndarray:
+        lv, q = np.asarray(self.levels, dtype=float), np.asarray(self.quantiles[i], dtype=float)
+        val = np.interp(u, lv, q)
+        lo_slope = (q[1] - q[0]) / (lv[1] - lv[0])
+        hi_slope = (q[-1] - q[-2]) / (lv[-1] - lv[-2])
+        val = np.where(u < lv[0], q[0] - lo_slope * (lv[0] - u), val)
+        return np.where(u > lv[-1], q[-1] + hi_slope * (u - lv[-1]), val)
+
     def draw(self, given_values: np.ndarray, u: np.ndarray) -> np.ndarray:
         """Values of ``target`` (floats) for the ``given`` values and uniforms ``u``."""
         gi = group_index(given_values, self.groups, variable=self.given)
-        lv = np.asarray(self.levels, dtype=float)
         out = np.empty(len(u), dtype=float)
-        for i, row in enumerate(self.quantiles):
-            q = np.asarray(row, dtype=float)
-            uu = u[gi == i]
-            val = np.interp(uu, lv, q)
-            lo_slope = (q[1] - q[0]) / (lv[1] - lv[0])
-            hi_slope = (q[-1] - q[-2]) / (lv[-1] - lv[-2])
-            val = np.where(uu < lv[0], q[0] - lo_slope * (lv[0] - uu), val)
-            val = np.where(uu > lv[-1], q[-1] + hi_slope * (uu - lv[-1]), val)
-            out[gi == i] = val
+        for i in range(len(self.groups)):
+            out[gi == i] = self._inverse(i, u[gi == i])
         return out
+
+    def means(self) -> np.ndarray:
+        """Mean of the distribution drawn from, per group."""
+        u = (np.arange(20_000) + 0.5) / 20_000
+        return np.array([self._inverse(i, u).mean() for i in range(len(self.groups))])
 
     def to_dict(self) -> dict[str, Any]:
         """YAML-ready mapping."""
@@ -301,4 +278,57 @@ class ConditionalQuantiles:
             groups=tuple(str(g) for g in d["groups"]),
             levels=tuple(float(v) for v in d["levels"]),
             quantiles=tuple(tuple(float(v) for v in row) for row in d["quantiles"]),
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class ConditionalMeans:
+    """Mean of ``target`` within each group of ``given`` (a 2-way summary)."""
+
+    given: str
+    """Conditioning variable."""
+    target: str
+    """Variable whose means are stored."""
+    groups: tuple[str, ...]
+    """Group labels of ``given``."""
+    means: tuple[float, ...]
+    """Mean of ``target`` per group."""
+
+    def __post_init__(self) -> None:
+        for label in self.groups:
+            group_bounds(label)
+        if len(self.groups) != len(self.means) or not all(np.isfinite(self.means)):
+            raise ConfigError(f"{self.target} by {self.given}: one finite mean per group")
+
+    @classmethod
+    def estimate(
+        cls, given: str, target: str, frame: pd.DataFrame, groups: Sequence[str], *, digits: int = 2
+    ) -> ConditionalMeans:
+        """Means of ``frame[target]`` within each group of ``frame[given]``."""
+        gi = group_index(frame[given].to_numpy(), groups, variable=given)
+        y = frame[target].to_numpy(dtype=float)
+        means = []
+        for i, label in enumerate(groups):
+            if not (gi == i).any():
+                raise ConfigError(f"{target} by {given}: no rows in group {label}; merge groups")
+            means.append(round(float(y[gi == i].mean()), digits))
+        return cls(given=given, target=target, groups=tuple(groups), means=tuple(means))
+
+    def to_dict(self) -> dict[str, Any]:
+        """YAML-ready mapping."""
+        return {
+            "variables": [self.given, self.target],
+            "groups": list(self.groups),
+            "means": list(self.means),
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> ConditionalMeans:
+        """Inverse of :meth:`to_dict`."""
+        given, target = d["variables"]
+        return cls(
+            given=given,
+            target=target,
+            groups=tuple(str(g) for g in d["groups"]),
+            means=tuple(float(v) for v in d["means"]),
         )

@@ -1,26 +1,31 @@
 """NVSS-like simulator: synthetic births calibrated from low-order summaries only.
 
-The simulator is a small directed model in which every factor is a 1-way distribution or
-a 2-way summary of a real NVSS sample; no rows and no table over three or more variables
-are kept:
+The simulator draws each birth factor by factor; every figure it uses is a 1-way
+distribution or a 2-way summary of a real NVSS sample. No rows and no table over three or
+more variables are kept:
 
-========================  ==================================================
-factor                    calibration summary
-========================  ==================================================
-birth month               1-way distribution
-sex                       share of girls (1-way)
-mother's age              1-way distribution (single years)
-parity                    distribution by mother's age group (2-way)
-gestation week            distribution by parity group (2-way)
-birth weight              quantiles by gestation week group (2-way), times the
-                          ratio of the mean weight by sex to the overall mean
-                          (2-way), then recorded in whole ounces or in 10 g
-                          with the observed 1-way shares (US weights reported
-                          in lb/oz are heaped on the ounce grid)
-========================  ==================================================
+==============  ===========================================================
+factor          calibration summaries
+==============  ===========================================================
+birth month     1-way distribution
+sex             share of girls (1-way)
+mother's age    1-way distribution (single years)
+parity          distribution by mother's age group (2-way)
+gestation week  distributions by mother's age group and by parity group
+                (2-way each), combined into P(week | age group, parity group)
+                by iterative proportional fitting (:mod:`._model`)
+birth weight    quantiles by gestation-week group (2-way), times factors by
+                mother's age group and parity group fitted to the mean
+                weight by age group and by parity group (2-way each), times
+                the ratio of the mean weight by sex to the overall mean
+                (2-way); then recorded in whole ounces or to 10 g with the
+                observed 1-way shares (US weights reported in lb/oz are
+                heaped on the ounce grid)
+==============  ===========================================================
 
-Everything else, e.g. any dependence of weight on the mother's age given gestation, or
-of gestation on sex, is not reproduced.
+Everything else is not reproduced: e.g. sex is independent of all other columns, month of
+everything, and within a gestation group the shape (not the mean) of the weight
+distribution is the same for all mothers.
 
 >>> import numpy as np
 >>> cal = Calibration.from_yaml(default_calibration_path())  # doctest: +SKIP
@@ -39,12 +44,14 @@ import pandas as pd
 
 from synthflow.errors import ConfigError
 from synthflow.public._calibration import Calibration
+from synthflow.public._groups import group_index, pooled_groups
 from synthflow.public._io import SAMPLE_COLUMNS, birth_months, check_sample
+from synthflow.public._model import draw_gestation, gestation_given_age_parity, weight_factors
 from synthflow.public._summaries import (
     ConditionalDistribution,
+    ConditionalMeans,
     ConditionalQuantiles,
     Distribution,
-    group_index,
 )
 
 __all__ = ["Calibration", "calibrate", "default_calibration_path", "simulate"]
@@ -72,103 +79,6 @@ GRAMS_PER_OUNCE = 28.349523125
 def default_calibration_path() -> Path:
     """``public_data/nvss2019_calibration.yaml`` of the source tree."""
     return Path(__file__).resolve().parents[2] / "public_data" / "nvss2019_calibration.yaml"
-
-
-def pooled_groups(column: pd.Series, min_rows: int) -> tuple[str, ...]:
-    """Group labels pooling adjacent values of ``column`` until each has ``min_rows`` rows.
-
-    Values are pooled from the smallest up; a short last group joins the one before. The
-    first group is open below and the last open above.
-
-    >>> pooled_groups(pd.Series([1, 1, 2, 3, 3, 3, 4, 5]), 2)
-    ('<2', '2-3', '>3')
-    """
-    counts = column.value_counts().sort_index()
-    spans: list[list[int]] = []  # [first value, last value, rows]
-    current: list[int] | None = None
-    for value, rows in zip(
-        counts.index.to_numpy(dtype=int), counts.to_numpy(dtype=int), strict=True
-    ):
-        if current is None:
-            current = [int(value), int(value), 0]
-        current[1], current[2] = int(value), current[2] + int(rows)
-        if current[2] >= min_rows:
-            spans.append(current)
-            current = None
-    if current is not None:
-        if spans:
-            spans[-1][1], spans[-1][2] = current[1], spans[-1][2] + current[2]
-        else:
-            spans.append(current)
-    labels = []
-    for i, (lo, hi, _) in enumerate(spans):
-        if len(spans) == 1:
-            labels.append(f">{lo - 1}")
-        elif i == 0:
-            labels.append(f"<{hi + 1}")
-        elif i == len(spans) - 1:
-            labels.append(f">{lo - 1}")
-        else:
-            labels.append(str(lo) if lo == hi else f"{lo}-{hi}")
-    return tuple(labels)
-
-
-def _normalised(x: np.ndarray) -> np.ndarray:
-    return np.asarray(x, dtype=float) / float(np.sum(x))
-
-
-def gestation_given_age_parity(c: Calibration, *, iterations: int = 100) -> np.ndarray:
-    """P(gestation week | mother-age group, parity group), shape (ages, parities, weeks).
-
-    The joint table of the three variables is the one with no three-way interaction that
-    has the three 2-way margins of the calibration: age x parity (from
-    ``mother_age`` and ``parity_by_age``), age x gestation and parity x gestation. It is
-    found by iterative proportional fitting (Deming & Stephan, 1940; Bishop, Fienberg &
-    Holland, *Discrete Multivariate Analysis*, 1975, ch. 3).
-    """
-    ages, parities = c.parity_by_age.groups, c.gestation_by_parity.groups
-    age_of_value = group_index(np.asarray(c.mother_age.values), ages, variable="mother_age")
-    p_age = _normalised(
-        np.bincount(age_of_value, weights=c.mother_age.probabilities, minlength=len(ages))
-    )
-    pg_of_value = group_index(np.asarray(c.parity_by_age.values), parities, variable="parity")
-    parity_rows = [
-        np.bincount(pg_of_value, weights=row, minlength=len(parities))
-        for row in c.parity_by_age.probabilities
-    ]
-    age_parity = _normalised(np.stack(parity_rows) * p_age[:, None])
-    age_gest = _normalised(np.asarray(c.gestation_by_age.probabilities) * p_age[:, None])
-    parity_gest = _normalised(
-        np.asarray(c.gestation_by_parity.probabilities) * age_parity.sum(0)[:, None]
-    )
-
-    def scale(target: np.ndarray, current: np.ndarray) -> np.ndarray:
-        return np.divide(target, current, out=np.zeros_like(target), where=current > 0)
-
-    joint = np.ones((len(ages), len(parities), len(c.gestation_by_parity.values)))
-    for _ in range(iterations):
-        joint *= scale(age_parity, joint.sum(2))[:, :, None]
-        joint *= scale(age_gest, joint.sum(1))[:, None, :]
-        joint *= scale(parity_gest, joint.sum(0))[None, :, :]
-    totals = joint.sum(2, keepdims=True)
-    return np.divide(joint, totals, out=np.full_like(joint, 1 / joint.shape[2]), where=totals > 0)
-
-
-def _draw_gestation(
-    c: Calibration, age: np.ndarray, parity: np.ndarray, u: np.ndarray
-) -> np.ndarray:
-    table = gestation_given_age_parity(c)
-    ai = group_index(age, c.parity_by_age.groups, variable="mother_age")
-    pi = group_index(parity, c.gestation_by_parity.groups, variable="parity")
-    weeks = np.asarray(c.gestation_by_parity.values, dtype=np.int64)
-    out = np.empty(len(u), dtype=np.int64)
-    for a, p in np.ndindex(table.shape[:2]):
-        mask = (ai == a) & (pi == p)
-        if mask.any():
-            cdf = np.cumsum(table[a, p])
-            idx = np.searchsorted(cdf, u[mask] * cdf[-1], side="right")
-            out[mask] = weeks[np.minimum(idx, len(weeks) - 1)]
-    return out
 
 
 def calibrate(sample: pd.DataFrame, *, source: str = "unnamed NVSS sample") -> Calibration:
@@ -214,6 +124,8 @@ def calibrate(sample: pd.DataFrame, *, source: str = "unnamed NVSS sample") -> C
         weight_by_gestation=ConditionalQuantiles.estimate(
             "gestation_week", "birth_weight", frame, weeks, WEIGHT_LEVELS
         ),
+        weight_mean_by_age=ConditionalMeans.estimate("mother_age", "birth_weight", frame, ages),
+        weight_mean_by_parity=ConditionalMeans.estimate("parity", "birth_weight", frame, parities),
         weight_ratio_male=round(float(by_sex.get(False, mean_w)) / mean_w, 6),
         weight_ratio_female=round(float(by_sex.get(True, mean_w)) / mean_w, 6),
         ounce_share=round(max(0.0, (float(on_oz.mean()) - chance) / (1 - chance)), 6),
@@ -245,8 +157,12 @@ def simulate(calibration: Calibration, n_rows: int, rng: np.random.Generator) ->
     is_female = rng.random(n) < c.female_share
     age = c.mother_age.draw(rng.random(n))
     parity = c.parity_by_age.draw(age, rng.random(n))
-    gestation = _draw_gestation(c, age, parity, rng.random(n))
-    weight = c.weight_by_gestation.draw(gestation, rng.random(n))
+    ai = group_index(age, c.parity_by_age.groups, variable="mother_age")
+    pi = group_index(parity, c.gestation_by_parity.groups, variable="parity")
+    table = gestation_given_age_parity(c)
+    gestation = draw_gestation(c, table, ai, pi, rng.random(n))
+    r_age, r_parity = weight_factors(c, table)
+    weight = c.weight_by_gestation.draw(gestation, rng.random(n)) * r_age[ai] * r_parity[pi]
     weight *= np.where(is_female, c.weight_ratio_female, c.weight_ratio_male)
     v = rng.random(n)
     ounce = v < c.ounce_share

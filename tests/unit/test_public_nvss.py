@@ -21,6 +21,8 @@ from synthflow.public import (
     read_sample,
     simulate,
 )
+from synthflow.public._groups import group_index
+from synthflow.public._model import age_parity_joint, gestation_given_age_parity
 from synthflow.public.cli import register
 
 REPO = Path(__file__).parents[2]
@@ -157,9 +159,12 @@ def test_calibration_yaml_has_no_table_over_two_variables() -> None:
                 assert _depth(value) <= len(variables), f"{name}.{key} is nested too deep"
                 n_numbers += int(np.size(value))
         if "groups" in summary:
-            rows = summary.get("probabilities", summary.get("quantiles"))
-            assert len(rows) == len(summary["groups"])
-    assert n_numbers < 3_000  # summaries, not rows
+            per_group = [
+                summary[k] for k in ("probabilities", "quantiles", "means") if k in summary
+            ]
+            assert len(per_group) == 1, f"{name}: one table per summary"
+            assert len(per_group[0]) == len(summary["groups"])
+    assert n_numbers < 5_000  # summaries, not rows (the sample holds 960,000 numbers)
 
 
 def test_calibration_yaml_round_trip(calibration: Calibration, tmp_path: Path) -> None:
@@ -313,3 +318,29 @@ def test_cli_simulate_and_from_nvss(tmp_path: Path, capsys: pytest.CaptureFixtur
     cal = tmp_path / "cal.yaml"
     assert _run(["public-data", "calibrate", "--sample", str(out), "--out", str(cal)]) == 0
     assert Calibration.from_yaml(cal).sample_rows == 300
+
+
+# --- the joint model honours the 2-way summaries it is fitted to -------------------------
+
+
+def test_gestation_model_reproduces_both_two_way_tables(calibration: Calibration) -> None:
+    joint = gestation_given_age_parity(calibration) * age_parity_joint(calibration)[:, :, None]
+    by_age = joint.sum(1) / joint.sum((1, 2))[:, None]
+    by_parity = joint.sum(0) / joint.sum((0, 2))[:, None]
+    np.testing.assert_allclose(by_age, calibration.gestation_by_age.probabilities, atol=1e-5)
+    np.testing.assert_allclose(by_parity, calibration.gestation_by_parity.probabilities, atol=1e-5)
+
+
+def test_simulated_mean_weight_by_group_matches_calibration(
+    calibration: Calibration, default: pd.DataFrame
+) -> None:
+    cal = calibration
+    for summary, column in [
+        (cal.weight_mean_by_parity, "parity"),
+        (cal.weight_mean_by_age, "mother_age"),
+    ]:
+        gi = group_index(default[column].to_numpy(), summary.groups, variable=column)
+        sim = default.groupby(gi)["birth_weight"].mean().to_numpy()
+        counts = np.bincount(gi)
+        big = counts >= 2_000  # sampling error of a group mean ~ 600 g / sqrt(rows)
+        np.testing.assert_allclose(sim[big], np.asarray(summary.means)[big], atol=30)
