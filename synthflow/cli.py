@@ -13,7 +13,13 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from synthflow.errors import BudgetExceededError, ConfigError, DataError, NotEnoughRowsError
+from synthflow.errors import (
+    BudgetExceededError,
+    ConfigError,
+    DataError,
+    NotEnoughRowsError,
+    SelectionPaused,
+)
 
 __all__ = ["build_parser", "main"]
 

@@ -13,6 +13,7 @@ __all__ = [
     "DataError",
     "NotEnoughRowsError",
     "PrivacyLeakWarning",
+    "SelectionPaused",
 ]
 
 
@@ -34,3 +35,7 @@ class NotEnoughRowsError(RuntimeError):
 
 class PrivacyLeakWarning(UserWarning):
     """A computation would read bounds or categories from private data."""
+
+
+class SelectionPaused(RuntimeError):
+    """Private selection reached its attempt cap; re-running continues it."""

@@ -1,0 +1,23 @@
+"""Private selection, the release package and its audit (SPEC sec. 1, 8, 10)."""
+
+from synthflow.release.audit import AuditReport, audit_release
+from synthflow.release.publish import public_parameters, write_release
+from synthflow.release.selection import (
+    AttemptResult,
+    SelectionCost,
+    SelectionOutcome,
+    private_selection,
+    selection_cost,
+)
+
+__all__ = [
+    "AttemptResult",
+    "AuditReport",
+    "SelectionCost",
+    "SelectionOutcome",
+    "audit_release",
+    "private_selection",
+    "public_parameters",
+    "selection_cost",
+    "write_release",
+]

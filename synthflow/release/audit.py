@@ -1,0 +1,188 @@
+"""Audit a published release using only its files (and optionally the reviewer's spec).
+
+Checks: file hashes against the manifest; schema and domains; minimal occurrence and
+k-anonymity of every projection that leaves out one column; synthetic constraints;
+each pass decision from the published value and threshold; each sensitivity
+recomputed from the published data and parameters; the epsilon arithmetic.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from synthflow.config import ReleaseSpec, load_spec
+from synthflow.errors import ConfigError, DataError
+from synthflow.filtering import binned_violations
+from synthflow.release.publish import DATA_FILE, MANIFEST, public_parameters, sha256_file
+from synthflow.release.selection import SelectionCost
+from synthflow.space import find_configuration
+from synthflow.transform import Transformer
+
+__all__ = ["AuditReport", "audit_release"]
+
+_REL_TOL = 1e-9
+
+
+@dataclass
+class AuditReport:
+    """Every check with its outcome; ``ok`` only when all hold."""
+
+    checks: list[tuple[str, bool, str]] = field(default_factory=list)
+
+    def add(self, name: str, ok: bool, detail: str = "") -> None:
+        """Record one check."""
+        self.checks.append((name, bool(ok), detail))
+
+    @property
+    def ok(self) -> bool:
+        """Whether every check passed."""
+        return bool(self.checks) and all(ok for _, ok, _ in self.checks)
+
+    @property
+    def failures(self) -> list[str]:
+        """Names and details of the failed checks."""
+        return [f"{n}: {d}" for n, ok, d in self.checks if not ok]
+
+
+def _close(a: float, b: float) -> bool:
+    return math.isclose(a, b, rel_tol=_REL_TOL, abs_tol=1e-15)
+
+
+def audit_release(release_dir: str | Path, *, spec_path: str | Path | None = None) -> AuditReport:
+    """Run every check on ``release_dir``.
+
+    Raises:
+        DataError: If the directory is not a release (no manifest or acceptance file).
+    """
+    root = Path(release_dir)
+    report = AuditReport()
+    manifest_path = root / MANIFEST
+    if not manifest_path.is_file() or not (root / "acceptance.json").is_file():
+        raise DataError(
+            f"{str(root)!r} is not a synthflow release (needs {MANIFEST} and acceptance.json)"
+        )
+    # 1. hashes
+    manifest = json.loads(manifest_path.read_text("utf-8"))["files"]
+    present = {p.name for p in root.iterdir() if p.is_file()} - {MANIFEST}
+    for name in sorted(set(manifest) | present):
+        if name not in manifest:
+            report.add(f"hash {name}", False, "file is not listed in the manifest")
+        elif name not in present:
+            report.add(f"hash {name}", False, "file listed in the manifest is missing")
+        else:
+            ok = sha256_file(root / name) == manifest[name]
+            report.add(f"hash {name}", ok, "" if ok else "SHA-256 differs from the manifest")
+    acc: dict[str, Any] = json.loads((root / "acceptance.json").read_text("utf-8"))
+    # 2. spec
+    spec: ReleaseSpec = load_spec(spec_path or root / "spec.yaml")
+    ok = spec.sha256 == acc["spec"]["sha256"]
+    report.add("spec hash", ok, "" if ok else "the spec differs from the one the release used")
+    try:
+        cfg = find_configuration(spec, acc["configuration"]["id"])
+    except ConfigError as exc:
+        report.add("configuration", False, str(exc))
+        return report
+    tr = Transformer(spec, cfg.transformations)
+    labels = pd.read_csv(root / DATA_FILE, dtype=str, keep_default_na=False)
+    try:
+        codes = tr.from_labels(labels)
+        extra = set(labels.columns) - set(spec.column_names)
+        report.add(
+            "schema and domains", not extra, f"unexpected columns {sorted(extra)}" if extra else ""
+        )
+    except DataError as exc:
+        report.add("schema and domains", False, str(exc))
+        return report
+    report.add(
+        "row count", len(codes) == acc["rows"], f"{len(codes)} rows, published {acc['rows']}"
+    )
+    # 3. face privacy
+    k = cfg.min_count
+    counts = codes.groupby(list(codes.columns)).size()
+    report.add(
+        f"every record appears >= {k} times",
+        counts.min() >= k,
+        "" if counts.min() >= k else "some record appears fewer times",
+    )
+    for cols in itertools.combinations(codes.columns, len(codes.columns) - 1):
+        smallest = codes.groupby(list(cols)).size().min()
+        report.add(
+            f"{k}-anonymous without {set(codes.columns) - set(cols)}",
+            smallest >= k,
+            "" if smallest >= k else "a projection has a group smaller than k",
+        )
+    # 4. constraints
+    bad = int(binned_violations(codes, spec.synthetic_constraints, tr).sum())
+    report.add("synthetic constraints", bad == 0, f"{bad} rows violate them" if bad else "")
+    # 5-6. decisions and sensitivities
+    cost = SelectionCost(
+        generator_epsilon=acc["budget"]["generator_epsilon"],
+        evaluation_epsilon=acc["budget"]["evaluation_epsilon"],
+        fit_epsilon=acc["budget"]["regression_fit_once_epsilon"] or 0.0,
+    )
+    params = public_parameters(spec, tr, codes, fit_once=cost.fit_once)
+    published = {c["name"]: c for c in acc["criteria"]}
+    for crit in spec.criteria:
+        c = published.get(crit.name)
+        if c is None:
+            report.add(f"criterion {crit.name}", False, "missing from acceptance.json")
+            continue
+        expected_threshold = crit.threshold
+        if "pseudo_threshold" in params[crit.name]:
+            expected_threshold = min(crit.threshold, params[crit.name]["pseudo_threshold"])
+        ok_t = _close(c["threshold"], expected_threshold)
+        report.add(
+            f"threshold {crit.name}",
+            ok_t,
+            "" if ok_t else f"published {c['threshold']}, spec gives {expected_threshold}",
+        )
+        decision = c["value"] < c["threshold"]
+        report.add(
+            f"decision {crit.name}",
+            decision == c["passed"] and c["passed"],
+            ""
+            if decision == c["passed"] and c["passed"]
+            else f"value {c['value']} vs threshold {c['threshold']} gives passed={decision}, "
+            f"published {c['passed']}",
+        )
+        sens = params[crit.name]["sensitivity"]
+        ok_s = c["sensitivity"] is not None and _close(c["sensitivity"], sens)
+        report.add(
+            f"sensitivity {crit.name}",
+            ok_s,
+            "" if ok_s else f"published {c['sensitivity']}, recomputed {sens}",
+        )
+        pub = {k: v for k, v in params[crit.name].items() if k != "sensitivity"}
+        ok_p = json.loads(json.dumps(pub)) == c.get("public_parameters")
+        report.add(f"public parameters {crit.name}", ok_p, "" if ok_p else "differ from recomputed")
+    report.add(
+        "overall decision",
+        acc["passed"] is True and all(c["passed"] for c in acc["criteria"]),
+        "" if acc["passed"] else "the release says it did not pass",
+    )
+    # 7. epsilon arithmetic
+    eps_eval = math.fsum(crit.epsilon for crit in spec.criteria)
+    ok_e = _close(cost.evaluation_epsilon, eps_eval) and _close(
+        cost.generator_epsilon, spec.privacy.generator_epsilon
+    )
+    report.add("budget components", ok_e, "" if ok_e else "differ from the spec")
+    ok_total = _close(acc["budget"]["total_epsilon"], cost.total)
+    report.add(
+        "budget total",
+        ok_total,
+        "" if ok_total else f"published {acc['budget']['total_epsilon']}, adds up to {cost.total}",
+    )
+    within = cost.total <= spec.privacy.total_epsilon + 1e-12
+    report.add(
+        "budget within the spec's total",
+        within,
+        "" if within else f"{cost.total} > {spec.privacy.total_epsilon}",
+    )
+    return report

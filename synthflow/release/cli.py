@@ -1,0 +1,201 @@
+"""``synthflow release`` and ``synthflow audit``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+from tqdm.auto import tqdm
+
+from synthflow.acceptance import evaluate, fit_dp_regression
+from synthflow.config import ReleaseSpec, load_spec
+from synthflow.data import load_data
+from synthflow.errors import ConfigError
+from synthflow.flow import run_flow
+from synthflow.ledger import Ledger
+from synthflow.release.audit import audit_release
+from synthflow.release.publish import write_release
+from synthflow.release.selection import AttemptResult, private_selection
+from synthflow.rng import PrivacyRNG
+from synthflow.space import Configuration, find_configuration
+from synthflow.transform import Transformer
+
+__all__ = ["read_candidates", "register", "release_command"]
+
+
+def read_candidates(spec: ReleaseSpec, path: Path) -> list[Configuration]:
+    """The shortlist written by ``synthflow shortlist``, checked against ``spec``.
+
+    Raises:
+        ConfigError: If the file is missing, malformed or made for another spec.
+    """
+    if not path.is_file():
+        raise ConfigError(
+            f"candidates file {str(path)!r} does not exist; run 'synthflow shortlist'"
+        )
+    doc = yaml.safe_load(path.read_text("utf-8"))
+    if not isinstance(doc, dict) or "configurations" not in doc:
+        raise ConfigError(f"{str(path)!r} is not a shortlist written by 'synthflow shortlist'")
+    if doc.get("spec_sha256") != spec.sha256:
+        raise ConfigError(
+            f"{str(path)!r} was screened with another spec (sha256 {doc.get('spec_sha256')!r}); "
+            f"re-run the sweep and shortlist with {spec.path}"
+        )
+    return [find_configuration(spec, str(c["id"])) for c in doc["configurations"]]
+
+
+def _attempt_fn(spec: ReleaseSpec, raw: Any, show_progress: bool):  # type: ignore[no-untyped-def]
+    def attempt(cfg: Configuration, ledger: Ledger, rng: PrivacyRNG, fit: Any) -> AttemptResult:
+        result = run_flow(spec, cfg, raw, ledger=ledger, rng=rng, show_progress=show_progress)
+        report = evaluate(
+            spec,
+            result.transformer,
+            result.original,
+            result.candidate,
+            exact=False,
+            ledger=ledger,
+            rng=rng,
+            regression_fit=fit,
+        )
+        exact = evaluate(spec, result.transformer, result.original, result.candidate, exact=True)
+        transcript = {
+            "released": {c.name: c.value for c in report.criteria},
+            "thresholds": {c.name: c.threshold for c in report.criteria},
+            "noise": {
+                c.name: c.value - e.value
+                for c, e in zip(report.criteria, exact.criteria, strict=True)
+            },
+            "spent_epsilon": ledger.spent_epsilon,
+        }
+        payload = (result, report) if report.passed else None
+        return AttemptResult(passed=report.passed, transcript=transcript, payload=payload)
+
+    return attempt
+
+
+def release_command(
+    spec_path: str | Path,
+    data: str | Path,
+    candidates_path: Path,
+    out: Path,
+    private_dir: Path,
+    *,
+    stop_probability: float = 0.0,
+    fit_once: bool = False,
+    seed: int | None = None,
+    public: bool = False,
+    show_progress: bool = True,
+    max_attempts: int | None = None,
+) -> Path | None:
+    """Private selection, then the release package; returns RELEASE_DIR or None."""
+    spec = load_spec(spec_path)
+    candidates = read_candidates(spec, candidates_path)
+    if out.exists() and any(out.iterdir()):
+        raise ConfigError(f"release directory {str(out)!r} is not empty; choose a new --out")
+    if seed is not None and not public:
+        raise ConfigError("--seed is for tests and public data only; add --public or drop --seed")
+    if private_dir.resolve() == out.resolve() or private_dir.resolve() in out.resolve().parents:
+        raise ConfigError(
+            "--private-dir must not be inside --out: enclave files are never published"
+        )
+    raw = load_data(data, spec, public=public).frame
+    rng = PrivacyRNG.from_seed(seed) if seed is not None else PrivacyRNG.secure()
+    fit = None
+    if fit_once:
+        letters = {tuple(sorted(c.transformations.items())) for c in candidates}
+        if len(letters) != 1:
+            raise ConfigError(
+                "--fit-once needs all candidates to share their transformations (the fit is "
+                "made on D_T once); shortlist one transformation set or drop --fit-once"
+            )
+        tr = Transformer(spec, candidates[0].transformations)
+        original = tr.forward(raw)
+
+        def fit(ledger: Ledger, r: PrivacyRNG) -> Any:
+            return fit_dp_regression(spec, tr, original, ledger=ledger, rng=r)
+
+    bar = tqdm(desc="private selection", unit="attempt", disable=not show_progress)
+    outcome = private_selection(
+        spec,
+        candidates,
+        attempt=_attempt_fn(spec, raw, show_progress=False),
+        enclave_dir=private_dir,
+        rng=rng,
+        stop_probability=stop_probability,
+        fit_once=fit_once,
+        fit=fit,
+        max_attempts=max_attempts,
+        on_attempt=lambda k, ok: bar.update(1),
+    )
+    bar.close()
+    if outcome.configuration is None:
+        return None
+    result, report = outcome.payload
+    return write_release(
+        out,
+        spec=spec,
+        configuration=outcome.configuration,
+        transformer=result.transformer,
+        candidate=result.candidate,
+        report=report,
+        cost=outcome.cost,
+    )
+
+
+def _release(args: argparse.Namespace) -> int:
+    out = release_command(
+        args.spec,
+        args.data,
+        Path(args.candidates),
+        Path(args.out),
+        Path(args.private_dir),
+        stop_probability=args.stop_probability,
+        fit_once=args.fit_once,
+        seed=args.seed,
+        public=args.public,
+        show_progress=not args.quiet,
+        max_attempts=args.max_attempts,
+    )
+    if out is None:
+        print("private selection stopped without a release (stop probability)", file=sys.stderr)
+        return 1
+    print(out)
+    return 0
+
+
+def _audit(args: argparse.Namespace) -> int:
+    report = audit_release(args.release_dir, spec_path=args.spec)
+    for name, ok, detail in report.checks:
+        line = f"{'PASS' if ok else 'FAIL'}  {name}"
+        print(line + (f"  ({detail})" if detail and not ok else ""))
+    print("audit passed" if report.ok else f"audit FAILED: {len(report.failures)} check(s)")
+    return 0 if report.ok else 1
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``release`` and ``audit``."""
+    p = sub.add_parser("release", help="private selection and the release package")
+    p.add_argument("spec")
+    p.add_argument("--data", required=True, help="the private data (CSV or Parquet)")
+    p.add_argument("--candidates", required=True, help="shortlist from 'synthflow shortlist'")
+    p.add_argument("--out", required=True, help="RELEASE_DIR: only publishable files")
+    p.add_argument("--private-dir", required=True, help="ENCLAVE_DIR: ledger and transcript")
+    p.add_argument("--stop-probability", type=float, default=0.0, help="gamma in [0, 1)")
+    p.add_argument(
+        "--fit-once",
+        action="store_true",
+        help="compute the DP regression fit once before the loop (total 9.55, not 9.98)",
+    )
+    p.add_argument("--max-attempts", type=int, help="pause after this many attempts (resumable)")
+    p.add_argument("--seed", type=int, help="tests and public data only (needs --public)")
+    p.add_argument("--public", action="store_true", help="declare the data public")
+    p.add_argument("--quiet", action="store_true")
+    p.set_defaults(func=_release)
+
+    p = sub.add_parser("audit", help="check a published release from its files")
+    p.add_argument("release_dir")
+    p.add_argument("--spec", help="the reviewer's copy of the spec (default: the release's)")
+    p.set_defaults(func=_audit)

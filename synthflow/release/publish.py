@@ -1,0 +1,177 @@
+"""The release package: only what may be published.
+
+``RELEASE_DIR`` holds the synthetic data (``synthetic.csv``, bin labels), a copy of the
+spec (``spec.yaml``), ``acceptance.json`` (per criterion the DP value, threshold,
+decision, epsilon, mechanism, sensitivity, noise sd and the public parameters the
+sensitivity used; the budget and its composition), a datasheet ``README.md`` and
+``MANIFEST.json`` with the SHA-256 of every file. Nothing about failed attempts, their
+number included, is written here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from synthflow import __version__
+from synthflow.acceptance import (
+    AcceptanceReport,
+    condmean,
+    faithfulness,
+    marginals,
+    ratio,
+    regression,
+)
+from synthflow.acceptance._common import code_matrix
+from synthflow.config import ReleaseSpec
+from synthflow.release._datasheet import render_datasheet
+from synthflow.release.selection import SelectionCost
+from synthflow.space import Configuration
+from synthflow.transform import Transformer
+
+__all__ = ["MANIFEST", "public_parameters", "sha256_file", "write_release"]
+
+MANIFEST = "MANIFEST.json"
+DATA_FILE = "synthetic.csv"
+
+
+def sha256_file(path: Path) -> str:
+    """SHA-256 of a file's bytes."""
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def public_parameters(
+    spec: ReleaseSpec, transformer: Transformer, synthetic: pd.DataFrame, *, fit_once: bool
+) -> dict[str, dict[str, Any]]:
+    """Each criterion's sensitivity and the public parameters it uses.
+
+    Computed from the spec and the (public) synthetic data only, so a reviewer can
+    recompute it from the published files. n = |D_R| = |D_T| is public.
+    """
+    codes = code_matrix(synthetic, transformer, what="synthetic")
+    n = len(codes)
+    out: dict[str, dict[str, Any]] = {}
+    for c in spec.criteria:
+        p: dict[str, Any] = {"n": n}
+        if c.kind == "marginals":
+            p["sensitivity"] = marginals.marginal_sensitivity(n)
+        elif c.kind == "faithfulness":
+            p["sensitivity"] = faithfulness.faithfulness_sensitivity(n)
+        elif c.kind == "one_way_ratio":
+            assert c.clip is not None
+            m = int(min(cnt.min() for cnt in ratio.one_way_counts(codes, transformer.domain.sizes)))
+            p.update(m=m, clip=c.clip)
+            p["sensitivity"] = ratio.one_way_ratio_sensitivity(m, clip=c.clip)
+            if c.false_positive_rate is not None:
+                assumed = m if c.assumed_min_count is None else min(m, c.assumed_min_count)
+                scale = ratio.one_way_ratio_sensitivity(assumed, clip=c.clip) / c.epsilon
+                p["pseudo_threshold"] = ratio.pseudo_threshold(
+                    clip=c.clip, scale=scale, false_positive_rate=c.false_positive_rate
+                )
+                p["false_positive_rate"] = c.false_positive_rate
+                p["assumed_min_count"] = c.assumed_min_count
+        elif c.kind == "conditional_mean":
+            assert c.column is not None
+            sizes: dict[str, list[int]] = {}
+            for by in c.group_by:
+                table, labels = condmean.group_index(transformer, by)
+                g = (
+                    np.zeros(n, dtype=np.int64)
+                    if by is None
+                    else table[codes[:, transformer.domain.names.index(by)]]
+                )
+                s = np.bincount(g, minlength=len(labels))
+                m_v = condmean.resize_sizes(
+                    s, n=n, margin_fraction=c.margin_fraction, margin_plus=c.margin_plus
+                )
+                sizes[by or "none"] = [int(x) for x in m_v[s > 0]]
+            min_size = min(min(v) for v in sizes.values())
+            bounds = spec.column(c.column).bounds
+            assert bounds is not None
+            p.update(
+                resize_sizes=sizes,
+                margin=math.ceil(c.margin_fraction * n) + c.margin_plus,
+                bounds=list(bounds),
+                sensitivity=condmean.cond_mean_sensitivity(bounds, min_size),
+            )
+        elif c.kind in ("regression_coefficients", "regression_tstr"):
+            assert c.column is not None
+            x, y, _, xb, yb = regression.design(codes, transformer, c.column)
+            p["target_bounds"] = list(yb)
+            if c.kind == "regression_tstr":
+                p["sensitivity"] = regression.tstr_sensitivity(yb, n)
+            else:
+                std = (
+                    regression.Standardization.from_bounds(xb, yb)
+                    if fit_once
+                    else regression.Standardization.from_data(x, y, xb, yb)
+                )
+                p["standardization"] = "public bounds" if fit_once else "synthetic data"
+                p["sensitivity"] = float(
+                    regression.functional_mechanism_sensitivity(*std.box(xb, yb)).sum()
+                )
+        out[c.name] = p
+    return out
+
+
+def write_release(
+    out_dir: Path,
+    *,
+    spec: ReleaseSpec,
+    configuration: Configuration,
+    transformer: Transformer,
+    candidate: pd.DataFrame,
+    report: AcceptanceReport,
+    cost: SelectionCost,
+) -> Path:
+    """Write the release package into a new directory ``out_dir`` (atomically)."""
+    tmp = out_dir.with_name(f".{out_dir.name}.partial")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir(parents=True)
+    labels = transformer.to_labels(candidate)
+    labels.to_csv(tmp / DATA_FILE, index=False)
+    shutil.copyfile(spec.path, tmp / "spec.yaml")
+    params = public_parameters(spec, transformer, candidate, fit_once=cost.fit_once)
+    criteria = []
+    for r in report.criteria:
+        entry = r.to_json()
+        entry["public_parameters"] = {k: v for k, v in params[r.name].items() if k != "sensitivity"}
+        criteria.append(entry)
+    acceptance = {
+        "synthflow_version": __version__,
+        "spec": {"name": spec.name, "sha256": spec.sha256, "file": "spec.yaml"},
+        "configuration": configuration.to_json(),
+        "rows": len(candidate),
+        "neighbouring": spec.privacy.neighbouring,
+        "criteria": criteria,
+        "passed": report.passed,
+        "evaluation_epsilon_charged": report.epsilon_total,
+        "budget": cost.to_json(),
+    }
+    (tmp / "acceptance.json").write_text(json.dumps(acceptance, indent=2) + "\n", "utf-8")
+    (tmp / "README.md").write_text(
+        render_datasheet(
+            spec=spec, configuration=configuration, report=report, cost=cost, rows=len(candidate)
+        ),
+        "utf-8",
+    )
+    files = sorted(p.name for p in tmp.iterdir())
+    manifest = {"files": {f: sha256_file(tmp / f) for f in files}}
+    (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", "utf-8")
+    if out_dir.exists():
+        out_dir.rmdir()  # only an empty directory may be replaced (checked by the caller)
+    os.replace(tmp, out_dir)
+    return out_dir

@@ -1,0 +1,271 @@
+"""Private selection with a known threshold (Liu & Talwar, STOC 2019; SPEC sec. 8).
+
+Loop: draw a candidate configuration uniformly with a CSPRNG, run one flow and its DP
+evaluation, stop at the first pass; after a failure stop empty-handed with probability
+``stop_probability`` (gamma). If one attempt is epsilon-DP, the output is 2 epsilon-DP
+for any gamma in [0, 1) and any number of attempts, so the ledger is charged once, up
+front, and the charge does not depend on how many attempts run.
+
+The selection lives in an enclave directory: its ledger, the regression fit (when it is
+computed once per release), and a transcript of every configuration draw and released
+value. A crash loses nothing: re-running continues the same selection (the same
+ledger, the same fit, the attempt counter) and never charges again.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import pickle
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from synthflow.config import ReleaseSpec
+from synthflow.errors import BudgetExceededError, ConfigError, SelectionPaused
+from synthflow.ledger import Ledger
+from synthflow.rng import PrivacyRNG
+from synthflow.space import Configuration
+
+__all__ = [
+    "AttemptResult",
+    "SelectionCost",
+    "SelectionOutcome",
+    "private_selection",
+    "selection_cost",
+]
+
+log = logging.getLogger(__name__)
+
+SELECTION_CHARGE = "private selection (Liu-Talwar, known threshold)"
+FIT_CHARGE = "once per release"
+"""Marker in the ledger entry of the once-per-release regression fit."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class SelectionCost:
+    """The privacy cost of private selection (SPEC sec. 1 and 8)."""
+
+    generator_epsilon: float
+    evaluation_epsilon: float
+    fit_epsilon: float
+    """Budget of the regression fit when computed once per release, else 0."""
+
+    @property
+    def fit_once(self) -> bool:
+        """Whether the regression fit is computed once, before the loop."""
+        return self.fit_epsilon > 0
+
+    @property
+    def attempt_epsilon(self) -> float:
+        """Budget of one attempt (flow + evaluation, less a fit made once)."""
+        return self.generator_epsilon + self.evaluation_epsilon - self.fit_epsilon
+
+    @property
+    def selection_epsilon(self) -> float:
+        """Liu-Talwar: twice the budget of one attempt."""
+        return 2 * self.attempt_epsilon
+
+    @property
+    def total(self) -> float:
+        """2 (eps_gen + eps_eval) or 2 (eps_gen + eps_eval - eps_fit) + eps_fit."""
+        return math.fsum([self.selection_epsilon, self.fit_epsilon])
+
+    def to_json(self) -> dict[str, Any]:
+        """Composition as published in acceptance.json."""
+        return {
+            "generator_epsilon": self.generator_epsilon,
+            "evaluation_epsilon": self.evaluation_epsilon,
+            "regression_fit_once_epsilon": self.fit_epsilon if self.fit_once else None,
+            "selection_factor": 2,
+            "formula": (
+                "2 * (eps_gen + eps_eval - eps_fit) + eps_fit"
+                if self.fit_once
+                else "2 * (eps_gen + eps_eval)"
+            ),
+            "total_epsilon": self.total,
+        }
+
+
+def selection_cost(spec: ReleaseSpec, *, fit_once: bool) -> SelectionCost:
+    """The cost of selection under ``spec``.
+
+    Raises:
+        ConfigError: If ``fit_once`` but the spec has no regression criterion.
+    """
+    fit = [c for c in spec.criteria if c.kind == "regression_coefficients"]
+    if fit_once and not fit:
+        raise ConfigError("--fit-once needs a 'regression_coefficients' criterion in the spec")
+    return SelectionCost(
+        generator_epsilon=spec.privacy.generator_epsilon,
+        evaluation_epsilon=spec.evaluation_epsilon,
+        fit_epsilon=fit[0].epsilon if fit_once else 0.0,
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class AttemptResult:
+    """What one attempt returns to the loop."""
+
+    passed: bool
+    transcript: dict[str, Any]
+    """Enclave-only record of the attempt (released values, noise)."""
+    payload: Any = None
+    """The release candidate and its report, kept only for a passing attempt."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class SelectionOutcome:
+    """Result of a selection: a passing attempt, or nothing (stopped by the coin)."""
+
+    configuration: Configuration | None
+    payload: Any
+    attempts: int
+    """Number of attempts (enclave only: never published)."""
+    cost: SelectionCost
+
+
+Attempt = Callable[[Configuration, Ledger, PrivacyRNG, Any], AttemptResult]
+
+
+class _Enclave:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        root.mkdir(parents=True, exist_ok=True)
+        self.transcript = root / "transcript.jsonl"
+        self.fit_path = root / "regression_fit.pkl"
+        self.outcome = root / "outcome.json"
+
+    def log(self, event: dict[str, Any]) -> None:
+        with self.transcript.open("a", encoding="utf-8") as fh:
+            fh.write(json.dumps(event, default=str) + "\n")
+            fh.flush()
+
+    def events(self) -> list[dict[str, Any]]:
+        if not self.transcript.exists():
+            return []
+        return [json.loads(x) for x in self.transcript.read_text("utf-8").splitlines() if x]
+
+
+def private_selection(
+    spec: ReleaseSpec,
+    candidates: Sequence[Configuration],
+    *,
+    attempt: Attempt,
+    enclave_dir: Path,
+    rng: PrivacyRNG,
+    stop_probability: float = 0.0,
+    fit_once: bool = False,
+    fit: Callable[[Ledger, PrivacyRNG], Any] | None = None,
+    max_attempts: int | None = None,
+    on_attempt: Callable[[int, bool], None] | None = None,
+) -> SelectionOutcome:
+    """Run (or continue) private selection over ``candidates``.
+
+    Args:
+        spec: The release spec (budgets).
+        candidates: The candidate configurations (pre-screened on public data).
+        attempt: Runs one flow and its DP evaluation for a configuration, charging the
+            per-attempt ledger it is given; gets the regression fit (or None).
+        enclave_dir: Private directory for the ledger, fit and transcript.
+        rng: Privacy-critical randomness (secure in a release).
+        stop_probability: gamma in [0, 1): chance to stop empty-handed after a failure.
+        fit_once: Compute the regression fit once before the loop (needs ``fit``).
+        fit: Computes that fit, charging the ledger it is given.
+        max_attempts: Pause (raise) after this many attempts in total; re-running
+            continues the same selection. None: unbounded, as in Liu-Talwar.
+        on_attempt: Progress callback (attempt number, passed).
+
+    Raises:
+        ConfigError: For an empty candidate set or gamma outside [0, 1).
+        BudgetExceededError: If the selection costs more than the spec's total budget.
+        SelectionPaused: When ``max_attempts`` is reached (the selection can be continued).
+    """
+    if not candidates:
+        raise ConfigError("no candidate configurations: the shortlist is empty")
+    if not 0 <= stop_probability < 1:
+        raise ConfigError(f"--stop-probability ({stop_probability}) must be in [0, 1)")
+    cost = selection_cost(spec, fit_once=fit_once)
+    if cost.total > spec.privacy.total_epsilon + 1e-12:
+        raise BudgetExceededError(
+            f"private selection costs epsilon {cost.total:g} ({cost.to_json()['formula']}) but "
+            f"the spec's total is {spec.privacy.total_epsilon:g}; lower the budgets or use "
+            "the regression fit once per release"
+        )
+    enclave = _Enclave(enclave_dir)
+    if enclave.outcome.exists():
+        raise ConfigError(
+            f"the selection in {str(enclave_dir)!r} has already ended; use a new --private-dir "
+            "for a new release (its budget is spent)"
+        )
+    ledger = Ledger(total_epsilon=spec.privacy.total_epsilon, path=enclave_dir / "ledger.jsonl")
+    started = any(c.what.startswith(SELECTION_CHARGE) for c in ledger.charges)
+    if not started:
+        ledger.charge(
+            f"{SELECTION_CHARGE}: 2 x {cost.attempt_epsilon:g} over {len(candidates)} candidates",
+            epsilon=cost.selection_epsilon,
+            mechanism="liu-talwar",
+        )
+        enclave.log(
+            {"event": "start", "candidates": [c.id for c in candidates], "cost": cost.to_json()}
+        )
+    regression_fit = None
+    if fit_once:
+        if fit is None:
+            raise ConfigError("fit_once needs a fit function")
+        if enclave.fit_path.exists():
+            regression_fit = pickle.loads(enclave.fit_path.read_bytes())
+        else:
+            if any(FIT_CHARGE in c.what for c in ledger.charges):
+                raise ConfigError(
+                    f"the ledger in {str(enclave_dir)!r} records the once-per-release fit but its "
+                    "file is missing; the fit cannot be recomputed without spending again"
+                )
+            regression_fit = fit(ledger, rng)
+            enclave.fit_path.write_bytes(pickle.dumps(regression_fit))
+    done = [e for e in enclave.events() if e.get("event") == "attempt"]
+    pending = [e for e in enclave.events() if e.get("event") == "draw"]
+    number = len(done)
+    by_id = {c.id: c for c in candidates}
+    while True:
+        if max_attempts is not None and number >= max_attempts:
+            raise SelectionPaused(
+                f"paused after {number} attempts (--max-attempts); re-run the same command to "
+                "continue the same selection"
+            )
+        number += 1
+        redo = [e for e in pending if e["attempt"] == number]
+        if redo:  # an attempt that crashed: same configuration draw, fresh noise
+            cfg = by_id[redo[0]["config_id"]]
+        else:
+            cfg = candidates[rng.uniform_index(len(candidates))]
+            enclave.log({"event": "draw", "attempt": number, "config_id": cfg.id})
+        inner = Ledger(
+            total_epsilon=cost.attempt_epsilon,
+            path=enclave_dir / "attempts" / f"{number:05d}" / "ledger.jsonl",
+        )
+        if inner.charges:  # a crashed attempt's spend is already inside the selection charge
+            inner = Ledger(total_epsilon=cost.attempt_epsilon)
+        result = attempt(cfg, inner, rng, regression_fit)
+        enclave.log(
+            {
+                "event": "attempt",
+                "attempt": number,
+                "config_id": cfg.id,
+                "passed": result.passed,
+                **result.transcript,
+            }
+        )
+        if on_attempt:
+            on_attempt(number, result.passed)
+        if result.passed:
+            enclave.outcome.write_text(json.dumps({"selected": cfg.id, "attempts": number}))
+            return SelectionOutcome(
+                configuration=cfg, payload=result.payload, attempts=number, cost=cost
+            )
+        if stop_probability > 0 and rng.bernoulli(stop_probability):
+            enclave.log({"event": "stopped", "attempt": number})
+            enclave.outcome.write_text(json.dumps({"selected": None, "attempts": number}))
+            return SelectionOutcome(configuration=None, payload=None, attempts=number, cost=cost)
