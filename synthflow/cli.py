@@ -69,6 +69,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ConfigError,
         DataError,
         BudgetExceededError,
+        SelectionPaused,
         NotEnoughRowsError,
         FileNotFoundError,
     ) as exc:
