@@ -1,0 +1,273 @@
+"""Private selection, the release package and the audit (issue: release and audit)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+from scipy import stats
+
+from synthflow.cli import main
+from synthflow.errors import BudgetExceededError, SelectionPaused
+from synthflow.ledger import Ledger
+from synthflow.release import AttemptResult, audit_release, private_selection, selection_cost
+from synthflow.rng import PrivacyRNG
+from synthflow.space import expand_space
+
+
+def test_costs_follow_spec_md(births_spec):
+    assert selection_cost(births_spec, fit_once=False).total == pytest.approx(9.98)
+    assert selection_cost(births_spec, fit_once=True).total == pytest.approx(9.55)
+
+
+def _toy_attempt(p):
+    def attempt(cfg, ledger, rng, fit):
+        ledger.charge("toy flow", epsilon=ledger.total_epsilon)
+        return AttemptResult(passed=rng.bernoulli(p), transcript={}, payload=cfg.id)
+
+    return attempt
+
+
+def test_attempts_are_geometric_and_the_charge_does_not_depend_on_them(tmp_path, small_spec):
+    p, runs = 0.3, 600
+    candidates = expand_space(small_spec)
+    attempts, charges = [], set()
+    rng = PrivacyRNG.from_seed(12)
+    for i in range(runs):
+        enclave = tmp_path / f"e{i}"
+        out = private_selection(
+            small_spec, candidates, attempt=_toy_attempt(p), enclave_dir=enclave, rng=rng
+        )
+        attempts.append(out.attempts)
+        charges.add(Ledger(total_epsilon=100, path=enclave / "ledger.jsonl").spent_epsilon)
+    assert len(charges) == 1  # one charge, whatever the number of attempts
+    assert charges.pop() == pytest.approx(2 * (2.0 + 0.15))
+    # chi-square of the attempt counts against Geometric(p); bins 1..6 and >6
+    observed = np.bincount(np.minimum(attempts, 7), minlength=8)[1:]
+    probs = [stats.geom.pmf(k, p) for k in range(1, 7)] + [stats.geom.sf(6, p)]
+    assert stats.chisquare(observed, np.array(probs) * runs).pvalue > 1e-4
+    # power: Geometric(0.4) is rejected
+    wrong = [stats.geom.pmf(k, 0.4) for k in range(1, 7)] + [stats.geom.sf(6, 0.4)]
+    assert stats.chisquare(observed, np.array(wrong) * runs).pvalue < 1e-4
+
+
+def test_stop_probability_stops_empty_handed(tmp_path, small_spec):
+    out = private_selection(
+        small_spec,
+        expand_space(small_spec),
+        attempt=_toy_attempt(0.0),
+        enclave_dir=tmp_path / "e",
+        rng=PrivacyRNG.from_seed(1),
+        stop_probability=0.5,
+    )
+    assert out.configuration is None and out.attempts >= 1
+
+
+def test_crash_and_restart_spend_no_more(tmp_path, small_spec):
+    enclave = tmp_path / "e"
+    candidates = expand_space(small_spec)
+    rng = PrivacyRNG.from_seed(4)
+    with pytest.raises(SelectionPaused):
+        private_selection(
+            small_spec,
+            candidates,
+            attempt=_toy_attempt(0.0),
+            enclave_dir=enclave,
+            rng=rng,
+            max_attempts=3,
+        )
+
+    def crash(cfg, ledger, rng, fit):
+        ledger.charge("toy flow", epsilon=1.0)
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        private_selection(small_spec, candidates, attempt=crash, enclave_dir=enclave, rng=rng)
+    out = private_selection(
+        small_spec, candidates, attempt=_toy_attempt(1.0), enclave_dir=enclave, rng=rng
+    )
+    assert out.attempts == 4  # 3 failures, then the crashed 4th attempt re-run (same draw)
+    ledger = Ledger(total_epsilon=100, path=enclave / "ledger.jsonl")
+    assert ledger.spent_epsilon == pytest.approx(selection_cost(small_spec, fit_once=False).total)
+    events = [json.loads(x) for x in (enclave / "transcript.jsonl").read_text().splitlines()]
+    draws = [e for e in events if e["event"] == "draw"]
+    assert [d["attempt"] for d in draws] == [1, 2, 3, 4]
+
+
+def test_overspend_refused_before_anything(tmp_path, small_spec, monkeypatch):
+    enclave = tmp_path / "e"
+    with pytest.raises(BudgetExceededError, match="private selection costs epsilon"):
+        private_selection(
+            _with_total(small_spec, 4.0),
+            expand_space(small_spec),
+            attempt=_toy_attempt(1.0),
+            enclave_dir=enclave,
+            rng=PrivacyRNG.from_seed(0),
+        )
+    assert not (enclave / "ledger.jsonl").exists()
+
+
+def _with_total(spec, total):
+    import dataclasses
+
+    return dataclasses.replace(spec, privacy=dataclasses.replace(spec.privacy, total_epsilon=total))
+
+
+@pytest.fixture()
+def release_dir(tmp_path, small_spec, small_csv):
+    cands = tmp_path / "candidates.yaml"
+    cands.write_text(
+        yaml.safe_dump(
+            {
+                "spec_sha256": small_spec.sha256,
+                "configurations": [
+                    c.to_json() for c in expand_space(small_spec) if c.letters == "aaaa"
+                ],
+            }
+        )
+    )
+    out = tmp_path / "release"
+    rc = main(
+        [
+            "release",
+            small_spec.path,
+            "--data",
+            str(small_csv),
+            "--candidates",
+            str(cands),
+            "--out",
+            str(out),
+            "--private-dir",
+            str(tmp_path / "enclave"),
+            "--seed",
+            "3",
+            "--public",
+            "--quiet",
+            "--max-attempts",
+            "200",
+        ]
+    )
+    assert rc == 0
+    return out
+
+
+def test_release_holds_only_publishable_files_and_audits(release_dir, capsys):
+    assert sorted(p.name for p in release_dir.iterdir()) == [
+        "MANIFEST.json",
+        "README.md",
+        "acceptance.json",
+        "spec.yaml",
+        "synthetic.csv",
+    ]
+    acc = json.loads((release_dir / "acceptance.json").read_text())
+    assert "attempts" not in json.dumps(acc)
+    assert acc["budget"]["total_epsilon"] == pytest.approx(2 * (2.0 + 0.15))
+    for c in acc["criteria"]:
+        assert {
+            "name",
+            "value",
+            "threshold",
+            "passed",
+            "epsilon",
+            "mechanism",
+            "sensitivity",
+            "noise_sd",
+            "public_parameters",
+        } <= set(c)
+    readme = (release_dir / "README.md").read_text()
+    assert "carry **no accuracy guarantee**" in readme and "4.3-differentially private" in readme
+    assert audit_release(release_dir).ok
+    assert main(["audit", str(release_dir)]) == 0
+    assert capsys.readouterr().out.strip().endswith("audit passed")
+
+
+def _refresh_manifest(release_dir):
+    from synthflow.release.publish import sha256_file
+
+    files = sorted(p.name for p in release_dir.iterdir() if p.name != "MANIFEST.json")
+    (release_dir / "MANIFEST.json").write_text(
+        json.dumps({"files": {f: sha256_file(release_dir / f) for f in files}})
+    )
+
+
+@pytest.mark.parametrize("fix_manifest", [False, True])
+def test_tampering_with_a_row_creates_a_unique_record(release_dir, fix_manifest):
+    df = pd.read_csv(release_dir / "synthetic.csv", dtype=str, keep_default_na=False)
+    row = df.iloc[0].copy()
+    candidates = [("age", v) for v in ("<18", "18-39", "40-64", ">64")] + [
+        ("visits", v) for v in ("1", "2", "3-5", "6-10", ">10")
+    ]
+    keys = set(map(tuple, df.to_numpy()))
+    for col, value in candidates:
+        trial = row.copy()
+        trial[col] = value
+        if tuple(trial) not in keys:
+            df.iloc[0] = trial
+            break
+    df.to_csv(release_dir / "synthetic.csv", index=False)
+    if fix_manifest:
+        _refresh_manifest(release_dir)
+    report = audit_release(release_dir)
+    assert not report.ok
+    names = " ".join(report.failures)
+    assert ("times" in names) if fix_manifest else ("hash synthetic.csv" in names)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "expect"),
+    [
+        ("value", 1e9, "decision"),
+        ("threshold", 1e9, "threshold"),
+        ("sensitivity", 1.0, "sensitivity"),
+    ],
+)
+def test_tampering_with_published_numbers(release_dir, field, value, expect):
+    path = release_dir / "acceptance.json"
+    acc = json.loads(path.read_text())
+    acc["criteria"][0][field] = value
+    path.write_text(json.dumps(acc))
+    _refresh_manifest(release_dir)  # a careful forger also fixes the hashes
+    report = audit_release(release_dir)
+    assert not report.ok
+    assert any(f.startswith(f"{expect} {acc['criteria'][0]['name']}") for f in report.failures)
+
+
+def test_tampering_with_the_budget(release_dir):
+    path = release_dir / "acceptance.json"
+    acc = json.loads(path.read_text())
+    acc["budget"]["total_epsilon"] = 1.0
+    path.write_text(json.dumps(acc))
+    _refresh_manifest(release_dir)
+    assert any(f.startswith("budget total") for f in audit_release(release_dir).failures)
+
+
+def test_swapped_file_fails_the_hash(release_dir, tmp_path):
+    (release_dir / "README.md").write_text("a different datasheet\n")
+    report = audit_release(release_dir)
+    assert report.failures == ["hash README.md: SHA-256 differs from the manifest"]
+    assert main(["audit", str(release_dir)]) == 1
+
+
+def test_release_refuses_a_foreign_shortlist(tmp_path, small_spec, small_csv, capsys):
+    cands = tmp_path / "c.yaml"
+    cands.write_text(yaml.safe_dump({"spec_sha256": "0" * 64, "configurations": []}))
+    rc = main(
+        [
+            "release",
+            small_spec.path,
+            "--data",
+            str(small_csv),
+            "--candidates",
+            str(cands),
+            "--out",
+            str(tmp_path / "r"),
+            "--private-dir",
+            str(tmp_path / "e"),
+        ]
+    )
+    assert rc == 2 and "was screened with another spec" in capsys.readouterr().err
+    assert math.isfinite(1.0)
