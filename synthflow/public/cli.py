@@ -2,8 +2,8 @@ r"""``synthflow public-data``: calibrate, simulate and import the default public
 
 Regenerate the committed default (from the repository root)::
 
-    python -m synthflow public-data simulate \\
-        --calibration public_data/nvss2019_calibration.yaml \\
+    python -m synthflow public-data simulate \
+        --calibration public_data/nvss2019_calibration.yaml \
         --rows 167000 --seed 2019 --out public_data/nvss_like_2019.csv.gz
 """
 
