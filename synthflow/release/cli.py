@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import yaml
@@ -47,7 +48,9 @@ def read_candidates(spec: ReleaseSpec, path: Path) -> list[Configuration]:
     return [find_configuration(spec, str(c["id"])) for c in doc["configurations"]]
 
 
-def _attempt_fn(spec: ReleaseSpec, raw: Any, show_progress: bool):  # type: ignore[no-untyped-def]
+def _attempt_fn(
+    spec: ReleaseSpec, raw: Any, show_progress: bool
+) -> Callable[[Configuration, Ledger, PrivacyRNG, Any], AttemptResult]:
     def attempt(cfg: Configuration, ledger: Ledger, rng: PrivacyRNG, fit: Any) -> AttemptResult:
         result = run_flow(spec, cfg, raw, ledger=ledger, rng=rng, show_progress=show_progress)
         report = evaluate(

@@ -23,7 +23,7 @@ def test_secure_is_default_and_uses_chacha():
 
 
 def test_constructor_is_not_public():
-    with pytest.raises(TypeError, match="use PrivacyRNG.secure"):
+    with pytest.raises(TypeError, match=r"use PrivacyRNG\.secure"):
         PrivacyRNG(seed=1)
 
 
