@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from synthflow.config import load_spec
+from synthflow.errors import ConfigError
 from synthflow.sweep.evaluation import load_evaluator
 from synthflow.sweep.store import StoreError
 
@@ -40,6 +41,13 @@ def _sweep(args: argparse.Namespace) -> int:
         )
     except StoreError as exc:
         return _error("sweep", exc)
+    except KeyboardInterrupt:
+        print(
+            "synthflow sweep: interrupted; finished runs are stored, re-run the same command "
+            "to resume",
+            file=sys.stderr,
+        )
+        return 130
     print(json.dumps(summary.to_json()), flush=True)
     return 0
 
@@ -48,6 +56,8 @@ def _shortlist(args: argparse.Namespace) -> int:
     from synthflow.sweep.shortlist import estimate, write_shortlist  # noqa: PLC0415
 
     try:
+        if not 0 <= args.min_pass <= 1:
+            raise ConfigError(f"--min-pass ({args.min_pass}) must be in [0, 1]")
         estimates = estimate(args.store, basis=args.basis, z=args.z)
         out = write_shortlist(
             args.store,

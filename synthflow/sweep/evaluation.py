@@ -18,7 +18,6 @@ from typing import Any, Protocol, runtime_checkable
 from synthflow.config import ReleaseSpec
 from synthflow.errors import ConfigError
 from synthflow.flow import FlowResult
-from synthflow.ledger import Ledger
 from synthflow.rng import PrivacyRNG
 
 __all__ = [
@@ -42,6 +41,8 @@ class CriterionOutcome:
     """Exact measure below the threshold."""
     passed_dp: bool
     """Noisy measure (drawn as in a release) below the (pseudo-)threshold."""
+    noisy_value: float | None = None
+    """The noisy measure, where the evaluator reports it."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -73,29 +74,19 @@ class Evaluator(Protocol):
 class AcceptanceEvaluator:
     """The release's acceptance criteria (``synthflow.acceptance.evaluate``).
 
-    Runs the criteria twice on the same candidate: once exactly (values), once with the
-    DP evaluation noise on a throw-away ledger of budget eps_eval (decisions). The
-    noise comes from ``rng``, seeded per run in a sweep.
+    Uses ``synthflow.acceptance.evaluate_exact_and_noisy``: the criteria once exactly
+    (values) and once with the DP evaluation noise on a throw-away ledger of budget
+    eps_eval (decisions). The noise comes from ``rng``, seeded per run in a sweep.
     """
 
     def __call__(self, spec: ReleaseSpec, result: FlowResult, *, rng: PrivacyRNG) -> RunEvaluation:
         """Exact values and the would-be DP decision for ``result``."""
-        from synthflow import acceptance  # noqa: PLC0415  (optional until issue 3 lands)
+        from synthflow.acceptance import evaluate_exact_and_noisy  # noqa: PLC0415  (heavy)
 
-        exact = acceptance.evaluate(
-            spec, result.transformer, result.original, result.candidate, exact=True
+        both = evaluate_exact_and_noisy(
+            spec, result.transformer, result.original, result.candidate, rng=rng
         )
-        ledger = Ledger(total_epsilon=spec.evaluation_epsilon + 1e-9)
-        noisy = acceptance.evaluate(
-            spec,
-            result.transformer,
-            result.original,
-            result.candidate,
-            exact=False,
-            ledger=ledger,
-            rng=rng,
-        )
-        dp_passed = {c.name: bool(c.passed) for c in noisy.criteria}
+        noisy = {c.name: c for c in both.noisy.criteria}
         return RunEvaluation(
             criteria=tuple(
                 CriterionOutcome(
@@ -103,9 +94,10 @@ class AcceptanceEvaluator:
                     value=float(c.value),
                     threshold=float(c.threshold),
                     passed_exact=bool(c.passed),
-                    passed_dp=dp_passed.get(c.name, False),
+                    passed_dp=c.name in noisy and bool(noisy[c.name].passed),
+                    noisy_value=float(noisy[c.name].value) if c.name in noisy else None,
                 )
-                for c in exact.criteria
+                for c in both.exact.criteria
             )
         )
 

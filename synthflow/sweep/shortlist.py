@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 import yaml
 
+from synthflow.errors import ConfigError
 from synthflow.sweep.store import SweepStore
 
 __all__ = ["PassEstimate", "estimate", "wilson_interval", "write_shortlist"]
@@ -127,10 +128,10 @@ def write_shortlist(
     can check it runs on the spec the estimates were made for.
 
     Raises:
-        ValueError: If ``min_pass`` is not in [0, 1].
+        ConfigError: If ``min_pass`` is not in [0, 1].
     """
     if not 0 <= min_pass <= 1:
-        raise ValueError(f"--min-pass ({min_pass}) must be in [0, 1]")
+        raise ConfigError(f"--min-pass ({min_pass}) must be in [0, 1]")
     with SweepStore.open_existing(store) as db:
         meta = db.meta()
     kept = [e for e in estimates if e.p >= min_pass]

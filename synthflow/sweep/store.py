@@ -54,6 +54,7 @@ CREATE TABLE criteria (
     repeat INTEGER NOT NULL,
     name TEXT NOT NULL,
     value REAL,
+    noisy_value REAL,
     threshold REAL NOT NULL,
     passed_exact INTEGER NOT NULL,
     passed_dp INTEGER NOT NULL,
@@ -236,13 +237,14 @@ class SweepStore:
                 )
                 if run.evaluation is not None:
                     self._conn.executemany(
-                        "INSERT INTO criteria VALUES (?, ?, ?, ?, ?, ?, ?)",
+                        "INSERT INTO criteria VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                         [
                             (
                                 run.config_id,
                                 run.repeat,
                                 c.name,
                                 c.value,
+                                c.noisy_value,
                                 c.threshold,
                                 int(c.passed_exact),
                                 int(c.passed_dp),

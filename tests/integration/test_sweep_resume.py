@@ -1,0 +1,98 @@
+"""Kill a real ``synthflow sweep`` mid-way, re-run it, and count the stored pairs."""
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+STANDIN_DIR = REPO / "tests" / "unit" / "sweep"
+sys.path.insert(0, str(STANDIN_DIR))
+
+from standin import small_data_file, tiny_spec_file  # noqa: E402
+
+
+def _stored(store: Path) -> list[tuple[str, int]]:
+    if not store.exists():
+        return []
+    conn = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
+    try:
+        return conn.execute("SELECT config_id, repeat FROM runs").fetchall()
+    except sqlite3.OperationalError:
+        return []
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT])
+def test_killed_sweep_resumes_each_pair_exactly_once(tmp_path: Path, sig: signal.Signals) -> None:
+    spec = tiny_spec_file(tmp_path)
+    data = small_data_file(tmp_path, rows=800)
+    store = tmp_path / "results.db"
+    cmd = [
+        sys.executable,
+        "-m",
+        "synthflow",
+        "sweep",
+        str(spec),
+        "--public",
+        str(data),
+        "--repeats",
+        "3",
+        "--store",
+        str(store),
+        "--workers",
+        "2",
+        "--seed",
+        "11",
+        "--evaluator",
+        "standin:StandInEvaluator",
+        "--quiet",
+    ]
+    env = {**os.environ, "PYTHONPATH": str(STANDIN_DIR), "SWEEP_STANDIN_DELAY": "0.4"}
+    proc = subprocess.Popen(
+        cmd,
+        env=env,
+        start_new_session=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 120
+    while len(_stored(store)) < 4:
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "sweep stored no runs in 120 s"
+        time.sleep(0.1)
+    if sig == signal.SIGKILL:
+        os.killpg(proc.pid, sig)  # driver and workers die at once
+    else:
+        os.kill(proc.pid, sig)  # Ctrl-C to the driver
+    proc.communicate(timeout=60)
+    first = _stored(store)
+    assert 4 <= len(first) < 36, "the sweep was not interrupted mid-way"
+
+    done = subprocess.run(
+        cmd,
+        env={**env, "SWEEP_STANDIN_DELAY": "0"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout.strip().splitlines()[-1])
+    assert summary == {
+        "configurations": 12,
+        "repeats": 3,
+        "runs_stored": 36,
+        "runs_new": 36 - len(first),
+    }
+    pairs = _stored(store)
+    assert len(pairs) == len(set(pairs)) == 36
+    assert set(first) <= set(pairs)

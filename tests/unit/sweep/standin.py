@@ -1,0 +1,95 @@
+"""A small local stand-in evaluator and tiny specs/data for the sweep tests.
+
+The stand-in is passed to the engine as a parameter (dependency injection); the real
+default is :class:`synthflow.sweep.evaluation.AcceptanceEvaluator`. Its two criteria
+are cheap functions of the codes, released with Laplace noise from the run's rng.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import yaml
+
+from synthflow.config import ReleaseSpec
+from synthflow.flow import FlowResult
+from synthflow.rng import PrivacyRNG
+from synthflow.sweep.evaluation import CriterionOutcome, RunEvaluation
+
+REPO = Path(__file__).resolve().parents[3]
+NVSS_10K = REPO.parent / "shared" / "public_data" / "nvss2019_singleton_10k.csv"
+NVSS_160K = REPO.parent / "shared" / "public_data" / "nvss2019_singleton_160k.csv.gz"
+
+
+class StandInEvaluator:
+    """Max 1-way error and max mean-code gap; ``SWEEP_STANDIN_DELAY`` seconds of sleep."""
+
+    def __init__(self, threshold: float = 0.02) -> None:
+        self.threshold = threshold
+
+    def __call__(self, spec: ReleaseSpec, result: FlowResult, *, rng: PrivacyRNG) -> RunEvaluation:
+        time.sleep(float(os.environ.get("SWEEP_STANDIN_DELAY", "0")))
+        n = len(result.original)
+        one_way = max(
+            float(
+                np.abs(
+                    result.original[c]
+                    .value_counts(normalize=True)
+                    .sub(result.candidate[c].value_counts(normalize=True), fill_value=0)
+                ).max()
+            )
+            for c in result.original.columns
+        )
+        gap = max(
+            abs(float(result.original[c].mean()) - float(result.candidate[c].mean()))
+            / max(int(result.original[c].max()) + 1, 1)
+            for c in result.original.columns
+        )
+        out = []
+        for name, value, threshold in (
+            ("one_way_max_abs_error", one_way, self.threshold),
+            ("mean_code_gap", gap, 0.05),
+        ):
+            noisy = float(rng.laplace(np.array([value]), sensitivity=1 / n, epsilon=0.1)[0])
+            out.append(
+                CriterionOutcome(
+                    name=name,
+                    value=value,
+                    threshold=threshold,
+                    passed_exact=value < threshold,
+                    passed_dp=noisy < threshold,
+                    noisy_value=noisy,
+                )
+            )
+        return RunEvaluation(criteria=tuple(out))
+
+
+def tiny_spec_file(directory: Path, *, theta: tuple[int, ...] = (4, 16), min_count=(2,)) -> Path:
+    """births.yaml with one transformation per column except mother_age (a, b, c)."""
+    raw = yaml.safe_load((REPO / "configs" / "births.yaml").read_text())
+    for name, col in raw["columns"].items():
+        if name != "mother_age":
+            col["transformations"] = {"a": col["transformations"]["a"]}
+    raw["space"] = {
+        "min_count": list(min_count),
+        "models": [
+            {
+                "model": "privbayes",
+                "grid": {"flavor": "theta", "epsilon_split": [0.25, 0.5], "theta": list(theta)},
+            }
+        ],
+    }
+    path = directory / "tiny.yaml"
+    path.write_text(yaml.safe_dump(raw, sort_keys=False))
+    return path
+
+
+def small_data_file(directory: Path, rows: int = 1500) -> Path:
+    """The first ``rows`` rows of the NVSS 10K sample."""
+    path = directory / f"nvss_{rows}.csv"
+    pd.read_csv(NVSS_10K, nrows=rows).to_csv(path, index=False)
+    return path

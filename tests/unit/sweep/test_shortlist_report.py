@@ -1,0 +1,105 @@
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import Swept
+
+from synthflow.cli import main
+from synthflow.sweep.engine import file_sha256
+from synthflow.sweep.shortlist import estimate, wilson_interval
+from synthflow.sweep.store import SweepStore
+
+
+def test_wilson_interval_known_values() -> None:
+    low, high = wilson_interval(2, 10)
+    assert (round(low, 4), round(high, 4)) == (0.0567, 0.5098)
+    assert wilson_interval(0, 5)[0] == 0.0
+    assert wilson_interval(5, 5)[1] == 1.0
+    low, high = wilson_interval(50, 100)
+    assert low == pytest.approx(1 - high)
+    with pytest.raises(ValueError, match=re.escape("runs (0) must be at least 1")):
+        wilson_interval(0, 0)
+    with pytest.raises(ValueError, match=re.escape("passes (4) must be in [0, runs=3]")):
+        wilson_interval(4, 3)
+
+
+def test_estimates_match_the_store(swept: Swept) -> None:
+    est = estimate(swept.store, basis="exact")
+    assert len(est) == 12
+    with SweepStore.open_existing(swept.store) as db:
+        runs = db.runs()
+    for e in est:
+        group = runs[runs["config_id"] == e.config_id]
+        assert (e.runs, e.passes) == (3, int(group["passed_exact"].sum()))
+        assert e.low <= e.p <= e.high
+    assert [e.p for e in est] == sorted((e.p for e in est), reverse=True)
+
+
+def test_shortlist_cli_writes_hashes_and_estimates(swept: Swept, tmp_path: Path, capsys) -> None:
+    out = tmp_path / "candidates.yaml"
+    assert (
+        main(["shortlist", "--store", str(swept.store), "--min-pass", "0.0", "--out", str(out)])
+        == 0
+    )
+    doc = yaml.safe_load(out.read_text())
+    assert doc["spec_sha256"] == swept.spec.sha256
+    assert doc["public_data_sha256"] == file_sha256(swept.data)
+    assert doc["min_pass"] == 0.0 and doc["basis"] == "dp"
+    assert len(doc["configurations"]) == 12
+    entry = doc["configurations"][0]
+    assert {
+        "id",
+        "model",
+        "hyperparameters",
+        "transformations",
+        "min_count",
+        "runs",
+        "passes",
+        "pass_rate",
+        "wilson_low",
+        "wilson_high",
+        "expected_attempts",
+    } <= set(entry)
+    out.unlink()
+    assert (
+        main(["shortlist", "--store", str(swept.store), "--min-pass", "1.01", "--out", str(out)])
+        == 2
+    )
+    assert "error: --min-pass (1.01) must be in [0, 1]" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_report_has_sections_and_plots(swept: Swept, tmp_path: Path) -> None:
+    out = tmp_path / "report.html"
+    assert (
+        main(["sweep-report", "--store", str(swept.store), "--out", str(out), "--min-pass", "0.0"])
+        == 0
+    )
+    text = out.read_text()
+    for needle in (
+        "Pass rates by model, transformation and hyperparameter",
+        "<h3>model</h3>",
+        "<h3>transform:mother_age</h3>",
+        "<h3>hp:theta</h3>",
+        "Which criterion fails most",
+        "one_way_max_abs_error",
+        "expected attempts 1/mean(p)",
+        "data:image/png;base64,",
+    ):
+        assert needle in text
+
+
+def test_cli_refuses_a_foreign_store(tmp_path: Path, capsys) -> None:
+    store = tmp_path / "results.db"
+    store.write_bytes(b"PK\x03\x04 a zip file, not a store")
+    before = store.read_bytes()
+    for argv in (
+        ["shortlist", "--store", str(store), "--out", str(tmp_path / "c.yaml")],
+        ["sweep-report", "--store", str(store), "--out", str(tmp_path / "r.html")],
+    ):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert f"error: store {str(store)!r} exists but is not an SQLite database" in err
+    assert store.read_bytes() == before
+    assert not (tmp_path / "c.yaml").exists()
