@@ -169,7 +169,8 @@ def load_data(path: str | Path, spec: ReleaseSpec, *, public: bool = False) -> L
         ]
         raise DataError(
             f"input lacks column(s) {', '.join(hints)}; the file has "
-            f"{list(map(str, raw.columns))}: rename the columns or add input.mapping entries to the spec"
+            f"{list(map(str, raw.columns))}: rename the columns or add input.mapping entries "
+            "to the spec"
         )
     mapped = pd.DataFrame({c.name: _map_column(raw, c) for c in spec.columns})
     removed: list[tuple[str, int]] = []
