@@ -1,0 +1,92 @@
+"""Sweep throughput: runs per minute with 1 and 2 Dask workers (PrivBayes on 160K rows).
+
+Usage: ``python benchmarks/sweep.py [--data FILE] [--runs-per-worker K] [--flow-only]``.
+
+Each measurement is a fresh ``run_sweep`` into a new store on a local cluster; cluster
+start-up is timed separately and subtracted, so the figure is steady-state throughput.
+``--flow-only`` measures flows without the acceptance criteria.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+from pathlib import Path
+
+from distributed import Client, LocalCluster
+
+from synthflow.config import ReleaseSpec, load_spec
+from synthflow.flow import FlowResult
+from synthflow.rng import PrivacyRNG
+from synthflow.sweep.engine import run_sweep
+from synthflow.sweep.evaluation import AcceptanceEvaluator, Evaluator, RunEvaluation
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_DATA = REPO.parent / "shared" / "public_data" / "nvss2019_singleton_160k.csv.gz"
+
+
+class FlowOnly:
+    """No criteria: measures the flows alone."""
+
+    def __call__(self, spec: ReleaseSpec, result: FlowResult, *, rng: PrivacyRNG) -> RunEvaluation:
+        return RunEvaluation(criteria=())
+
+
+def _startup(workers: int) -> float:
+    t0 = time.perf_counter()
+    with (
+        LocalCluster(
+            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        Client(cluster),
+    ):
+        pass
+    return time.perf_counter() - t0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--data", default=str(DEFAULT_DATA))
+    parser.add_argument("--runs-per-worker", type=int, default=8)
+    parser.add_argument("--flow-only", action="store_true")
+    args = parser.parse_args()
+    spec = load_spec(REPO / "configs" / "births.yaml")
+    evaluator: Evaluator = FlowOnly() if args.flow_only else AcceptanceEvaluator()
+    results = {}
+    for workers in (1, 2):
+        runs = args.runs_per_worker * workers
+        startup = _startup(workers)
+        with tempfile.TemporaryDirectory() as tmp:
+            summary = run_sweep(
+                spec,
+                args.data,
+                Path(tmp) / "b.db",
+                repeats=1,
+                sample=runs,
+                seed=workers,
+                workers=workers,
+                evaluator=evaluator,
+                show_progress=False,
+            )
+        busy = max(summary.seconds - startup, 1e-9)
+        results[workers] = summary.runs_new / busy * 60
+        print(
+            f"{workers} worker(s): {summary.runs_new} runs in {summary.seconds:.1f} s "
+            f"(start-up {startup:.1f} s): {results[workers]:.1f} runs/min"
+        )
+    print(
+        json.dumps(
+            {
+                "runs_per_min_1": round(results[1], 2),
+                "runs_per_min_2": round(results[2], 2),
+                "speedup": round(results[2] / results[1], 2),
+                "evaluation": "none" if args.flow_only else "acceptance",
+            }
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,48 @@
+"""40 configurations x 3 repeats of the real flow and acceptance criteria on NVSS 10K."""
+
+from pathlib import Path
+
+import pytest
+
+from synthflow.cli import main
+from synthflow.sweep.store import SweepStore
+
+REPO = Path(__file__).resolve().parents[2]
+NVSS_10K = REPO.parent / "shared" / "public_data" / "nvss2019_singleton_10k.csv"
+
+
+@pytest.mark.slow
+def test_sweep_40_configurations_x_3_on_nvss_10k(tmp_path: Path, capsys) -> None:
+    store = tmp_path / "results.db"
+    argv = [
+        "sweep",
+        str(REPO / "configs" / "births.yaml"),
+        "--public",
+        str(NVSS_10K),
+        "--repeats",
+        "3",
+        "--store",
+        str(store),
+        "--sample",
+        "40",
+        "--seed",
+        "5",
+        "--workers",
+        "2",
+        "--quiet",
+    ]
+    assert main(argv) == 0
+    line = capsys.readouterr().out.strip().splitlines()[-1]
+    assert line == ('{"configurations": 40, "repeats": 3, "runs_stored": 120, "runs_new": 120}')
+    with SweepStore.open_existing(store) as db:
+        runs = db.runs()
+        crit = db.criteria()
+    assert len(runs) == 120 and not runs.duplicated(["config_id", "repeat"]).any()
+    ok = runs[runs["status"] == "ok"]
+    assert len(ok) >= 100
+    assert crit["name"].nunique() == 8  # every acceptance criterion, exact and DP
+    assert len(crit) == 8 * len(ok)
+    assert runs["passed_exact"].mean() >= runs["passed_dp"].mean() - 0.1
+    out = tmp_path / "candidates.yaml"
+    assert main(["shortlist", "--store", str(store), "--out", str(out)]) == 0
+    assert main(["sweep-report", "--store", str(store), "--out", str(tmp_path / "r.html")]) == 0
