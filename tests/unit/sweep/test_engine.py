@@ -125,3 +125,27 @@ def test_bad_options(swept: Swept) -> None:
         match=re.escape("give --workers (local cluster) or --address (running cluster), not both"),
     ):
         run_sweep(swept.spec, swept.data, swept.store, repeats=1, workers=1, address="tcp://x:1")
+
+
+def test_address_joins_a_running_cluster(swept: Swept, tmp_path: Path) -> None:
+    from distributed import LocalCluster
+
+    with LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as cluster:
+        summary = run_sweep(
+            swept.spec,
+            swept.data,
+            tmp_path / "a.db",
+            repeats=1,
+            seed=3,
+            address=cluster.scheduler_address,
+            evaluator=StandInEvaluator(),
+            show_progress=False,
+        )
+    assert summary.to_json() == {
+        "configurations": 12,
+        "repeats": 1,
+        "runs_stored": 12,
+        "runs_new": 12,
+    }

@@ -1,13 +1,14 @@
 import re
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from synthflow.sweep.evaluation import CriterionOutcome, RunEvaluation
 from synthflow.sweep.store import RunRecord, StoreError, SweepStore
 
-KEYS = {"spec_sha256": "a" * 64, "data_sha256": "b" * 64, "seed": 7}
+KEYS: dict[str, Any] = {"spec_sha256": "a" * 64, "data_sha256": "b" * 64, "seed": 7}
 
 
 def _record(cid: str = "privbayes-x", repeat: int = 0, passed: bool = True) -> RunRecord:
@@ -46,7 +47,7 @@ def test_create_add_and_resume(tmp_path: Path) -> None:
 def _unchanged(path: Path, exc_match: str, **keys: object) -> None:
     before = path.read_bytes()
     with pytest.raises(StoreError, match=re.escape(exc_match)):
-        SweepStore.open(path, **{**KEYS, **keys})  # type: ignore[arg-type]
+        SweepStore.open(path, **{**KEYS, **keys})
     assert path.read_bytes() == before
     assert not path.with_name(path.name + "-wal").exists()
 
