@@ -14,11 +14,13 @@ network structure and ``epsilon_2 = epsilon - epsilon_1`` for the conditional ta
   subsets whose table stays theta-useful (theta flavor, TODS 2017 sec. 4.3): a table
   over X and Pi is theta-useful when its average cell count is at least theta times the
   Laplace scale of its noise, i.e. ``|dom X| * |dom Pi| <= n * epsilon_2 / (2 d theta)``.
-* **Conditionals.** For each of the d attributes the joint count table of (X, Pi) gets
-  Laplace noise of scale ``2 d / epsilon_2``: replacing one row moves two cells by one
-  (L1 sensitivity 2) and the d tables compose to ``epsilon_2``. Post-processing clips
-  negative counts to zero and normalises per parent configuration (falling back to the
-  noisy marginal of X, then uniform, when a parent configuration has no mass).
+* **Conditionals.** The joint count tables of the m families (X, Pi) not contained in
+  another family get Laplace noise of scale ``2 m / epsilon_2``: replacing one row moves
+  two cells by one (L1 sensitivity 2) and the m tables compose to ``epsilon_2``. Each
+  attribute's conditional is read off the smallest released joint holding its family
+  (PrivBayes releases d - k tables this way). Post-processing clips negative counts to
+  zero and normalises per parent configuration (falling back to the noisy marginal of
+  X, then uniform, when a parent configuration has no mass).
 * **Sampling** draws attributes in the network's topological order.
 
 Domain sizes come from the public :class:`~synthflow.transform.Domain` only, and n
@@ -46,6 +48,7 @@ from synthflow.transform import Domain
 __all__ = [
     "PrivBayes",
     "PrivBayesHyperparameters",
+    "covering_families",
     "mi_sensitivity",
     "mutual_information",
     "noisy_counts",
@@ -227,20 +230,29 @@ class PrivBayes:
                 sensitivity=mi_sensitivity(n, binary=False),
             )
         network = self._learn_structure(cols, sizes, eps1, eps2, rng)
+        materialised = covering_families(network)
+        m = len(materialised)
         ledger.charge(
-            f"privbayes conditionals: Laplace on {d} count tables (L1 sensitivity 2 each)",
+            f"privbayes conditionals: Laplace on {m} joint count tables (L1 sensitivity 2 each)",
             epsilon=eps2,
             mechanism="laplace",
             sensitivity=2.0,
         )
+        joints: dict[tuple[int, ...], np.ndarray] = {}
+        for family in materialised:
+            shape = [sizes[v] for v in family]
+            key = _encode([cols[v] for v in family], shape)
+            counts = np.bincount(key, minlength=math.prod(shape)).reshape(shape)
+            joints[family] = noisy_counts(counts, n_tables=m, epsilon=eps2, rng=rng)
         conditionals: list[np.ndarray] = []
         for x, parents in network:
-            psize = math.prod(sizes[p] for p in parents)
-            key = cols[x] + sizes[x] * (
-                _encode([cols[p] for p in parents], [sizes[p] for p in parents]) if parents else 0
-            )
-            counts = np.bincount(key, minlength=psize * sizes[x]).reshape(psize, sizes[x])
-            conditionals.append(_normalise(noisy_counts(counts, n_tables=d, epsilon=eps2, rng=rng)))
+            family = next(f for f in materialised if {x, *parents} <= set(f))
+            joint = joints[family]
+            keep = sorted({x, *parents})
+            marg = joint.sum(axis=tuple(i for i, v in enumerate(family) if v not in keep))
+            order = [keep.index(v) for v in (*parents, x)]
+            table = marg.transpose(order).reshape(math.prod(sizes[p] for p in parents), sizes[x])
+            conditionals.append(_normalise(table))
         graph = nx.DiGraph()
         graph.add_nodes_from(domain.names)
         graph.add_edges_from((domain.names[p], domain.names[x]) for x, ps in network for p in ps)
@@ -272,6 +284,22 @@ class PrivBayes:
         return pd.DataFrame(
             {name: out[i].astype(np.int16) for i, name in enumerate(self.domain_.names)}
         )
+
+
+def covering_families(network: list[tuple[int, tuple[int, ...]]]) -> list[tuple[int, ...]]:
+    """The families (attribute and parents, sorted) whose noisy joints are released.
+
+    A family contained in another family's variables is not released on its own: its
+    conditional is derived from the larger noisy joint (PrivBayes materialises only the
+    d - k tables not covered by others). Fewer tables share epsilon_2, so each gets less
+    noise. The choice depends on the DP network only.
+
+    >>> covering_families([(0, ()), (1, (0,)), (2, (0, 1)), (3, (1, 2))])
+    [(0, 1, 2), (1, 2, 3)]
+    """
+    families = [tuple(sorted({x, *ps})) for x, ps in network]
+    unique = list(dict.fromkeys(families))
+    return [f for f in unique if not any(set(f) < set(g) for g in unique)]
 
 
 def noisy_counts(
