@@ -93,7 +93,14 @@ def _run(args: argparse.Namespace) -> int:
     if args.report:
         from synthflow.acceptance.report import write_report  # noqa: PLC0415 (matplotlib)
 
-        write_report(args.report, spec, transformer, orig, cand, report)
+        write_report(
+            args.report,
+            spec=spec,
+            transformer=transformer,
+            original=orig,
+            candidate=cand,
+            report=report,
+        )
     verdict = "PASSED" if report.passed else "FAILED"
     mode = "exact, non-private" if report.exact else f"DP, epsilon {report.epsilon_total:g}"
     print(f"{verdict} ({mode}): {sum(c.passed for c in report.criteria)}/{len(report.criteria)}")

@@ -24,7 +24,7 @@ import pandas as pd
 from synthflow.acceptance import condmean, faithfulness, marginals, ratio, regression
 from synthflow.acceptance._common import code_matrix
 from synthflow.config import CriterionSpec, ReleaseSpec
-from synthflow.errors import ConfigError
+from synthflow.errors import BudgetExceededError, ConfigError
 from synthflow.ledger import Ledger
 from synthflow.rng import PrivacyRNG
 from synthflow.transform import Transformer
@@ -459,6 +459,17 @@ def evaluate(
         raise ValueError(
             f"DP evaluation needs |D_R| = |D_T| (n is public); got {len(ctx.candidate)} "
             f"candidate rows for {len(ctx.original)} original rows"
+        )
+    needed = math.fsum(
+        c.epsilon
+        for c in spec.criteria
+        if not (regression_fit is not None and c.kind == "regression_coefficients")
+    )
+    if not ledger.can_afford(needed):
+        raise BudgetExceededError(
+            f"cannot evaluate: the criteria need epsilon {needed:g} but only "
+            f"{ledger.remaining_epsilon:g} remains of the ledger's total {ledger.total_epsilon:g}; "
+            "nothing was charged"
         )
     if regression_fit is not None:
         ctx.cache["fit"] = regression_fit

@@ -92,10 +92,10 @@ def _exact_sections(
         out += [f"<h3>{k}-way</h3>", _table(pd.DataFrame(rows))]
     for c in spec.criteria:
         if c.kind == "conditional_mean" and c.column:
-            rows = condmean.cond_mean_table(t, r, transformer, c.column, c.group_by)
+            groups = condmean.cond_mean_table(t, r, transformer, c.column, c.group_by)
             out += [
                 f"<h2>Conditional means and medians: {html.escape(c.column)}</h2>",
-                _table(pd.DataFrame([{**vars(g), "error": g.error} for g in rows])),
+                _table(pd.DataFrame([{**vars(g), "error": g.error} for g in groups])),
             ]
         if c.kind == "regression_coefficients" and c.column:
             xo, yo, feats, _, _ = regression.design(t, transformer, c.column)
@@ -173,6 +173,7 @@ def render_report(
 
 def write_report(
     path: str | Path,
+    *,
     spec: ReleaseSpec,
     transformer: Transformer,
     original: pd.DataFrame,
