@@ -14,21 +14,11 @@ from synthflow.errors import ConfigError
 from synthflow.flow import run_flow, write_candidate
 from synthflow.ledger import Ledger
 from synthflow.rng import PrivacyRNG
-from synthflow.space import Configuration, expand_space, find_configuration, match_configuration
+from synthflow.space import Configuration, expand_space, find_configuration
 
-__all__ = ["DEMO_CONFIGURATION", "register", "run_command"]
+__all__ = ["register", "run_command"]
 
 _RUN_FILES = ("candidate.csv", "ledger.jsonl", "run.json")
-_REPO = Path(__file__).resolve().parents[1]
-DEFAULT_DATA = _REPO / "public_data" / "nvss_like_2019.csv.gz"
-DEFAULT_SPEC = _REPO / "configs" / "births.yaml"
-DEMO_CONFIGURATION = {
-    "model": "privbayes",
-    "hyperparameters": {"flavor": "theta", "epsilon_split": 0.25, "theta": 16},
-    "transformations": {"mother_age": "b", "parity": "a", "gestation_week": "a"},
-    "min_count": 2,
-}
-"""The release's selected shape (SPEC sec. 3: mother_age b, parity a, gestation a)."""
 
 
 def _space(args: argparse.Namespace) -> int:
@@ -120,16 +110,29 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
+    from synthflow.release.main_job import DEFAULT_DATA, run_main_job  # noqa: PLC0415  (Dask)
+
     out = Path(args.out) if args.out else Path("runs") / time.strftime("demo-%Y%m%d-%H%M%S")
     print(
-        f"synthflow demo: one PrivBayes flow on the embedded NVSS-like data ({DEFAULT_DATA.name})",
+        "synthflow demo: sweep on a public NVSS-like draw, shortlist, private selection, "
+        f"release and audit on the embedded default data ({DEFAULT_DATA.name})",
         file=sys.stderr,
     )
-    spec = load_spec(DEFAULT_SPEC)
-    configuration = match_configuration(spec, **DEMO_CONFIGURATION)  # type: ignore[arg-type]
-    run_command(spec, configuration, DEFAULT_DATA, out, public=True, show_progress=not args.quiet)
-    print(out.resolve())
-    return 0
+    result = run_main_job(
+        out,
+        sample=args.sample,
+        repeats=args.repeats,
+        workers=args.workers,
+        show_progress=not args.quiet,
+    )
+    print(f"shortlist: {result.shortlist}", file=sys.stderr)
+    print(
+        f"audit: {'passed' if result.audit.ok else 'FAILED'} ({len(result.audit.checks)} checks; "
+        f"{out / 'audit.txt'})",
+        file=sys.stderr,
+    )
+    print(result.release_dir.resolve())
+    return 0 if result.audit.ok else 1
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -158,7 +161,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=_run)
 
-    p = sub.add_parser("demo", help="main job on the embedded default data; prints the output path")
-    p.add_argument("--out", help="output directory (default: runs/demo-<timestamp>)")
+    p = sub.add_parser(
+        "demo", help="main job: a whole release on the embedded default data; prints its path"
+    )
+    p.add_argument("--out", help="new output directory (default: runs/demo-<timestamp>)")
+    p.add_argument("--sample", type=int, default=24, help="configurations to pre-screen")
+    p.add_argument("--repeats", type=int, default=2, help="runs per configuration")
+    p.add_argument("--workers", type=int, help="Dask workers (default: CPU count)")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=_demo)

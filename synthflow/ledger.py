@@ -75,19 +75,27 @@ class Ledger:
         self.total_delta = float(total_delta)
         self.path = Path(path) if path is not None else None
         self._charges: list[Charge] = []
+        self._eps = Fraction(0)
+        self._delta = Fraction(0)
         if self.path is not None and self.path.exists():
-            self._charges = list(_read_charges(self.path))
+            for c in _read_charges(self.path):
+                self._append(c)
             if self._exact_eps() > Fraction(self.total_epsilon) + _SLACK:
                 raise BudgetExceededError(
                     f"ledger file {self.path} already records epsilon {self.spent_epsilon}, more "
                     f"than the total {self.total_epsilon}; use a new output directory"
                 )
 
+    def _append(self, c: Charge) -> None:
+        self._charges.append(c)
+        self._eps += Fraction(c.epsilon)
+        self._delta += Fraction(c.delta)
+
     def _exact_eps(self) -> Fraction:
-        return sum((Fraction(c.epsilon) for c in self._charges), Fraction(0))
+        return self._eps
 
     def _exact_delta(self) -> Fraction:
-        return sum((Fraction(c.delta) for c in self._charges), Fraction(0))
+        return self._delta
 
     @property
     def charges(self) -> tuple[Charge, ...]:
@@ -153,7 +161,7 @@ class Ledger:
             with self.path.open("a", encoding="utf-8") as fh:
                 fh.write(json.dumps(asdict(entry)) + "\n")
                 fh.flush()
-        self._charges.append(entry)
+        self._append(entry)
 
     def summary(self) -> dict[str, Any]:
         """JSON-ready totals and the list of charges."""

@@ -17,6 +17,7 @@ from synthflow.errors import BudgetExceededError, DataError
 from synthflow.generators.privbayes import (
     PrivBayes,
     PrivBayesHyperparameters,
+    covering_families,
     mi_sensitivity,
     mutual_information,
     noisy_counts,
@@ -225,3 +226,31 @@ def test_sampling_matches_fitted_conditionals():
         p = np.mean((data.a == i) & (data.b == j))
         q = np.mean((out.a == i) & (out.b == j))
         assert abs(p - q) < 0.006  # sampling sd <= sqrt(.25/2e5) ~ 0.0011; 5 sd margin
+
+
+def test_only_uncovered_families_are_released():
+    sizes = (3, 4, 2, 3)
+    data = _codes(3000, sizes, seed=2)
+    domain = Domain(names=tuple(data.columns), sizes=sizes)
+    ledger = Ledger(total_epsilon=1)
+    gen = PrivBayes(PrivBayesHyperparameters(flavor="degree", degree=2), epsilon=1.0).fit(
+        data, domain=domain, ledger=ledger, rng=PrivacyRNG.from_seed(3)
+    )
+    families = covering_families(gen.network_)
+    assert len(families) == len(sizes) - 2  # d - k tables for a degree-k network
+    assert "Laplace on 2 joint count tables" in ledger.charges[-1].what
+    for x, parents in gen.network_:  # every family is inside a released one
+        assert any({x, *parents} <= set(f) for f in families)
+
+
+def test_conditionals_come_from_the_covering_joint():
+    """At a huge budget a derived conditional equals the data's conditional."""
+    sizes = (3, 4)
+    data = _codes(50_000, sizes, seed=6)
+    domain = Domain(names=("a", "b"), sizes=sizes)
+    gen = PrivBayes(PrivBayesHyperparameters(flavor="degree", degree=1), epsilon=1e6).fit(
+        data, domain=domain, ledger=Ledger(total_epsilon=1e6), rng=PrivacyRNG.from_seed(0)
+    )
+    first, _ = gen.network_[0]
+    marginal = np.bincount(data.iloc[:, first], minlength=sizes[first]) / len(data)
+    np.testing.assert_allclose(gen.conditionals_[0][0], marginal, atol=1e-4)
