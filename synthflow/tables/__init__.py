@@ -27,7 +27,7 @@ from synthflow.tables.cellkey import (
     make_ptable,
     record_keys_from_ids,
 )
-from synthflow.tables.compare import Comparison, ComparisonRow, compare
+from synthflow.tables.compare import Comparison, ComparisonRow, compare, read_release
 from synthflow.tables.dpnoise import NoiseOptions, independent_noise
 from synthflow.tables.measures import (
     BANDS,
@@ -108,6 +108,7 @@ __all__ = [
     "parse_tables",
     "proportional_allocation",
     "protect",
+    "read_release",
     "record_keys_from_ids",
     "render_html",
     "round_to_base",

@@ -197,36 +197,60 @@ def _tilt(support: np.ndarray, ratio: float, unbiased: bool) -> np.ndarray:
     return weights(theta)
 
 
+def _moves(
+    counts: np.ndarray, outcomes: np.ndarray, allowed: np.ndarray, pool: Sequence[int]
+) -> list[tuple[int, int, int]]:
+    """Single-key moves (from, to, change of the key sum) between nearby outcomes."""
+    return [
+        (a, b, int(outcomes[b] - outcomes[a]))
+        for a in pool
+        if counts[a] > 0
+        for b in pool
+        if b != a and allowed[b] and abs(int(outcomes[b] - outcomes[a])) <= 2
+    ]
+
+
 def _fix_mean(counts: np.ndarray, target: np.ndarray, outcomes: np.ndarray) -> None:
-    """Move keys between outcomes (in place) until the row's key-weighted mean is 0."""
-    nonzero = [k for k in range(len(outcomes)) if outcomes[k] != 0]
+    """Move keys between outcomes (in place) until the row's key sum is exactly 0.
+
+    Moves between non-zero outcomes come first (they keep the rate): the cheapest single
+    move that brings the sum closer to 0, else the cheapest pair of moves. Only if no
+    such move exists does a key move to or from the no-change outcome.
+    """
     zero = int(np.flatnonzero(outcomes == 0)[0])
+    nonzero = [k for k in range(len(outcomes)) if k != zero]
     allowed = np.asarray(target > 0)
     allowed[zero] = True
+
+    def cost(a: int, b: int) -> float:  # growth of the squared distance to the target
+        return float(2 * (target[a] - counts[a]) + 2 * (counts[b] - target[b]) + 2)
+
     for _ in range(10_000):
         r = int(counts @ outcomes)
         if r == 0:
             return
-        best: tuple[float, int, int] | None = None
-        for pool in (nonzero, list(range(len(outcomes)))):  # prefer moves keeping the rate
-            for a in pool:
-                if counts[a] == 0:
-                    continue
-                for b in pool:
-                    if a == b or not allowed[b]:
-                        continue
-                    step = int(outcomes[b] - outcomes[a])
-                    if abs(r + step) >= abs(r) or abs(step) > 2:
-                        continue
-                    cost = 2 * (target[a] - counts[a]) + 2 * (counts[b] - target[b]) + 2
-                    if best is None or cost < best[0]:
-                        best = (cost, a, b)
-            if best is not None:
+        plan: list[tuple[int, int]] = []
+        for pool in (nonzero, list(range(len(outcomes)))):
+            moves = _moves(counts, outcomes, allowed, pool)
+            single = [(cost(a, b), a, b) for a, b, st in moves if abs(r + st) < abs(r)]
+            if single:
+                plan = [min(single)[1:]]
                 break
-        if best is None:
+            pairs = [
+                (cost(a, b) + cost(c, e), (a, b), (c, e))
+                for a, b, s1 in moves
+                for c, e, s2 in moves
+                if abs(r + s1 + s2) < abs(r) and (c != a or counts[a] > 1)
+            ]
+            if pairs:
+                best = min(pairs)
+                plan = [best[1], best[2]]
+                break
+        if not plan:
             raise ValueError("cannot make a p-table row zero-mean; raise keys or max_perturbation")
-        counts[best[1]] -= 1
-        counts[best[2]] += 1
+        for a, b in plan:
+            counts[a] -= 1
+            counts[b] += 1
     raise ValueError("p-table row did not reach zero mean")  # pragma: no cover
 
 
@@ -246,8 +270,11 @@ def make_ptable(params: PTableParams) -> PTable:
     for i in range(last + 1):
         rate = params.rate(i) if i < last else params.rate_large
         stay = round(k * (1.0 - rate))
-        if i >= 1 and d == 1 and params.unbiased:
-            stay = 2 * round(k * (1.0 - rate) / 2)  # symmetric +-1 needs an even remainder
+        if i >= 1 and params.unbiased:
+            if d == 1:  # a zero-mean +-1 row needs an even number of moving keys
+                stay = 2 * round(k * (1.0 - rate) / 2)
+            elif stay == k - 1:  # one moving key cannot have mean 0: use 0 or 2
+                stay = k - 2 if k * rate >= 1 else k
         counts = np.zeros(len(outcomes), dtype=np.int64)
         counts[zero] = stay
         moving = k - stay

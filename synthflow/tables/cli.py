@@ -18,8 +18,6 @@ import logging
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 from synthflow.config import ReleaseSpec, load_spec
 from synthflow.data import load_data, read_table
 from synthflow.errors import ConfigError, DataError
@@ -27,7 +25,7 @@ from synthflow.ledger import Ledger
 from synthflow.rng import PrivacyRNG
 from synthflow.tables._spec import load_tables
 from synthflow.tables.cellkey import PRESETS, make_ptable
-from synthflow.tables.compare import DEFAULT_EPSILONS, compare
+from synthflow.tables.compare import DEFAULT_EPSILONS, compare, read_release
 from synthflow.tables.protect import METHODS, CellKey, build_method, protect, write_tables
 from synthflow.tables.report import write_report
 from synthflow.tables.tabulate import Microdata
@@ -150,20 +148,6 @@ def _protect(args: argparse.Namespace) -> int:
     return 0
 
 
-def _release_frame(path: Path) -> tuple[pd.DataFrame, float | None]:
-    if not path.is_dir():
-        raise DataError(f"release directory {str(path)!r} does not exist")
-    csvs = sorted(path.glob("*.csv"))
-    if not csvs:
-        raise DataError(f"release directory {str(path)!r} holds no *.csv synthetic data file")
-    frame = read_table(csvs[0])
-    eps = None
-    ledger = path / "ledger.jsonl"
-    if ledger.is_file():
-        eps = sum(json.loads(line)["epsilon"] for line in ledger.read_text().splitlines() if line)
-    return frame, eps
-
-
 def _compare(args: argparse.Namespace) -> int:
     spec = load_spec(args.spec)
     tables = load_tables(args.tables, spec)
@@ -171,7 +155,7 @@ def _compare(args: argparse.Namespace) -> int:
     loaded = load_data(args.data, spec, public=args.public)
     release = release_eps = None
     if args.release:
-        frame, release_eps = _release_frame(Path(args.release))
+        frame, release_eps = read_release(args.release)
         release = Microdata(frame, spec, labelled=True)
     result = compare(
         Microdata(loaded.frame, spec),

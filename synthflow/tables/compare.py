@@ -14,14 +14,18 @@ NVSS samples) to choose a method, then release once with ``tables protect``.
 
 from __future__ import annotations
 
+import json
 import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from synthflow.data import read_table
+from synthflow.errors import DataError
 from synthflow.ledger import Ledger
 from synthflow.rng import PrivacyRNG
 from synthflow.tables._noise import MECHANISMS, Neighbouring
@@ -31,7 +35,7 @@ from synthflow.tables.measures import Measures, measure, transition_matrix
 from synthflow.tables.protect import CellKey, TableMethod, build_method, protect
 from synthflow.tables.tabulate import CountTable, Microdata, ReleasedTable, tabulate_all
 
-__all__ = ["DEFAULT_EPSILONS", "Comparison", "ComparisonRow", "compare"]
+__all__ = ["DEFAULT_EPSILONS", "Comparison", "ComparisonRow", "compare", "read_release"]
 
 DEFAULT_EPSILONS: tuple[float, ...] = (0.1, 1.0, 2.0, 5.0, 10.0)
 """The epsilons of the ONS DP pilot's tables."""
@@ -99,6 +103,31 @@ class Comparison:
                 for r in self.rows
             ]
         )
+
+
+def read_release(path: str | Path) -> tuple[pd.DataFrame, float | None]:
+    """Read a release directory: its synthetic data and, if recorded, its epsilon.
+
+    The data are the first ``*.csv`` file in the directory (``candidate.csv`` as written
+    by ``synthflow run``, or a release's synthetic-data file), holding bin labels. The
+    epsilon is the sum of the directory's ``ledger.jsonl``, when there is one.
+
+    Raises:
+        DataError: If the directory or its CSV file is missing.
+    """
+    p = Path(path)
+    if not p.is_dir():
+        raise DataError(f"release directory {str(p)!r} does not exist")
+    csvs = sorted(p.glob("*.csv"))
+    if not csvs:
+        raise DataError(f"release directory {str(p)!r} holds no *.csv synthetic data file")
+    frame = read_table(csvs[0])
+    eps = None
+    ledger = p / "ledger.jsonl"
+    if ledger.is_file():
+        lines = [json.loads(x) for x in ledger.read_text(encoding="utf-8").splitlines() if x]
+        eps = math.fsum(float(x["epsilon"]) for x in lines)
+    return frame, eps
 
 
 def _methods(

@@ -64,14 +64,15 @@ _COLUMNS = (
 
 def _png(fig: Figure) -> str:
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=90, bbox_inches="tight")
+    fig.savefig(buf, format="png", dpi=80)  # fixed margins: one draw, no tight bbox pass
     return base64.b64encode(buf.getvalue()).decode("ascii")
 
 
 def _bars(rows: Sequence[ComparisonRow], title: str) -> str:
     rows = [r for r in rows if r.method != "original"]
     fig = Figure(figsize=(max(8, 0.32 * len(rows) + 2), 11))
-    axes: list[Axes] = list(fig.subplots(len(_BARS), 1))
+    fig.subplots_adjust(left=0.08, right=0.98, top=0.96, bottom=0.16, hspace=0.12)
+    axes: list[Axes] = list(fig.subplots(len(_BARS), 1, sharex=True))
     x = np.arange(len(rows))
     colours = [_COLOURS[r.method] for r in rows]
     for ax, (key, name, log) in zip(axes, _BARS, strict=True):
@@ -84,14 +85,9 @@ def _bars(rows: Sequence[ComparisonRow], title: str) -> str:
         for xi in x[np.isnan(vals)]:
             ax.text(xi, 0, "n/a", rotation=90, ha="center", va="bottom", fontsize=7)
         ax.set_ylabel(name, fontsize=8)
-        ax.set_xticks(x)
-        ax.set_xticklabels(
-            [] if ax is not axes[-1] else [r.label for r in rows],
-            rotation=70,
-            ha="right",
-            fontsize=7,
-        )
         ax.grid(axis="y", alpha=0.3)
+    axes[-1].set_xticks(x)
+    axes[-1].set_xticklabels([r.label for r in rows], rotation=70, ha="right", fontsize=7)
     axes[0].set_title(title, fontsize=10)
     return _png(fig)
 
@@ -99,12 +95,28 @@ def _bars(rows: Sequence[ComparisonRow], title: str) -> str:
 def _heatmaps(rows: Sequence[ComparisonRow], title: str) -> str:
     cols = 4
     lines = math.ceil(len(rows) / cols)
-    fig = Figure(figsize=(4.2 * cols, 3.9 * lines))
-    axes = fig.subplots(lines, cols, squeeze=False)
+    fig = Figure(figsize=(3.6 * cols, 3.3 * lines + 0.8))
+    fig.subplots_adjust(
+        left=0.07,
+        right=0.99,
+        top=1 - 0.5 / (3.3 * lines + 0.8),
+        bottom=0.08,
+        wspace=0.08,
+        hspace=0.25,
+    )
+    axes = fig.subplots(lines, cols, squeeze=False, sharex=True, sharey=True)
     vmax = max(int(r.transition.max()) for r in rows)
     ticks = [*BANDS, "supp."]
     for ax in axes.ravel()[len(rows) :]:
         ax.axis("off")
+    axes[0, 0].set_xticks(range(len(ticks)))
+    axes[0, 0].set_yticks(range(len(BANDS)))
+    for ax in axes[:, 0]:
+        ax.set_yticklabels(BANDS, fontsize=6)
+        ax.set_ylabel("original", fontsize=7)
+    for ax in axes[-1]:
+        ax.set_xticklabels(ticks, rotation=90, fontsize=6)
+        ax.set_xlabel("published", fontsize=7)
     for ax, r in zip(axes.ravel(), rows, strict=False):
         m = r.transition.astype(float)
         ax.imshow(np.where(m > 0, m, np.nan), cmap="viridis", norm=LogNorm(1, max(vmax, 2)))
@@ -114,14 +126,7 @@ def _heatmaps(rows: Sequence[ComparisonRow], title: str) -> str:
                 colour = "black" if bright else "white"
                 ax.text(j, i, str(v), ha="center", va="center", fontsize=5, color=colour)
         ax.set_title(f"{r.label} (diag {r.measures.diagonal_share:.2f})", fontsize=8)
-        ax.set_xticks(range(len(ticks)))
-        ax.set_xticklabels(ticks, rotation=90, fontsize=6)
-        ax.set_yticks(range(len(BANDS)))
-        ax.set_yticklabels(BANDS, fontsize=6)
-        ax.set_xlabel("published", fontsize=7)
-        ax.set_ylabel("original", fontsize=7)
     fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
     return _png(fig)
 
 

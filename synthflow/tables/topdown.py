@@ -127,6 +127,8 @@ def largest_remainder(
     base = np.floor(t + 1e-9)  # a share of 2.9999999999 from float error counts as 3
     deficit = tot - base.sum(axis=1).astype(np.int64)
     rem = t - base
+    if not np.isfinite(t).all() or (np.abs(deficit) > t.shape[1]).any():
+        raise ValueError("targets must be finite and each row must sum to its total")
     if eligible is not None:
         rem = np.where(eligible, rem, -np.inf)
     while (deficit < 0).any():  # only from float error: take a unit back from the largest
@@ -165,7 +167,7 @@ def proportional_allocation(
     w = np.where((sums == 0)[:, None], ok.astype(np.float64), w)
     sums = w.sum(axis=1)
     safe = np.where(sums > 0, sums, 1.0)
-    targets = w * (tot / safe)[:, None]
+    targets = (w / safe[:, None]) * tot[:, None]  # shares first: no overflow for tiny w
     return largest_remainder(targets, tot, rng=rng, eligible=ok)
 
 
