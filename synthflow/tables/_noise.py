@@ -90,10 +90,9 @@ def _geometric(shape: tuple[int, ...], ratio: float, gen: np.random.Generator) -
     scale = math.log(ratio)  # diffprivlib's ``_scale`` = -epsilon / sensitivity
     u = (gen.random(shape) - 0.5) * (1.0 + ratio)
     sgn = np.where(u < 0, -1.0, 1.0)
-    with np.errstate(divide="ignore"):
-        mag = np.floor(np.log(sgn * u) / scale)
-    # u == 0 has probability 2**-53 and would give an infinite draw; cap it far out.
-    mag = np.minimum(mag, 1e15)
+    # u == 0 (probability 2**-53) would be an infinite draw: read it as the smallest
+    # positive double, i.e. a draw from the far tail instead of an overflow.
+    mag = np.floor(np.log(np.maximum(sgn * u, np.finfo(np.float64).tiny)) / scale)
     return (sgn * mag).astype(np.int64)
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import logging
 from pathlib import Path
 from typing import Any
@@ -26,7 +25,14 @@ from synthflow.rng import PrivacyRNG
 from synthflow.tables._spec import load_tables
 from synthflow.tables.cellkey import PRESETS, make_ptable
 from synthflow.tables.compare import DEFAULT_EPSILONS, compare, read_release
-from synthflow.tables.protect import METHODS, CellKey, build_method, protect, write_tables
+from synthflow.tables.protect import (
+    METHODS,
+    CellKey,
+    build_method,
+    protect,
+    write_metadata,
+    write_tables,
+)
 from synthflow.tables.report import write_report
 from synthflow.tables.tabulate import Microdata
 
@@ -105,7 +111,8 @@ def _method_options(args: argparse.Namespace, spec: ReleaseSpec) -> dict[str, An
 def _protect(args: argparse.Namespace) -> int:
     spec = load_spec(args.spec)
     tables = load_tables(args.tables, spec)
-    method = build_method(args.method, **_method_options(args, spec))
+    opts = _method_options(args, spec)
+    method = build_method(args.method, **opts)
     out = Path(args.out)
     if out.exists() and any(out.iterdir()):
         raise ConfigError(f"output directory {str(out)!r} is not empty; choose a new --out")
@@ -125,8 +132,8 @@ def _protect(args: argparse.Namespace) -> int:
     ledger = None
     if method.is_dp:
         ledger = Ledger(
-            total_epsilon=args.epsilon,
-            total_delta=args.delta or 0.0,
+            total_epsilon=opts["epsilon"],
+            total_delta=opts.get("delta", 0.0),
             path=out / "ledger.jsonl",
         )
     published = protect(data, tables, method, rng=rng, ledger=ledger)
@@ -143,7 +150,7 @@ def _protect(args: argparse.Namespace) -> int:
         "cleaning": loaded.report.to_json(),
         "privacy": ledger.summary() if ledger else None,
     }
-    (out / "tables.json").write_text(json.dumps(meta, indent=2, default=str) + "\n")
+    write_metadata(out / "tables.json", meta)
     print(out)
     return 0
 

@@ -161,6 +161,17 @@ def _heatmap_rows(rows: Sequence[ComparisonRow], epsilon: float) -> list[Compari
     return out
 
 
+def _ptables(cmp: Comparison) -> str:
+    pts = cmp.options.get("cell_key_ptables", {})
+    parts = []
+    for name, p in pts.items() if isinstance(pts, dict) else []:
+        parts.append(
+            f"{name} keys: max perturbation {p['max_perturbation']}, rate {p['rate_small']} "
+            f"at count 1 falling to {p['rate_large']} (decay {p['decay']})"
+        )
+    return "; ".join(parts)
+
+
 def render_html(cmp: Comparison, *, heatmap_epsilon: float | None = None, title: str = "") -> str:
     """The report page for ``cmp``.
 
@@ -201,6 +212,14 @@ def render_html(cmp: Comparison, *, heatmap_epsilon: float | None = None, title:
             else ""
         )
         + "</p>",
+        "<p class='note'>Methods: cell key perturbation with two generated p-tables ("
+        + html.escape(_ptables(cmp))
+        + "); the 10-5 rule (suppress below 10, round to 5); suppression below 10; rounding "
+        "to 5; independent Laplace, geometric and Gaussian noise on every table level, "
+        "rounded to integers; the top-down method (noisy total, then each level scaled to "
+        "its parent and integerised by largest remainders, budget 0.01 / 0.05 / 0.165 / "
+        "0.775 for four levels, otherwise 0.01 for the total and the rest by sqrt(cells)); "
+        "and the same tables counted in the DP synthetic release.</p>",
         "<p class='note'>Measures: L1, L2 and mean |noise| compare published with original "
         "counts (suppressed cells read as 0); HD is the Hellinger distance on counts; "
         "'unchanged' and 'on diagonal' are shares of non-structural cells (the diagonal of "

@@ -11,7 +11,6 @@ included, and sums the record keys of each cell for cell key perturbation.
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -155,9 +154,7 @@ class ReleasedTable:
         }
         flat = self.values.ravel()
         if np.all(np.isnan(flat) | (flat == np.round(flat))):
-            data["count"] = pd.array(
-                [None if math.isnan(v) else round(v) for v in flat], dtype="Int64"
-            )
+            data["count"] = pd.Series(flat).astype("Int64").array  # NaN -> <NA>
         else:
             data["count"] = flat
         return pd.DataFrame(data)

@@ -24,6 +24,7 @@ from typing import Literal
 
 import numpy as np
 
+from synthflow.errors import ConfigError
 from synthflow.ledger import Ledger
 from synthflow.rng import PrivacyRNG
 from synthflow.tables._noise import (
@@ -175,9 +176,10 @@ def _shares(options: TopDownOptions, group: Sequence[CountTable]) -> list[float]
     cells = [1, *(lv.spec.cells for lv in group)]
     shares = list(options.split) if options.split is not None else list(default_split(cells))
     if len(shares) != len(cells):
-        raise ValueError(
+        raise ConfigError(
             f"split has {len(shares)} shares but table {group[0].spec.table!r} has "
-            f"{len(cells)} levels (total, national, geography...)"
+            f"{len(cells)} levels (total, national, geography...); give one share per level "
+            "or leave the split to its default"
         )
     if total_sensitivity(options.neighbouring) == 0:
         rest = math.fsum(shares[1:])
@@ -203,6 +205,8 @@ def top_down(
         rng: Source of randomness (noise and tie breaks).
 
     Raises:
+        ConfigError: If ``options.split`` does not give one share per level of a table
+            (checked for every table before anything is charged).
         BudgetExceededError: If the ledger cannot afford a level.
     """
     if not groups:
@@ -212,8 +216,8 @@ def top_down(
     norm: Literal[1, 2] = 2 if options.mechanism == "gaussian" else 1
     post = rng.generator()
     out: list[ReleasedTable] = []
-    for group in groups:
-        shares = _shares(options, group)
+    all_shares = [_shares(options, group) for group in groups]  # check all before charging
+    for group, shares in zip(groups, all_shares, strict=True):
         name = group[0].spec.table
         n = group[0].total
         if shares[0] == 0:

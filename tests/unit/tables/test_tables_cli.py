@@ -90,6 +90,29 @@ def test_top_down_csvs_are_additive(births_csv: Path, tmp_path: Path) -> None:
     assert nat["count"].sum() == 400  # replace_one: n is public
 
 
+def test_gaussian_default_delta_is_charged(births_csv: Path, tmp_path: Path) -> None:
+    out = tmp_path / "g"
+    assert _protect(births_csv, out, "--method", "gaussian", "--epsilon", "1") == 0
+    lines = [json.loads(x) for x in (out / "ledger.jsonl").read_text().splitlines()]
+    assert sum(x["delta"] for x in lines) == pytest.approx(1e-6)
+    out = tmp_path / "tdg"
+    assert _protect(births_csv, out, "--method", "top-down", "--epsilon", "1", "--noise",
+                    "gaussian") == 0  # fmt: skip
+    meta = json.loads((out / "tables.json").read_text())
+    assert meta["privacy"]["spent_delta"] == pytest.approx(1e-6)
+
+
+def test_top_down_split_must_fit_every_table(
+    births_csv: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The shipped tables have 2 or 3 levels (total, national, month): one split cannot fit.
+    out = tmp_path / "s"
+    assert _protect(births_csv, out, "--method", "top-down", "--epsilon", "1",
+                    "--split", "0.01,0.99") == 2  # fmt: skip
+    assert "give one share per level" in capsys.readouterr().err
+    assert not (out / "ledger.jsonl").exists()  # nothing was charged
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
