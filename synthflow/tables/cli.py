@@ -224,7 +224,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--zero-rate", type=float, help="share of zero cells perturbed")
     g.add_argument("--record-key-column", help="ID column: record key = ID mod keys")
     g = p.add_argument_group("rounding rules (ten-five, suppress, round; cell-key threshold)")
-    g.add_argument("--threshold", type=int, help="suppress counts below this (default 10)")
+    g.add_argument(
+        "--threshold", type=int, help="suppress counts below this (default 10; cell-key: none)"
+    )
     g.add_argument("--base", type=int, help="rounding base (default 5)")
     p.set_defaults(func=_protect)
 
