@@ -5,7 +5,8 @@ The package reads like the workflow:
 * :mod:`~synthflow.tables._spec` -- the tables file (columns, bins, geography
   hierarchy, structural zeros); :mod:`~synthflow.tables.tabulate` -- microdata or a
   synthetic release to counts over the spec's public bins, and tables to CSV.
-* :mod:`~synthflow.tables.cellkey` -- cell key perturbation with generated p-tables.
+* :mod:`~synthflow.tables.ptable` -- p-tables generated from parameters;
+  :mod:`~synthflow.tables.cellkey` -- record, cell and category keys, perturbation.
 * :mod:`~synthflow.tables.rounding` -- the 10-5 rule, suppression, rounding to a base.
 * :mod:`~synthflow.tables.dpnoise` -- independent Laplace / geometric / Gaussian noise;
   :mod:`~synthflow.tables.topdown` -- the top-down method with largest-remainder
@@ -18,13 +19,9 @@ The package reads like the workflow:
 
 from synthflow.tables._spec import LevelSpec, TableSpec, load_tables, parse_tables
 from synthflow.tables.cellkey import (
-    PRESETS,
-    PTable,
-    PTableParams,
     cell_key_perturbation,
     draw_category_keys,
     draw_record_keys,
-    make_ptable,
     record_keys_from_ids,
 )
 from synthflow.tables.compare import Comparison, ComparisonRow, compare, read_release
@@ -49,6 +46,7 @@ from synthflow.tables.protect import (
     protect,
     write_tables,
 )
+from synthflow.tables.ptable import PRESETS, PTable, PTableParams, make_ptable
 from synthflow.tables.report import render_html, write_report
 from synthflow.tables.rounding import (
     RoundingOptions,

@@ -23,7 +23,6 @@ from synthflow.errors import ConfigError, DataError
 from synthflow.ledger import Ledger
 from synthflow.rng import PrivacyRNG
 from synthflow.tables._spec import load_tables
-from synthflow.tables.cellkey import PRESETS, make_ptable
 from synthflow.tables.compare import DEFAULT_EPSILONS, compare, read_release
 from synthflow.tables.protect import (
     METHODS,
@@ -33,6 +32,7 @@ from synthflow.tables.protect import (
     write_metadata,
     write_tables,
 )
+from synthflow.tables.ptable import PRESETS, make_ptable
 from synthflow.tables.report import write_report
 from synthflow.tables.tabulate import Microdata
 

@@ -30,9 +30,9 @@ from synthflow.ledger import Ledger
 from synthflow.rng import PrivacyRNG
 from synthflow.tables._noise import MECHANISMS, Neighbouring
 from synthflow.tables._spec import TableSpec
-from synthflow.tables.cellkey import PRESETS
 from synthflow.tables.measures import Measures, measure, transition_matrix
 from synthflow.tables.protect import CellKey, TableMethod, build_method, protect
+from synthflow.tables.ptable import PRESETS
 from synthflow.tables.tabulate import CountTable, Microdata, ReleasedTable, tabulate_all
 
 __all__ = ["DEFAULT_EPSILONS", "Comparison", "ComparisonRow", "compare", "read_release"]

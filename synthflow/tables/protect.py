@@ -22,15 +22,13 @@ from synthflow.ledger import Ledger
 from synthflow.rng import PrivacyRNG
 from synthflow.tables._spec import TableSpec
 from synthflow.tables.cellkey import (
-    PTable,
-    PTableParams,
     cell_key_perturbation,
     draw_category_keys,
     draw_record_keys,
-    make_ptable,
     record_keys_from_ids,
 )
 from synthflow.tables.dpnoise import NoiseOptions, independent_noise
+from synthflow.tables.ptable import PTable, PTableParams, make_ptable
 from synthflow.tables.rounding import RoundingOptions, apply_rounding
 from synthflow.tables.tabulate import CountTable, Microdata, ReleasedTable, tabulate_all
 from synthflow.tables.topdown import TopDownOptions, top_down
