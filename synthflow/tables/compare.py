@@ -108,26 +108,34 @@ class Comparison:
 def read_release(path: str | Path) -> tuple[pd.DataFrame, float | None]:
     """Read a release directory: its synthetic data and, if recorded, its epsilon.
 
-    The data are the first ``*.csv`` file in the directory (``candidate.csv`` as written
-    by ``synthflow run``, or a release's synthetic-data file), holding bin labels. The
-    epsilon is the sum of the directory's ``ledger.jsonl``, when there is one.
+    The data are ``synthetic.csv`` (a release package) or else the first ``*.csv`` file
+    (e.g. ``candidate.csv`` as written by ``synthflow run``), holding bin labels. The
+    epsilon is the release's total from ``acceptance.json`` (``budget.total_epsilon``),
+    else the sum of the directory's ``ledger.jsonl``, else unknown (None).
 
     Raises:
         DataError: If the directory or its CSV file is missing.
     """
     p = Path(path)
     if not p.is_dir():
-        raise DataError(f"release directory {str(p)!r} does not exist")
-    csvs = sorted(p.glob("*.csv"))
+        raise DataError(
+            f"release {str(p)!r} is not a directory; pass the release directory (it holds "
+            "synthetic.csv, or candidate.csv from 'synthflow run')"
+        )
+    csvs = sorted(p.glob("*.csv"), key=lambda f: (f.name != "synthetic.csv", f.name))
     if not csvs:
         raise DataError(f"release directory {str(p)!r} holds no *.csv synthetic data file")
     frame = read_table(csvs[0])
-    eps = None
+    eps: float | None = None
+    acceptance = p / "acceptance.json"
     ledger = p / "ledger.jsonl"
-    if ledger.is_file():
+    if acceptance.is_file():
+        total = json.loads(acceptance.read_text(encoding="utf-8")).get("budget", {})
+        eps = total.get("total_epsilon") if isinstance(total, dict) else None
+    if eps is None and ledger.is_file():
         lines = [json.loads(x) for x in ledger.read_text(encoding="utf-8").splitlines() if x]
         eps = math.fsum(float(x["epsilon"]) for x in lines)
-    return frame, eps
+    return frame, None if eps is None else float(eps)
 
 
 def _methods(

@@ -13,8 +13,16 @@ from conftest import REPO, TABLES_BIRTHS, make_births
 
 from synthflow.cli import main
 from synthflow.config import ReleaseSpec
+from synthflow.errors import DataError
 from synthflow.rng import PrivacyRNG
-from synthflow.tables import Microdata, compare, load_tables, render_html, tabulate_all
+from synthflow.tables import (
+    Microdata,
+    compare,
+    load_tables,
+    read_release,
+    render_html,
+    tabulate_all,
+)
 from synthflow.transform import Transformer
 
 SPEC = str(REPO / "configs" / "births.yaml")
@@ -172,6 +180,23 @@ def test_compare_cli_writes_a_self_contained_report(
     for label in ("cell-key 256", "cell-key 4096", "ten-five", "laplace ε=5", "top-down ε=1",
                   "dp-synthetic ε=4"):  # fmt: skip
         assert label in page
+
+
+def test_read_release_finds_data_and_epsilon(tmp_path: Path) -> None:
+    (tmp_path / "a.csv").write_text("parity\n1\n")
+    (tmp_path / "synthetic.csv").write_text("parity\n2-3\n4-6\n")
+    (tmp_path / "ledger.jsonl").write_text('{"epsilon": 4.0}\n{"epsilon": 0.99}\n')
+    frame, eps = read_release(tmp_path)
+    assert len(frame) == 2 and eps == pytest.approx(4.99)
+    budget = {"budget": {"total_epsilon": 9.98}}
+    (tmp_path / "acceptance.json").write_text(json.dumps(budget))
+    assert read_release(tmp_path)[1] == 9.98
+    with pytest.raises(DataError, match="is not a directory; pass the release directory"):
+        read_release(tmp_path / "a.csv")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(DataError, match="holds no"):
+        read_release(empty)
 
 
 def test_compare_measures_side_by_side(births_spec: ReleaseSpec) -> None:
