@@ -7,9 +7,9 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import make_births, tables_of
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tables_support import make_births, tables_of
 
 from synthflow.config import ReleaseSpec
 from synthflow.rng import PrivacyRNG

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import REPO, TABLES_BIRTHS, make_births
+from tables_support import REPO, TABLES_BIRTHS, make_births
 
 from synthflow.cli import main
 from synthflow.config import ReleaseSpec

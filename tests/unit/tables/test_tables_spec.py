@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import TABLES_BIRTHS, make_births, tables_of
+from tables_support import TABLES_BIRTHS, make_births, tables_of
 
 from synthflow.config import ReleaseSpec
 from synthflow.errors import ConfigError, DataError

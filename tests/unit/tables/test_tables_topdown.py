@@ -6,10 +6,10 @@ import re
 
 import numpy as np
 import pytest
-from conftest import make_births, tables_of
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
+from tables_support import make_births, tables_of
 
 from synthflow.config import ReleaseSpec
 from synthflow.ledger import Ledger

@@ -1,4 +1,5 @@
-"""Fixtures for the tables package: the births spec, small made-up births, tables."""
+"""Helpers for the tables tests (a uniquely named module: ``conftest`` is ambiguous
+when several test directories are collected together)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import pytest
 
 from synthflow.config import ReleaseSpec
 from synthflow.tables import TableSpec, parse_tables
@@ -39,8 +39,3 @@ def make_births(n: int, seed: int) -> pd.DataFrame:
 def tables_of(spec: ReleaseSpec, *items: dict[str, Any]) -> tuple[TableSpec, ...]:
     """Parse tables given as dicts (the YAML's ``tables`` list)."""
     return parse_tables({"tables": list(items)}, spec)
-
-
-@pytest.fixture(scope="session")
-def births() -> pd.DataFrame:
-    return make_births(400, seed=3)
