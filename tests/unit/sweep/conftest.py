@@ -1,19 +1,8 @@
-from dataclasses import dataclass
-from pathlib import Path
-
 import pytest
-from standin import StandInEvaluator, small_data_file, tiny_spec_file
+from standin import StandInEvaluator, Swept, small_data_file, tiny_spec_file
 
-from synthflow.config import ReleaseSpec, load_spec
-from synthflow.sweep.engine import SweepSummary, run_sweep
-
-
-@dataclass
-class Swept:
-    spec: ReleaseSpec
-    data: Path
-    store: Path
-    summary: SweepSummary
+from synthflow.config import load_spec
+from synthflow.sweep.engine import run_sweep
 
 
 @pytest.fixture(scope="package")

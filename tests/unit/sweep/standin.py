@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +19,7 @@ import yaml
 from synthflow.config import ReleaseSpec
 from synthflow.flow import FlowResult
 from synthflow.rng import PrivacyRNG
+from synthflow.sweep.engine import SweepSummary
 from synthflow.sweep.evaluation import CriterionOutcome, RunEvaluation
 
 REPO = Path(__file__).resolve().parents[3]
@@ -93,3 +95,11 @@ def small_data_file(directory: Path, rows: int = 1500) -> Path:
     path = directory / f"nvss_{rows}.csv"
     pd.read_csv(NVSS_10K, nrows=rows).to_csv(path, index=False)
     return path
+
+
+@dataclass
+class Swept:
+    spec: ReleaseSpec
+    data: Path
+    store: Path
+    summary: SweepSummary

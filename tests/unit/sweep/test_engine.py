@@ -3,8 +3,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import Swept
-from standin import StandInEvaluator
+from standin import StandInEvaluator, Swept
 
 from synthflow.config import load_spec
 from synthflow.errors import ConfigError

@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import Swept
+from standin import Swept
 
 from synthflow.cli import main
 from synthflow.sweep.engine import file_sha256
