@@ -6,12 +6,20 @@
 
 from __future__ import annotations
 
+from synthflow.generators._smartnoise import AIM, MST, AIMHyperparameters, MSTHyperparameters
+from synthflow.generators.mwem import MWEM, MWEMHyperparameters
 from synthflow.generators.privbayes import PrivBayes, PrivBayesHyperparameters
 from synthflow.generators.protocol import Generator, PrivacyCost, check_codes
 
 __all__ = [
     "REGISTRY",
+    "AIM",
+    "MST",
+    "MWEM",
+    "AIMHyperparameters",
+    "MSTHyperparameters",
     "Generator",
+    "MWEMHyperparameters",
     "PrivBayes",
     "PrivBayesHyperparameters",
     "PrivacyCost",
@@ -21,6 +29,9 @@ __all__ = [
 
 REGISTRY: dict[str, type[Generator]] = {
     "privbayes": PrivBayes,
+    "mwem": MWEM,
+    "mst": MST,
+    "aim": AIM,
 }
 
 
