@@ -4,7 +4,9 @@
    other than the committed default's) and pre-screen a small sample of the PrivBayes
    configurations with the release's binning on it (Dask sweep, SQLite store).
 2. Shortlist the configurations whose pass rate with release-like noise is at least
-   ``min_pass`` (10%, as the release did).
+   ``min_pass`` (10%, as the release did); if none reaches it (the correctly calibrated
+   regression criterion passes far less often than the release's under-calibrated
+   one), shortlist those passing without noise in at least half of their runs.
 3. Run private selection (total epsilon 9.98, as the 2024 release), write the release
    package and audit it, on the committed
    default file standing in for the private data: an independent draw, treated as
@@ -71,7 +73,7 @@ def run_main_job(
     workers: int | None = None,
     min_pass: float = 0.10,
     seed: int = 2024,
-    max_attempts: int = 500,
+    max_attempts: int = 1000,
     show_progress: bool = True,
 ) -> MainJobResult:
     """Sweep, shortlist, private selection, release and audit; see the module docstring.
@@ -105,14 +107,25 @@ def run_main_job(
     )
     log.info("sweep: %s", summary)
     estimates = estimate(store, basis="dp")
+    basis, threshold = "dp", min_pass
+    if not any(e.p >= min_pass for e in estimates):
+        # With correctly calibrated noise the regression criterion rarely passes, so a
+        # small sweep may find no configuration at 10% with noise; fall back to those
+        # that pass without noise in most runs (selection then needs more attempts).
+        log.warning(
+            "no configuration passed with DP noise in >= %.0f%% of runs; shortlisting those "
+            "passing without noise in >= 50%% of runs",
+            100 * min_pass,
+        )
+        estimates, basis, threshold = estimate(store, basis="exact"), "exact", 0.5
     shortlist = write_shortlist(
-        store, estimates, out / "candidates.yaml", min_pass=min_pass, basis="dp"
+        store, estimates, out / "candidates.yaml", min_pass=threshold, basis=basis
     )
     write_report(store, out / "sweep_report.html", min_pass=min_pass)
-    if not any(e.p >= min_pass for e in estimates):
+    if not any(e.p >= threshold for e in estimates):
         raise ConfigError(
-            f"no configuration of the {len(estimates)} screened passed in at least "
-            f"{min_pass:.0%} of runs; widen the sweep (--sample, --repeats)"
+            f"no configuration of the {len(estimates)} screened passed often enough; widen "
+            "the sweep (--sample, --repeats)"
         )
     release_dir = release_command(
         DEFAULT_SPEC,
