@@ -31,8 +31,9 @@ The whole release is $total-differentially private with respect to replacing any
 record of the original data ($neighbouring; the number of records is public). In plain
 words: whatever any single person's record had been, the probability of publishing
 these files would have changed by at most a factor of e^$total (about $factor).
-No record of the synthetic data is a copy of a real person's record by design, and no
-record appears fewer than $min_count times (face privacy).
+A synthetic record can coincide with a real person's record by chance (records are
+coarse bins); what the guarantee bounds is how much any one person could influence
+what was published. No record appears fewer than $min_count times (face privacy).
 
 ## Budget
 $formula = epsilon $total, with eps_gen = $eps_gen (generator), eps_eval = $eps_eval
