@@ -12,13 +12,13 @@ from synthflow.generators.privbayes import PrivBayes, PrivBayesHyperparameters
 from synthflow.generators.protocol import Generator, PrivacyCost, check_codes
 
 __all__ = [
-    "REGISTRY",
     "AIM",
     "MST",
     "MWEM",
+    "REGISTRY",
     "AIMHyperparameters",
-    "MSTHyperparameters",
     "Generator",
+    "MSTHyperparameters",
     "MWEMHyperparameters",
     "PrivBayes",
     "PrivBayesHyperparameters",

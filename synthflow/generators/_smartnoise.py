@@ -105,7 +105,9 @@ def public_transformer(domain: Domain) -> Any:
     public = [
         tuple(int(min(i, size - 1)) for size in domain.sizes) for i in range(longest)
     ]  # every code of every column appears (the shorter columns repeat their last code)
-    transformer = tt.TableTransformer([label.LabelTransformer(nullable=False) for _ in domain.sizes])
+    transformer = tt.TableTransformer(
+        [label.LabelTransformer(nullable=False) for _ in domain.sizes]
+    )
     transformer.fit(public)
     return transformer
 
@@ -121,7 +123,7 @@ class _SmartnoiseMarginal:
             raise TypeError(f"hyperparameters must be a {self.Hyperparameters.__name__} instance")
         if not epsilon > 0:
             raise ValueError(f"epsilon ({epsilon}) must be > 0")
-        self.hyperparameters = hyperparameters
+        self.hyperparameters: Any = hyperparameters
         self.epsilon = float(epsilon)
 
     @property
@@ -216,4 +218,3 @@ class AIM(_SmartnoiseMarginal):
             max_model_size=hp.max_model_size,
             rounds=hp.rounds,
         )
-

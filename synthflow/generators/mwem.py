@@ -105,7 +105,8 @@ class RangeQueries:
             k = len(axes)
             bits = np.array(list(np.ndindex(*(2,) * k)), dtype=np.int64)  # (2^k, k)
             strides = np.array([math.prod(padded[i + 1 :]) for i in range(k)], dtype=np.int64)
-            glo, ghi = lo[np.ix_(members, axes)], hi[np.ix_(members, axes)]
+            cols = np.asarray(axes, dtype=np.int64)
+            glo, ghi = lo[np.ix_(members, cols)], hi[np.ix_(members, cols)]
             corners = np.where(bits[None, :, :] == 1, ghi[:, None, :], glo[:, None, :])
             self._members.append(members)
             self._corners.append((corners * strides).sum(axis=2))  # (members, 2^k)
@@ -139,6 +140,7 @@ class RangeQueries:
         targets: np.ndarray,
         measured: np.ndarray,
         total: float,
+        *,
         sweeps: int = 1,
     ) -> float:
         """IPF sweeps over group ``g``'s measured queries, applied to ``cube`` in place.
@@ -276,7 +278,7 @@ class MWEM:
             measured = counts > 0
             target = np.clip(np.divide(sums, counts, where=measured, out=np.zeros_like(sums)), 0, n)
             queries.fit_group(
-                cube, int(queries.group[q]), target, measured, float(n), hp.num_inner_updates
+                cube, int(queries.group[q]), target, measured, float(n), sweeps=hp.num_inner_updates
             )
             cube *= n / cube.sum()
         for _ in range(hp.num_inner_updates):  # final sweeps over every group
