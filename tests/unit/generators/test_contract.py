@@ -24,7 +24,8 @@ TINY = {
     "aim": {"delta": 1e-6, "rounds": 8},
 }
 EXTRA = {"mst": "snsynth", "aim": "snsynth"}
-NAMES = sorted(REGISTRY)
+SLOW = {"aim"}  # AIM's rounds of mirror descent take tens of seconds even on tiny data
+NAMES = [pytest.param(n, marks=pytest.mark.slow) if n in SLOW else n for n in sorted(REGISTRY)]
 
 
 def _needs_extra(name: str) -> None:
@@ -82,9 +83,13 @@ def test_seeded_sampling_reproduces(name):
 def test_absent_category_can_be_produced(name):
     """Code 4 of column d never occurs; a public-domain model keeps a cell for it."""
     _needs_extra(name)
-    data = _data(40)
-    gen, _ = _fit(name, data, epsilon=0.1)
+    data = _data(60)
+    gen, _ = _fit(name, data, epsilon=0.1 if name == "aim" else 1.0)
     # the learned distribution must cover code 4 with positive probability
+    assert (data["d"] != 4).all()
+    if name == "mwem":  # a dense model over the public cube: exact check, no sampling
+        assert gen.probabilities_.reshape(DOMAIN.sizes)[..., 4].sum() > 0
+        return
     out = gen.sample(20000, rng=np.random.default_rng(3))
     assert (data["d"] != 4).all()
     assert (out["d"] == 4).any(), f"{name} cannot produce a category absent from the data"
@@ -142,7 +147,7 @@ def _two_way_error(a: pd.DataFrame, b: pd.DataFrame) -> float:
     return worst
 
 
-@pytest.mark.parametrize("name", ["mst", "aim"])
+@pytest.mark.parametrize("name", ["mst", pytest.param("aim", marks=pytest.mark.slow)])
 def test_two_way_marginals_not_rounded(name):
     """Regression for mbi 1.1.0's rounding sampler (comonotone siblings, trap 2)."""
     _needs_extra(name)
