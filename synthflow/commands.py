@@ -80,7 +80,13 @@ def run_command(
         path=out / "ledger.jsonl",
     )
     result = run_flow(
-        spec, configuration, loaded.frame, ledger=ledger, rng=rng, show_progress=show_progress
+        spec,
+        configuration,
+        loaded.frame,
+        ledger=ledger,
+        rng=rng,
+        public=public,
+        show_progress=show_progress,
     )
     write_candidate(
         result,

@@ -99,6 +99,7 @@ def run_flow(
     *,
     ledger: Ledger,
     rng: PrivacyRNG,
+    public: bool = False,
     show_progress: bool = True,
 ) -> FlowResult:
     """Run one flow on cleaned raw data and return the release candidate.
@@ -106,14 +107,30 @@ def run_flow(
     Charges the ledger the generator budget ``spec.privacy.generator_epsilon`` (inside
     the generator's ``fit``, before anything is released).
 
+    Args:
+        spec: The release spec.
+        configuration: The configuration to run.
+        raw: Cleaned raw release columns (:func:`synthflow.data.load_data`).
+        ledger: Charged the generator budget before anything is released.
+        rng: Privacy-critical randomness (secure unless the data are public).
+        public: Whether the data are declared public; generators that cannot be made
+            private (``requires_public_data``) refuse to run otherwise.
+        show_progress: Show progress bars.
+
     Raises:
-        ConfigError: If the configuration's model is not registered.
+        ConfigError: If the configuration's model is not registered, or needs public
+            data and the data are not declared public.
         BudgetExceededError: If the ledger cannot afford the generator budget.
         NotEnoughRowsError: If rejection sampling does not converge.
     """
     if configuration.model not in REGISTRY:
         raise ConfigError(
             f"model {configuration.model!r} is not registered; available: {sorted(REGISTRY)}"
+        )
+    if getattr(REGISTRY[configuration.model], "requires_public_data", False) and not public:
+        raise ConfigError(
+            f"generator {configuration.model!r} leaks private data (see the README's generator "
+            "table) and runs only on data declared public (--public)"
         )
     timings: dict[str, float] = {}
     steps = tqdm(

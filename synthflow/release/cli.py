@@ -49,10 +49,12 @@ def read_candidates(spec: ReleaseSpec, path: Path) -> list[Configuration]:
 
 
 def _attempt_fn(
-    spec: ReleaseSpec, raw: Any, show_progress: bool
+    spec: ReleaseSpec, raw: Any, show_progress: bool, public: bool
 ) -> Callable[[Configuration, Ledger, PrivacyRNG, Any], AttemptResult]:
     def attempt(cfg: Configuration, ledger: Ledger, rng: PrivacyRNG, fit: Any) -> AttemptResult:
-        result = run_flow(spec, cfg, raw, ledger=ledger, rng=rng, show_progress=show_progress)
+        result = run_flow(
+            spec, cfg, raw, ledger=ledger, rng=rng, public=public, show_progress=show_progress
+        )
         report = evaluate(
             spec,
             result.transformer,
@@ -124,7 +126,7 @@ def release_command(
     outcome = private_selection(
         spec,
         candidates,
-        attempt=_attempt_fn(spec, raw, show_progress=False),
+        attempt=_attempt_fn(spec, raw, show_progress=False, public=public),
         enclave_dir=private_dir,
         rng=rng,
         stop_probability=stop_probability,

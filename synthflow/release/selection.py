@@ -130,6 +130,13 @@ class SelectionOutcome:
 Attempt = Callable[[Configuration, Ledger, PrivacyRNG, Any], AttemptResult]
 
 
+def _delta_of(configuration: Configuration) -> float:
+    from synthflow.generators import make_generator  # noqa: PLC0415
+
+    gen = make_generator(configuration.model, configuration.hyperparameters, epsilon=1.0)
+    return gen.privacy_cost.delta
+
+
 class _Enclave:
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -187,6 +194,13 @@ def private_selection(
         raise ConfigError("no candidate configurations: the shortlist is empty")
     if not 0 <= stop_probability < 1:
         raise ConfigError(f"--stop-probability ({stop_probability}) must be in [0, 1)")
+    approximate = [c.id for c in candidates if _delta_of(c) > 0]
+    if approximate:
+        raise ConfigError(
+            f"candidates {approximate} are (epsilon, delta)-DP; private selection here is "
+            "implemented for pure-DP flows only (Liu-Talwar's 2 epsilon bound does not "
+            "carry delta through unbounded attempts): shortlist pure-DP generators"
+        )
     cost = selection_cost(spec, fit_once=fit_once)
     if cost.total > spec.privacy.total_epsilon + 1e-12:
         raise BudgetExceededError(

@@ -123,7 +123,9 @@ def _run_one(
     rng = PrivacyRNG.from_seed(seed)
     ledger = Ledger(total_epsilon=spec.privacy.total_epsilon, total_delta=spec.privacy.total_delta)
     try:
-        result = run_flow(spec, configuration, frame, ledger=ledger, rng=rng, show_progress=False)
+        result = run_flow(
+            spec, configuration, frame, ledger=ledger, rng=rng, public=True, show_progress=False
+        )
     except NotEnoughRowsError as exc:
         return RunRecord(
             config_id=configuration.id,

@@ -217,3 +217,32 @@ def test_run_on_nvss_160k_release_shape(tmp_path, births_spec, nvss_160k):
         == 0
     )
     _check_candidate(out, births_spec.path, nvss_160k, cfg.id)
+
+
+def test_generators_needing_public_data_refuse_private_data(small_spec, small_csv, monkeypatch):
+    from synthflow.data import load_data
+    from synthflow.errors import ConfigError
+    from synthflow.flow import run_flow
+    from synthflow.generators import REGISTRY, PrivBayes
+    from synthflow.ledger import Ledger
+    from synthflow.rng import PrivacyRNG
+
+    class LeakyPrivBayes(PrivBayes):
+        requires_public_data = True
+
+    monkeypatch.setitem(REGISTRY, "privbayes", LeakyPrivBayes)
+    cfg = expand_space(small_spec)[0]
+    raw = load_data(small_csv, small_spec).frame
+    ledger = Ledger(total_epsilon=5)
+    with pytest.raises(ConfigError, match="runs only on data declared public"):
+        run_flow(small_spec, cfg, raw, ledger=ledger, rng=PrivacyRNG.secure(), show_progress=False)
+    assert ledger.charges == ()
+    run_flow(
+        small_spec,
+        cfg,
+        raw,
+        ledger=ledger,
+        rng=PrivacyRNG.from_seed(0),
+        public=True,
+        show_progress=False,
+    )

@@ -271,3 +271,19 @@ def test_release_refuses_a_foreign_shortlist(tmp_path, small_spec, small_csv, ca
     )
     assert rc == 2 and "was screened with another spec" in capsys.readouterr().err
     assert math.isfinite(1.0)
+
+
+def test_approximate_dp_candidates_are_refused(tmp_path, births_spec):
+    mst = [c for c in expand_space(births_spec) if c.model == "mst"][:1]
+    assert mst, "the births space lists MST"
+    from synthflow.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="are \\(epsilon, delta\\)-DP"):
+        private_selection(
+            births_spec,
+            mst,
+            attempt=_toy_attempt(1.0),
+            enclave_dir=tmp_path / "e",
+            rng=PrivacyRNG.from_seed(0),
+        )
+    assert not (tmp_path / "e" / "ledger.jsonl").exists()
