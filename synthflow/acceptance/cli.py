@@ -49,11 +49,16 @@ def evaluate_command(
     exact: bool,
     ledger_path: str | Path | None = None,
     seed: int | None = None,
+    public: bool = False,
 ) -> tuple[AcceptanceReport, Transformer, pd.DataFrame, pd.DataFrame]:
-    """Load both files, evaluate, and return the report with the codes used."""
+    """Load both files, evaluate, and return the report with the codes used.
+
+    ``public`` (or ``exact``, which only public data may use) declares the original
+    public, so its cleaning counts are logged.
+    """
     configuration = find_configuration(spec, config_id)
     transformer = Transformer(spec, configuration.transformations)
-    orig = load_codes(original, spec, transformer, public=exact)
+    orig = load_codes(original, spec, transformer, public=exact or public)
     cand = load_codes(candidate, spec, transformer, public=True)
     if exact:
         return evaluate(spec, transformer, orig, cand, exact=True), transformer, orig, cand
@@ -87,6 +92,7 @@ def _run(args: argparse.Namespace) -> int:
         exact=args.exact,
         ledger_path=args.ledger,
         seed=args.seed,
+        public=args.public,
     )
     payload = report.to_json()
     Path(args.json).write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")

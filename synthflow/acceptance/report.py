@@ -1,10 +1,17 @@
 """Self-contained HTML evaluation report (plots embedded as PNG data URIs).
 
-In DP mode it shows only DP-released values (and public facts about D_R). In exact
-mode its first line says it holds non-private statistics, and it adds the
-methodologists' detail: 1-way marginals side by side, worst k-way cells, group means
-and medians, regression coefficients, unmatched records by column, constraint
-violations.
+Two modes, chosen by ``report.exact``:
+
+* exact (public data, methodologists): the first line says the report holds
+  non-private statistics; it compares D_T and D_R in detail - criteria against
+  thresholds, 1-way marginals side by side, worst k-way cells, group means and
+  medians, regression coefficients, unmatched records by column, constraint
+  violations.
+* DP: nothing exact about D_T. It shows the DP-released criterion values (with their
+  noise sd), the candidate's own statistics (D_R is public) and the public size ``n``,
+  and says that the exact comparison is omitted because it would not be private.
+
+Every table has a plot beside it where a reader would rather look than read.
 """
 
 from __future__ import annotations
@@ -12,7 +19,9 @@ from __future__ import annotations
 import base64
 import html
 import io
+import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -20,67 +29,285 @@ import pandas as pd
 from synthflow.acceptance import condmean, faithfulness, marginals, regression
 from synthflow.acceptance._common import code_matrix
 from synthflow.acceptance.evaluate import AcceptanceReport
-from synthflow.config import ReleaseSpec
+from synthflow.config import CriterionSpec, ReleaseSpec
 from synthflow.filtering import binned_violations
 from synthflow.transform import Transformer
 
-__all__ = ["render_report", "write_report"]
+__all__ = ["DP_OMITTED", "EXACT_BANNER", "render_report", "write_report"]
 
 EXACT_BANNER = (
     "NON-PRIVATE STATISTICS: this report holds exact values computed from the original data."
 )
+DP_OMITTED = (
+    "The exact comparison with the original data (its marginals, group means, regression "
+    "coefficients, unmatched records, constraint violations) is omitted: it would not be "
+    "private. Only DP-released values and statistics of the candidate, which is public, "
+    "are shown."
+)
+_ORIG, _CAND, _BAD, _GOOD = "#4c72b0", "#dd8452", "#c44e52", "#55a868"
+_CSS = (
+    "body{font-family:sans-serif;max-width:1150px;margin:auto;padding:0 12px}"
+    "table{border-collapse:collapse;font-size:12px;margin:6px 0}"
+    "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}"
+    "th{background:#f3f3f3}.banner{padding:8px;font-weight:bold}"
+    ".exact{background:#fdd}.dp{background:#def}.note{color:#555;font-style:italic}"
+    ".fail{color:#c44e52;font-weight:bold}.pass{color:#55a868;font-weight:bold}"
+    "img{max-width:100%}details{margin:6px 0}"
+)
 
 
-def _png(fig: object) -> str:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=80, bbox_inches="tight")  # type: ignore[attr-defined]
-    return f'<img src="data:image/png;base64,{base64.b64encode(buf.getvalue()).decode()}"/>'
+# ------------------------------------------------------------------------- helpers
 
 
-def _table(df: pd.DataFrame) -> str:
-    return df.to_html(index=False, float_format=lambda v: f"{v:.6g}", escape=True)
-
-
-def _criteria(report: AcceptanceReport) -> str:
-    return _table(pd.DataFrame([c.to_json() for c in report.criteria]))
-
-
-def _one_way_plots(t: np.ndarray, r: np.ndarray, transformer: Transformer) -> str:
-    import matplotlib  # noqa: PLC0415
+def _plt() -> Any:
+    import matplotlib  # noqa: PLC0415 (heavy; only when a report is written)
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt  # noqa: PLC0415
 
-    parts = []
-    for j, name in enumerate(transformer.domain.names):
-        size = transformer.domain.sizes[j]
-        p = np.bincount(t[:, j], minlength=size) / len(t)
-        q = np.bincount(r[:, j], minlength=size) / len(r)
-        fig, ax = plt.subplots(figsize=(max(4, size * 0.3), 2.5))
-        x = np.arange(size)
-        ax.bar(x - 0.2, p, 0.4, label="original")
-        ax.bar(x + 0.2, q, 0.4, label="candidate")
-        ax.set_xticks(x, transformer.transformations[name].labels, rotation=90, fontsize=7)
-        ax.set_title(name)
-        ax.legend(fontsize=7)
-        parts.append(_png(fig))
-        plt.close(fig)
-    return "".join(parts)
+    return plt
 
 
-def _exact_sections(
-    spec: ReleaseSpec, transformer: Transformer, t: np.ndarray, r: np.ndarray
-) -> str:
+def _png(fig: Any) -> str:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=90, bbox_inches="tight")
+    _plt().close(fig)
+    return f'<img src="data:image/png;base64,{base64.b64encode(buf.getvalue()).decode()}"/>'
+
+
+def _table(df: pd.DataFrame) -> str:
+    if df.empty:
+        return "<p class='note'>(none)</p>"
+    return df.to_html(index=False, float_format=lambda v: f"{v:.6g}", escape=True, na_rep="")
+
+
+def _h(level: int, text: str) -> str:
+    return f"<h{level}>{html.escape(text)}</h{level}>"
+
+
+def _labels(transformer: Transformer, name: str) -> list[str]:
+    return list(transformer.transformations[name].labels)
+
+
+def _grid(n: int, *, width: float = 15.0, row_h: float = 2.6, ncols: int = 3) -> Any:
+    plt = _plt()
+    ncols = min(ncols, n)
+    nrows = math.ceil(n / ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(width, row_h * nrows), squeeze=False)
+    for ax in axes.ravel()[n:]:
+        ax.set_visible(False)
+    return fig, axes.ravel()
+
+
+def _bars(ax: Any, labels: list[str], series: list[tuple[str, np.ndarray, str]]) -> None:
+    """Grouped vertical bars, one group per label."""
+    x = np.arange(len(labels))
+    w = 0.8 / len(series)
+    for i, (name, values, color) in enumerate(series):
+        ax.bar(x + (i - (len(series) - 1) / 2) * w, values, w, label=name, color=color)
+    ax.set_xticks(x, labels, rotation=90 if len(labels) > 6 else 0, fontsize=7)
+    ax.tick_params(axis="y", labelsize=7)
+    ax.grid(axis="y", alpha=0.3)
+
+
+# ------------------------------------------------------------------------ criteria
+
+
+def _ratio(value: float, threshold: float) -> float:
+    return value / threshold if threshold > 0 else math.nan
+
+
+def _criteria_table(report: AcceptanceReport) -> str:
+    rows = []
+    for c in report.criteria:
+        row = c.to_json()
+        row["value / threshold"] = _ratio(c.value, c.threshold)
+        row["passed"] = "yes" if c.passed else "NO"
+        if report.exact:
+            for k in ("epsilon", "mechanism", "sensitivity", "noise_sd"):
+                row.pop(k)
+        rows.append(row)
+    return _table(pd.DataFrame(rows))
+
+
+def _criteria_plot(report: AcceptanceReport) -> str:
+    """One strip per criterion: value (dot, +-2 noise sd in DP mode) against threshold."""
+    plt = _plt()
+    crits = report.criteria
+    fig, axes = plt.subplots(len(crits), 1, figsize=(10, 0.75 * len(crits) + 0.6), squeeze=False)
+    for ax, c in zip(axes[:, 0], crits, strict=True):
+        color = _GOOD if c.passed else _BAD
+        sd = c.noise_sd or 0.0
+        lo = min(0.0, c.value - 2 * sd, c.threshold)
+        hi = max(c.value + 2 * sd, c.threshold)
+        pad = 0.08 * (hi - lo or 1.0)
+        ax.set_xlim(lo - pad, hi + pad)
+        ax.axvline(c.threshold, color="black", lw=2)
+        ax.axvspan(c.threshold, hi + pad, color=_BAD, alpha=0.07)
+        if sd:
+            ax.errorbar(c.value, 0, xerr=2 * sd, fmt="none", ecolor="gray", capsize=4)
+        ax.plot(c.value, 0, "o", color=color, ms=9)
+        ax.set_yticks([])
+        ax.set_ylabel(c.name, rotation=0, ha="right", va="center", fontsize=9)
+        ratio = _ratio(c.value, c.threshold)
+        note = f"value {c.value:.4g} / threshold {c.threshold:.4g}"
+        note += f" = {ratio:.2f}" if not math.isnan(ratio) else ""
+        ax.text(1.01, 0.5, note, transform=ax.transAxes, fontsize=8, va="center", color=color)
+        ax.tick_params(axis="x", labelsize=7)
+    what = "DP value (dot, bar = +-2 noise sd)" if not report.exact else "exact value (dot)"
+    axes[0, 0].set_title(f"{what} vs threshold (black line; fails right of it)", fontsize=10)
+    fig.subplots_adjust(hspace=1.0)
+    return _png(fig)
+
+
+# ---------------------------------------------------------------- shared sections
+
+
+def _one_way(transformer: Transformer, t: np.ndarray | None, r: np.ndarray) -> str:
     names = transformer.domain.names
-    out = ["<h2>1-way marginals</h2>", _one_way_plots(t, r, transformer)]
-    out.append("<h2>Worst k-way cells</h2>")
+    fig, axes = _grid(len(names))
+    for j, (ax, name) in enumerate(zip(axes, names, strict=False)):
+        size = transformer.domain.sizes[j]
+        series = []
+        if t is not None:
+            series.append(("original", np.bincount(t[:, j], minlength=size) / len(t), _ORIG))
+        series.append(("candidate", np.bincount(r[:, j], minlength=size) / len(r), _CAND))
+        _bars(ax, _labels(transformer, name), series)
+        ax.set_title(name, fontsize=9)
+    axes[0].legend(fontsize=7)
+    fig.tight_layout()
+    return _png(fig)
+
+
+def _condmean_plot(rows: list[condmean.GroupMean], column: str, *, with_original: bool) -> str:
+    """Dot plot per group-by option: means (filled) and medians (hollow) per group."""
+    options = list(dict.fromkeys(g.by for g in rows))
+    fig, axes = _grid(len(options), width=3.8 * min(len(options), 4), row_h=2.8, ncols=4)
+    for ax, by in zip(axes, options, strict=False):
+        sel = [g for g in rows if g.by == by]
+        x = np.arange(len(sel))
+        series = [("candidate", 0.12, _CAND, "mean_candidate", "median_candidate")]
+        if with_original:
+            series.insert(0, ("original", -0.12, _ORIG, "mean_original", "median_original"))
+            for i, g in enumerate(sel):  # the error the criterion measures
+                ax.plot([i - 0.12, i + 0.12], [g.mean_original, g.mean_candidate], color="gray")
+        for name, off, color, mean, median in series:
+            ax.plot(
+                x + off, [getattr(g, mean) for g in sel], "o", color=color, label=f"{name} mean"
+            )
+            ax.plot(
+                x + off,
+                [getattr(g, median) for g in sel],
+                "D",
+                mfc="none",
+                color=color,
+                ms=6,
+                label=f"{name} median",
+            )
+        ax.set_xticks(x, [g.group for g in sel], fontsize=7)
+        ax.set_xlim(-0.6, len(sel) - 0.4)
+        ax.tick_params(axis="y", labelsize=7)
+        ax.grid(axis="y", alpha=0.3)
+        ax.set_title(f"{column} by {by or 'none'}", fontsize=9)
+    axes[0].legend(fontsize=6)
+    fig.tight_layout()
+    return _png(fig)
+
+
+def _condmean_section(
+    c: CriterionSpec, transformer: Transformer, t: np.ndarray | None, r: np.ndarray
+) -> str:
+    column = c.column or ""
+    exact = t is not None
+    # DP mode passes the candidate twice and shows only its side.
+    rows = condmean.cond_mean_table(r if t is None else t, r, transformer, column, c.group_by)
+    if exact:
+        df = pd.DataFrame([{**vars(g), "error": g.error} for g in rows])
+    else:
+        df = pd.DataFrame(
+            [
+                {
+                    "by": g.by,
+                    "group": g.group,
+                    "size_candidate": g.size_candidate,
+                    "mean_candidate": g.mean_candidate,
+                    "median_candidate": g.median_candidate,
+                }
+                for g in rows
+            ]
+        )
+    title = f"Conditional means and medians: {column}" + ("" if exact else " (candidate only)")
+    plot = _condmean_plot(rows, column, with_original=exact)
+    return _h(2, title) + plot + _table(df)
+
+
+def _regression_section(
+    c: CriterionSpec, transformer: Transformer, t: np.ndarray | None, r: np.ndarray
+) -> str:
+    target = c.column or ""
+    xr, yr, feats, _, _ = regression.design(r, transformer, target)
+    models = {"candidate (OLS)": regression.ols(xr, yr, feats)}
+    if t is not None:
+        xo, yo, _, _, _ = regression.design(t, transformer, target)
+        models = {"original (OLS)": regression.ols(xo, yo, feats), **models}
+    terms = ["intercept", *feats]
+    df = pd.DataFrame({"term": terms, **{k: [m.intercept, *m.coef] for k, m in models.items()}})
+    if t is not None:
+        df["abs difference"] = (df["original (OLS)"] - df["candidate (OLS)"]).abs()
+    plt = _plt()
+    fig, (ax0, ax1) = plt.subplots(
+        1, 2, figsize=(11, 0.45 * len(terms) + 1.2), gridspec_kw={"width_ratios": [1, 4]}
+    )
+    colors = [_ORIG, _CAND] if t is not None else [_CAND]
+    h = 0.8 / len(models)
+    for i, ((name, m), color) in enumerate(zip(models.items(), colors, strict=True)):
+        off = (i - (len(models) - 1) / 2) * h
+        ax0.barh([off], [m.intercept], h, color=color)
+        ax1.barh(np.arange(len(feats)) + off, m.coef, h, color=color, label=name)
+    ax0.set_yticks([0], ["intercept"])
+    ax1.set_yticks(np.arange(len(feats)), feats)
+    ax1.invert_yaxis()
+    for ax in (ax0, ax1):
+        ax.axvline(0, color="black", lw=0.8)
+        ax.grid(axis="x", alpha=0.3)
+        ax.tick_params(labelsize=8)
+    ax1.set_title(f"coefficients of {target} (raw units per unit of feature)", fontsize=9)
+    ax1.legend(fontsize=8)
+    fig.tight_layout()
+    head = _h(2, "Regression coefficients (raw units" + (")" if t is not None else "; candidate)"))
+    return head + _png(fig) + _table(df)
+
+
+def _violations(
+    spec: ReleaseSpec, transformer: Transformer, frames: dict[str, pd.DataFrame]
+) -> str:
+    rules = spec.synthetic_constraints
+    rows = [
+        {"rule": f"{rule.id}: {rule.name}"}
+        | {k: int(binned_violations(f, [rule], transformer).sum()) for k, f in frames.items()}
+        for rule in rules
+    ]
+    total = {"rule": "any rule"} | {
+        k: int(binned_violations(f, rules, transformer).sum()) for k, f in frames.items()
+    }
+    return _h(
+        2, "Constraint violations (rows of the binned table each synthetic rule drops)"
+    ) + _table(pd.DataFrame([*rows, total]))
+
+
+# ------------------------------------------------------------------ exact sections
+
+
+def _worst_cells(transformer: Transformer, t: np.ndarray, r: np.ndarray) -> str:
+    names = transformer.domain.names
+    out = [_h(2, "Worst k-way cells (normalized counts)")]
     for k in range(1, len(names) + 1):
         cells = marginals.worst_marginal_cells(t, r, transformer.domain.sizes, k=k, top=5)
         rows = [
             {
                 "columns": ", ".join(names[i] for i in c.columns),
                 "cell": ", ".join(
-                    transformer.transformations[names[i]].labels[v]
+                    _labels(transformer, names[i])[v]
                     for i, v in zip(c.columns, c.cell, strict=True)
                 ),
                 "original": c.original,
@@ -89,39 +316,68 @@ def _exact_sections(
             }
             for c in cells
         ]
-        out += [f"<h3>{k}-way</h3>", _table(pd.DataFrame(rows))]
-    for c in spec.criteria:
-        if c.kind == "conditional_mean" and c.column:
-            groups = condmean.cond_mean_table(t, r, transformer, c.column, c.group_by)
-            out += [
-                f"<h2>Conditional means and medians: {html.escape(c.column)}</h2>",
-                _table(pd.DataFrame([{**vars(g), "error": g.error} for g in groups])),
-            ]
-        if c.kind == "regression_coefficients" and c.column:
-            xo, yo, feats, _, _ = regression.design(t, transformer, c.column)
-            xr, yr, _, _, _ = regression.design(r, transformer, c.column)
-            mo, mr = regression.ols(xo, yo, feats), regression.ols(xr, yr, feats)
-            df = pd.DataFrame(
-                {
-                    "term": ["intercept", *feats],
-                    "original (OLS)": [mo.intercept, *mo.coef],
-                    "candidate (OLS)": [mr.intercept, *mr.coef],
-                }
-            )
-            out += ["<h2>Regression coefficients (raw units)</h2>", _table(df)]
-        if c.kind == "faithfulness" and c.match is not None:
-            res = faithfulness.maximum_matching(t, r, transformer, c.match)
-            um = t[res.unmatched_original]
-            out.append(
-                f"<h2>Faithfulness</h2><p>matched {res.size} of {res.n_original}; "
-                f"unmatched {len(um)}</p>"
-            )
-            for j, name in enumerate(names):
-                labels = transformer.transformations[name].labels
-                cnt = np.bincount(um[:, j], minlength=len(labels))
-                df = pd.DataFrame({"bin": labels, "unmatched": cnt})
-                out += [f"<h3>unmatched by {html.escape(name)}</h3>", _table(df[df.unmatched > 0])]
+        out += [_h(3, f"{k}-way"), _table(pd.DataFrame(rows))]
     return "".join(out)
+
+
+def _faithfulness_section(
+    c: CriterionSpec, transformer: Transformer, t: np.ndarray, r: np.ndarray
+) -> str:
+    assert c.match is not None
+    names = transformer.domain.names
+    res = faithfulness.maximum_matching(t, r, transformer, c.match)
+    um = t[res.unmatched_original]
+    # Which column blocks matches: the matches gained if the column were ignored
+    # (set equal in both tables), the rest of the rule unchanged.
+    gained = []
+    for j in range(len(names)):
+        t0, r0 = t.copy(), r.copy()
+        t0[:, j] = 0
+        r0[:, j] = 0
+        gained.append(faithfulness.maximum_matching(t0, r0, transformer, c.match).size - res.size)
+    out = [
+        _h(2, "Faithfulness: unmatched original records"),
+        f"<p>matched {res.size} of {res.n_original}; unmatched {len(um)} "
+        f"({res.unmatched_share:.3%}).</p>",
+    ]
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(8, 0.4 * len(names) + 1.0))
+    ax.barh(names, gained, color=_BAD)
+    ax.invert_yaxis()
+    ax.set_xlabel("extra matches if this column were ignored", fontsize=8)
+    ax.set_title("matches gained if the column were ignored (rest of the rule kept)", fontsize=9)
+    ax.tick_params(labelsize=8)
+    for y, g in enumerate(gained):
+        ax.text(g, y, f" {g}", va="center", fontsize=8)
+    fig.tight_layout()
+    out += [
+        _h(3, "Which column blocks matches"),
+        _png(fig),
+        _table(pd.DataFrame({"column": names, "extra matches if ignored": gained})),
+    ]
+    fig, axes = _grid(len(names))
+    tables = []
+    for j, (ax, name) in enumerate(zip(axes, names, strict=False)):
+        labels = _labels(transformer, name)
+        cnt = np.bincount(um[:, j], minlength=len(labels))
+        tot = np.bincount(t[:, j], minlength=len(labels))
+        share = np.divide(cnt, tot, out=np.zeros(len(labels)), where=tot > 0)
+        _bars(ax, labels, [("unmatched share", share, _BAD)])
+        ax.set_title(f"unmatched share by {name}", fontsize=9)
+        df = pd.DataFrame({"bin": labels, "original": tot, "unmatched": cnt, "share": share})
+        tables.append(_h(3, f"unmatched by {name}") + _table(df[df.unmatched > 0]))
+    fig.tight_layout()
+    out += [
+        _h(3, "Unmatched share by bin (unmatched original records / original records in the bin)"),
+        _png(fig),
+        "<details><summary>tables by column</summary>",
+        *tables,
+        "</details>",
+    ]
+    return "".join(out)
+
+
+# --------------------------------------------------------------------------- entry
 
 
 def render_report(
@@ -131,42 +387,54 @@ def render_report(
     candidate: pd.DataFrame,
     report: AcceptanceReport,
 ) -> str:
-    """The HTML text of the report."""
-    t = code_matrix(original, transformer, what="original")
+    """The HTML text of the report; its first line states the mode."""
+    exact = report.exact
     r = code_matrix(candidate, transformer, what="candidate")
-    head = (
-        EXACT_BANNER
-        if report.exact
-        else (
-            f"DP evaluation: every value below was released with differential privacy "
-            f"(epsilon {report.epsilon_total:g})."
+    # DP mode never reads D_T beyond its public size n.
+    t = code_matrix(original, transformer, what="original") if exact else None
+    if exact:
+        head = EXACT_BANNER
+    else:
+        head = (
+            f"DP evaluation: the criterion values were released with differential privacy "
+            f"(epsilon {report.epsilon_total:g}); the other statistics describe the public "
+            "candidate only."
         )
-    )
     parts = [
         f"<!-- {html.escape(head)} -->",
         "<!DOCTYPE html><html><head><meta charset='utf-8'>",
         f"<title>synthflow evaluation: {html.escape(spec.name)}</title>",
-        "<style>body{font-family:sans-serif;max-width:1100px;margin:auto}"
-        "table{border-collapse:collapse;font-size:12px}td,th{border:1px solid #ccc;padding:2px 6px}"
-        ".banner{background:#fdd;padding:8px;font-weight:bold}</style></head><body>",
-        f"<p class='banner'>{html.escape(head)}</p>",
-        f"<h1>Acceptance: {'PASSED' if report.passed else 'FAILED'}</h1>",
-        _criteria(report),
+        f"<style>{_CSS}</style></head><body>",
+        f"<p class='banner {'exact' if exact else 'dp'}'>{html.escape(head)}</p>",
     ]
-    viol_r = int(binned_violations(candidate, spec.synthetic_constraints, transformer).sum())
-    parts.append(
-        f"<h2>Constraint violations</h2><p>candidate rows violating the synthetic "
-        f"constraints: {viol_r}</p>"
-    )
-    if report.exact:
-        viol_t = int(binned_violations(original, spec.synthetic_constraints, transformer).sum())
-        parts.append(f"<p>original rows violating them (binned): {viol_t}</p>")
-        parts.append(_exact_sections(spec, transformer, t, r))
-    else:
-        parts.append(
-            "<p>Detailed tables are computed from the original data and shown only in exact "
-            "mode (public data).</p>"
-        )
+    if not exact:
+        parts.append(f"<p class='note'>{html.escape(DP_OMITTED)}</p>")
+    verdict = "PASSED" if report.passed else "FAILED"
+    parts += [
+        f"<h1>Acceptance: <span class='{verdict.lower()}'>{verdict}</span> "
+        f"({sum(c.passed for c in report.criteria)}/{len(report.criteria)} criteria)</h1>",
+        f"<p>n = {len(candidate)} candidate rows"
+        + (f", {len(original)} original rows" if exact else "")
+        + f"; spec {html.escape(spec.name)}.</p>",
+        _h(2, "Criteria against thresholds"),
+        _criteria_plot(report),
+        _criteria_table(report),
+    ]
+    frames = {"original": original, "candidate": candidate} if exact else {"candidate": candidate}
+    parts.append(_violations(spec, transformer, frames))
+    parts += [
+        _h(2, "1-way marginals" + ("" if exact else " (candidate only)")),
+        _one_way(transformer, t, r),
+    ]
+    if t is not None:
+        parts.append(_worst_cells(transformer, t, r))
+    for c in spec.criteria:
+        if c.kind == "conditional_mean" and c.column:
+            parts.append(_condmean_section(c, transformer, t, r))
+        elif c.kind == "regression_coefficients" and c.column:
+            parts.append(_regression_section(c, transformer, t, r))
+        elif c.kind == "faithfulness" and c.match is not None and t is not None:
+            parts.append(_faithfulness_section(c, transformer, t, r))
     parts.append("</body></html>")
     return "\n".join(parts)
 
