@@ -15,6 +15,7 @@ No module keeps a random state of its own and nothing touches numpy's global sta
 
 from __future__ import annotations
 
+import math
 import secrets
 from collections.abc import Sequence
 
@@ -105,8 +106,14 @@ class PrivacyRNG:
         u = [float(x) for x in utilities]
         if not u:
             raise ValueError("exponential mechanism needs at least one candidate")
+        if not all(math.isfinite(x) for x in u):
+            raise ValueError("exponential mechanism utilities must be finite")
         if len(u) == 1:
             return 0
+        # The law is invariant to shifting every utility; shifting by the maximum keeps
+        # exp() from overflowing for large utilities (counts at large n).
+        top = max(u)
+        u = [x - top for x in u]
         mech = Exponential(
             epsilon=epsilon, sensitivity=sensitivity, utility=u, random_state=self._dpl_state()
         )

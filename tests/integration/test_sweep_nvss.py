@@ -23,6 +23,8 @@ def test_sweep_40_configurations_x_3_on_nvss_10k(tmp_path: Path, capsys) -> None
         "3",
         "--store",
         str(store),
+        "--models",
+        "privbayes,mwem",  # AIM/MST fits take minutes at 10K: benchmarks/generators.py
         "--sample",
         "40",
         "--seed",

@@ -90,3 +90,13 @@ def test_uniform_index_and_bernoulli():
     assert 0.2 < np.mean([rng.bernoulli(0.25) for _ in range(8000)]) < 0.3
     with pytest.raises(ValueError, match="must be in"):
         rng.bernoulli(1.5)
+
+
+def test_exponential_mechanism_survives_huge_utilities():
+    rng = PrivacyRNG.from_seed(3)
+    utilities = [1e7, 1e7 - 1, 0.0]  # exp(eps u / 2) overflows without the shift
+    draws = [rng.exponential_mechanism(utilities, sensitivity=1, epsilon=2.0) for _ in range(2000)]
+    # P(0) / P(1) = e^(eps / 2) = e: about 73% vs 27%; candidate 2 never (prob ~ e^-1e7)
+    counts = np.bincount(draws, minlength=3)
+    assert counts[2] == 0
+    assert 0.68 < counts[0] / 2000 < 0.78
