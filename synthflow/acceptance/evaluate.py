@@ -261,14 +261,14 @@ def _dp_ratio(c: CriterionSpec, x: _Ctx, ledger: Ledger, rng: PrivacyRNG) -> _Re
     clip = _need(c.clip, "clip", c)
     m = int(min(cnt.min() for cnt in ratio.one_way_counts(x.candidate, x.sizes)))
     sens = ratio.one_way_ratio_sensitivity(m, clip=clip)
-    threshold = c.threshold
-    if c.false_positive_rate is not None:
-        assumed = m if c.assumed_min_count is None else min(m, c.assumed_min_count)
-        scale = ratio.one_way_ratio_sensitivity(assumed, clip=clip) / c.epsilon
-        t_pseudo = ratio.pseudo_threshold(
-            clip=clip, scale=scale, false_positive_rate=c.false_positive_rate
-        )
-        threshold = min(threshold, t_pseudo)
+    threshold = ratio.release_threshold(
+        threshold=c.threshold,
+        clip=clip,
+        epsilon=c.epsilon,
+        false_positive_rate=c.false_positive_rate,
+        assumed_min_count=c.assumed_min_count,
+        min_count=m,
+    )
     return _laplace_release(c, _exact_ratio(c, x), sens, ledger, rng, threshold=threshold)
 
 

@@ -19,6 +19,7 @@ __all__ = [
     "one_way_ratio_sensitivity",
     "one_way_ratios",
     "pseudo_threshold",
+    "release_threshold",
 ]
 
 
@@ -98,3 +99,35 @@ def pseudo_threshold(*, clip: float, scale: float, false_positive_rate: float) -
     if not 0 < false_positive_rate < 0.5:
         raise ValueError(f"false_positive_rate ({false_positive_rate}) must be in (0, 0.5)")
     return clip - scale * math.log(1.0 / (2.0 * false_positive_rate))
+
+
+def release_threshold(
+    *,
+    threshold: float,
+    clip: float,
+    epsilon: float,
+    false_positive_rate: float | None,
+    assumed_min_count: int | None,
+    min_count: int,
+) -> float:
+    """The threshold a DP ratio release is compared with (SPEC sec. 5).
+
+    Without a false-positive rate it is the stakeholders' ``threshold``. With one, it is
+    ``min(threshold, t')`` where ``t'`` is the pseudo-threshold for the noise of the
+    assumed smallest 1-way count (``assumed_min_count``, the release's m >= 50, giving
+    t' ~ 1.4); without an assumption, the actual ``min_count`` of D_R. The threshold is
+    fixed in advance this way, as in the release; the noise itself is calibrated to the
+    actual ``min_count`` (a D_R count below the assumption means more noise than the
+    false-positive control assumed).
+
+    >>> round(release_threshold(threshold=2.0, clip=2.0, epsilon=0.3,
+    ...     false_positive_rate=0.05, assumed_min_count=50, min_count=7), 2)
+    1.41
+    """
+    if false_positive_rate is None:
+        return threshold
+    m = min_count if assumed_min_count is None else assumed_min_count
+    scale = one_way_ratio_sensitivity(m, clip=clip) / epsilon
+    return min(
+        threshold, pseudo_threshold(clip=clip, scale=scale, false_positive_rate=false_positive_rate)
+    )

@@ -75,10 +75,13 @@ def public_parameters(
             p.update(m=m, clip=c.clip)
             p["sensitivity"] = ratio.one_way_ratio_sensitivity(m, clip=c.clip)
             if c.false_positive_rate is not None:
-                assumed = m if c.assumed_min_count is None else min(m, c.assumed_min_count)
-                scale = ratio.one_way_ratio_sensitivity(assumed, clip=c.clip) / c.epsilon
-                p["pseudo_threshold"] = ratio.pseudo_threshold(
-                    clip=c.clip, scale=scale, false_positive_rate=c.false_positive_rate
+                p["pseudo_threshold"] = ratio.release_threshold(
+                    threshold=c.threshold,
+                    clip=c.clip,
+                    epsilon=c.epsilon,
+                    false_positive_rate=c.false_positive_rate,
+                    assumed_min_count=c.assumed_min_count,
+                    min_count=m,
                 )
                 p["false_positive_rate"] = c.false_positive_rate
                 p["assumed_min_count"] = c.assumed_min_count
