@@ -142,7 +142,13 @@ def _coerce(values: pd.Series, col: Column) -> pd.Series:
     return pd.Series(arr.astype(np.int64), index=values.index)
 
 
-def load_data(path: str | Path, spec: ReleaseSpec, *, public: bool = False) -> LoadedData:
+def load_data(
+    path: str | Path,
+    spec: ReleaseSpec,
+    *,
+    public: bool = False,
+    extra_columns: tuple[str, ...] = (),
+) -> LoadedData:
     """Read, map and clean an input file for ``spec``.
 
     Args:
@@ -150,6 +156,8 @@ def load_data(path: str | Path, spec: ReleaseSpec, *, public: bool = False) -> L
         spec: The release spec.
         public: Declare the input public (e.g. NVSS data); only then are per-rule
             removal counts logged and recorded.
+        extra_columns: Input columns carried along unchanged after the release columns
+            (e.g. a record id for cell keys); rows are dropped with the rest.
 
     Raises:
         DataError: Missing columns, wrong types, values outside the public domain, an
@@ -172,12 +180,16 @@ def load_data(path: str | Path, spec: ReleaseSpec, *, public: bool = False) -> L
             f"{list(map(str, raw.columns))}: rename the columns or add input.mapping entries "
             "to the spec"
         )
+    absent = [c for c in extra_columns if c not in raw.columns]
+    if absent:
+        raise DataError(f"input lacks the requested column(s) {absent}; check the option")
     mapped = pd.DataFrame({c.name: _map_column(raw, c) for c in spec.columns})
     removed: list[tuple[str, int]] = []
     missing = mapped.isna().any(axis=1).to_numpy()
     removed.append(("(1) any missing value", int(missing.sum())))
     mapped = mapped.loc[~missing]
     mapped = pd.DataFrame({c.name: _coerce(mapped[c.name], c) for c in spec.columns})
+    extras = raw.loc[mapped.index, list(extra_columns)]
     for rule in spec.raw_constraints:
         drop = raw_violations(mapped, rule)
         removed.append((f"({rule.id}) {rule.name}", int(drop.sum())))
@@ -198,4 +210,5 @@ def load_data(path: str | Path, spec: ReleaseSpec, *, public: bool = False) -> L
         rows_read=len(raw), removed=tuple(removed), rows_kept=len(mapped), public=public
     )
     log.info(report.describe())
-    return LoadedData(frame=mapped.reset_index(drop=True), report=report)
+    frame = mapped.join(extras.loc[mapped.index]) if extra_columns else mapped
+    return LoadedData(frame=frame.reset_index(drop=True), report=report)

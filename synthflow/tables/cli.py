@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from synthflow.config import ReleaseSpec, load_spec
-from synthflow.data import load_data, read_table
-from synthflow.errors import ConfigError, DataError
+from synthflow.data import load_data
+from synthflow.errors import ConfigError
 from synthflow.ledger import Ledger
 from synthflow.rng import PrivacyRNG
 from synthflow.tables._spec import load_tables
@@ -117,18 +117,10 @@ def _protect(args: argparse.Namespace) -> int:
     if out.exists() and any(out.iterdir()):
         raise ConfigError(f"output directory {str(out)!r} is not empty; choose a new --out")
     rng = _rng(args)
-    loaded = load_data(args.data, spec, public=args.public)
-    frame = loaded.frame
     key_col = getattr(method, "record_key_column", None)
-    if key_col is not None:
-        raw = read_table(args.data)
-        if key_col not in raw.columns or len(raw) != len(frame):
-            raise DataError(
-                f"record key column {key_col!r} must be in --data, and no rows may be dropped "
-                "while cleaning; clean the data first"
-            )
-        frame = frame.assign(**{key_col: raw[key_col].to_numpy()})
-    data = Microdata(frame, spec)
+    extra = (key_col,) if key_col is not None else ()
+    loaded = load_data(args.data, spec, public=args.public, extra_columns=extra)
+    data = Microdata(loaded.frame, spec)
     ledger = None
     if method.is_dp:
         ledger = Ledger(

@@ -106,3 +106,14 @@ def test_everything_cleaned_away(tmp_path, births_spec):
     )
     with pytest.raises(DataError, match="are left after cleaning"):
         load_data(path, births_spec)
+
+
+def test_extra_columns_follow_cleaning(tmp_path, births_spec):
+    path = tmp_path / "nvss.csv"
+    lines = NVSS_ROWS.strip().splitlines()
+    path.write_text("\n".join([lines[0] + ",id"] + [f"{x},{i}" for i, x in enumerate(lines[1:])]))
+    df = load_data(path, births_spec, extra_columns=("id",)).frame
+    assert df["id"].tolist() == [0, 1]  # rows 2-4 were cleaned away, ids stay aligned
+    assert df.columns[-1] == "id"
+    with pytest.raises(DataError, match=re.escape("input lacks the requested column(s) ['key']")):
+        load_data(path, births_spec, extra_columns=("key",))

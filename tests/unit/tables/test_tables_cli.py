@@ -130,7 +130,10 @@ def test_top_down_split_must_fit_every_table(
             "--delta applies to Gaussian",
         ),
         (["--method", "cell-key", "--rate-small", "2"], "rates must satisfy"),
-        (["--method", "cell-key", "--record-key-column", "id"], "record key column 'id'"),
+        (
+            ["--method", "cell-key", "--record-key-column", "id"],
+            "input lacks the requested column(s) ['id']",
+        ),
     ],
 )
 def test_protect_errors(
