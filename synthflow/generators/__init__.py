@@ -6,6 +6,12 @@
 
 from __future__ import annotations
 
+from synthflow.generators._gan import (
+    DPCTGAN,
+    PATECTGAN,
+    DPCTGANHyperparameters,
+    PATECTGANHyperparameters,
+)
 from synthflow.generators._smartnoise import AIM, MST, AIMHyperparameters, MSTHyperparameters
 from synthflow.generators.mwem import MWEM, MWEMHyperparameters
 from synthflow.generators.privbayes import PrivBayes, PrivBayesHyperparameters
@@ -13,13 +19,17 @@ from synthflow.generators.protocol import Generator, PrivacyCost, check_codes
 
 __all__ = [
     "AIM",
+    "DPCTGAN",
     "MST",
     "MWEM",
+    "PATECTGAN",
     "REGISTRY",
     "AIMHyperparameters",
+    "DPCTGANHyperparameters",
     "Generator",
     "MSTHyperparameters",
     "MWEMHyperparameters",
+    "PATECTGANHyperparameters",
     "PrivBayes",
     "PrivBayesHyperparameters",
     "PrivacyCost",
@@ -32,6 +42,8 @@ REGISTRY: dict[str, type[Generator]] = {
     "mwem": MWEM,
     "mst": MST,
     "aim": AIM,
+    "dpctgan": DPCTGAN,  # requires_public_data: see _gan.py
+    "patectgan": PATECTGAN,  # requires_public_data: see _gan.py
 }
 
 
