@@ -62,6 +62,7 @@ def _bar(table: pd.DataFrame, title: str, columns: list[str], ylabel: str) -> st
     ax.set_title(title)
     ax.set_ylabel(ylabel)
     ax.set_xlabel("")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
     return _png(fig)
 
 
@@ -99,17 +100,6 @@ def write_report(store: str | Path, out: Path, *, min_pass: float = 0.10) -> Pat
             f"{runs['passed_dp'].mean():.1%}, without noise {runs['passed_exact'].mean():.1%}."
             "</p>"
         )
-        factors = ["model", "min_count", "letters"]
-        factors += sorted(c for c in runs.columns if c.startswith("transform:"))
-        factors += sorted(c for c in runs.columns if c.startswith("hp:"))
-        parts.append("<h2>Pass rates by model, transformation and hyperparameter</h2>")
-        for factor in factors:
-            table = pass_rates_by(runs, factor)
-            if table.empty:
-                continue
-            parts.append(f"<h3>{html.escape(factor)}</h3>")
-            parts.append(_bar(table, factor, ["pass_rate_dp", "pass_rate_exact"], "pass rate"))
-            parts.append(_table(table))
         parts.append("<h2>Which criterion fails most</h2>")
         if not crit.empty:
             fails = crit.groupby("name").agg(
@@ -129,6 +119,28 @@ def write_report(store: str | Path, out: Path, *, min_pass: float = 0.10) -> Pat
                 )
             )
             parts.append(_table(fails))
+        factors = ["model", "min_count", "letters"]
+        factors += sorted(c for c in runs.columns if c.startswith("transform:"))
+        factors += sorted(c for c in runs.columns if c.startswith("hp:"))
+        parts.append("<h2>Pass rates by model, transformation and hyperparameter</h2>")
+        constant = [f for f in factors if runs[f].nunique(dropna=True) <= 1]
+        if constant:
+            parts.append(
+                "<p>The same in every run (no comparison to show): "
+                + ", ".join(
+                    f"{html.escape(f)} = {html.escape(str(runs[f].dropna().iloc[0]))}"
+                    for f in constant
+                    if runs[f].notna().any()
+                )
+                + ".</p>"
+            )
+        for factor in factors:
+            table = pass_rates_by(runs, factor)
+            if table.empty or factor in constant:
+                continue
+            parts.append(f"<h3>{html.escape(factor)}</h3>")
+            parts.append(_bar(table, factor, ["pass_rate_dp", "pass_rate_exact"], "pass rate"))
+            parts.append(_table(table))
         parts.append(f"<h2>Shortlist (DP pass rate &ge; {min_pass:g})</h2>")
         short = [e for e in estimate(store, basis="dp") if e.p >= min_pass]
         if short:
