@@ -79,7 +79,7 @@ def test_report_has_sections_and_plots(swept: Swept, tmp_path: Path) -> None:
     text = out.read_text()
     for needle in (
         "Pass rates by model, transformation and hyperparameter",
-        "<h3>model</h3>",
+        "The same in every run (no comparison to show): model = privbayes",
         "<h3>transform:mother_age</h3>",
         "<h3>hp:theta</h3>",
         "Which criterion fails most",
