@@ -19,7 +19,7 @@ from typing import Any
 
 from synthflow.config import ReleaseSpec, load_spec
 from synthflow.data import load_data
-from synthflow.errors import ConfigError
+from synthflow.errors import ConfigError, DataError
 from synthflow.ledger import Ledger
 from synthflow.rng import PrivacyRNG
 from synthflow.tables._spec import load_tables
@@ -155,6 +155,12 @@ def _compare(args: argparse.Namespace) -> int:
     release = release_eps = None
     if args.release:
         frame, release_eps = read_release(args.release)
+        if len(frame) != len(loaded.frame):
+            raise DataError(
+                f"the release in {args.release!r} holds {len(frame)} rows but --data has "
+                f"{len(loaded.frame)} after cleaning; a release of these data has exactly as "
+                "many rows (n is public): pass the data the release was made from"
+            )
         release = Microdata(frame, spec, labelled=True)
     result = compare(
         Microdata(loaded.frame, spec),

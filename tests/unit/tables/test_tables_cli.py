@@ -230,3 +230,31 @@ def test_compare_measures_side_by_side(births_spec: ReleaseSpec) -> None:
     assert "dp-synthetic ε=9.98" in html
     counts = tabulate_all(tables[:1], Microdata(frame, births_spec))[0][0].counts
     assert np.isclose(df[(df.method == "original")].ones.iloc[0], (counts == 1).sum())
+
+
+def test_compare_refuses_a_release_of_other_data(
+    births_spec: ReleaseSpec, births_csv: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    frame = pd.read_csv(births_csv)
+    release = _release(births_spec, frame.iloc[: len(frame) // 2], tmp_path / "release")
+    rc = main(
+        [
+            "tables",
+            "compare",
+            str(REPO / "configs" / "births.yaml"),
+            "--data",
+            str(births_csv),
+            "--tables",
+            str(TABLES_BIRTHS),
+            "--release",
+            str(release),
+            "--out",
+            str(tmp_path / "r.html"),
+            "--public",
+            "--seed",
+            "1",
+        ]
+    )
+    assert rc == 2
+    assert "pass the data the release was made from" in capsys.readouterr().err
+    assert not (tmp_path / "r.html").exists()
