@@ -20,6 +20,7 @@ import numpy as np
 import yaml
 
 from synthflow._bins import Bin, expand_bins, parse_bin
+from synthflow._ops import COMPARATORS
 from synthflow.errors import ConfigError
 
 __all__ = [
@@ -37,7 +38,7 @@ __all__ = [
     "load_spec",
 ]
 
-_OPS = {"<", "<=", ">", ">=", "==", "!="}
+_OPS = set(COMPARATORS)
 
 
 def _keys(where: str, raw: Any, required: set[str], optional: set[str]) -> dict[str, Any]:

@@ -8,25 +8,16 @@ only when the rule certainly applies to every raw row it could stand for.
 
 from __future__ import annotations
 
-import operator
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 
+from synthflow._ops import COMPARATORS
 from synthflow.config import Clause, Constraint
 from synthflow.transform import Transformer
 
 __all__ = ["binned_violations", "raw_violations"]
-
-_OPS: dict[str, Callable[[np.ndarray, float], np.ndarray]] = {
-    "<": operator.lt,
-    "<=": operator.le,
-    ">": operator.gt,
-    ">=": operator.ge,
-    "==": operator.eq,
-    "!=": operator.ne,
-}
 
 
 def _combine(masks: list[np.ndarray], mode: str) -> np.ndarray:
@@ -39,7 +30,8 @@ def _combine(masks: list[np.ndarray], mode: str) -> np.ndarray:
 def raw_violations(frame: pd.DataFrame, rule: Constraint) -> np.ndarray:
     """Boolean mask of rows of raw data that ``rule`` drops."""
     masks = [
-        np.asarray(_OPS[c.op](frame[c.column].to_numpy(dtype=float), c.value)) for c in rule.clauses
+        np.asarray(COMPARATORS[c.op](frame[c.column].to_numpy(dtype=float), c.value))
+        for c in rule.clauses
     ]
     return _combine(masks, rule.mode)
 

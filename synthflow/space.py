@@ -9,24 +9,15 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-import operator
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from synthflow._ops import COMPARATORS
 from synthflow.config import ModelGrid, ReleaseSpec
 from synthflow.errors import ConfigError
 
 __all__ = ["Configuration", "expand_space", "find_configuration", "match_configuration"]
-
-_CMP = {
-    "<": operator.lt,
-    "<=": operator.le,
-    ">": operator.gt,
-    ">=": operator.ge,
-    "==": operator.eq,
-    "!=": operator.ne,
-}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -90,7 +81,7 @@ def _grid_points(grid: ModelGrid) -> Iterator[dict[str, Any]]:
         keep = True
         for left, op, right in grid.require:
             rhs = point[right] if isinstance(right, str) and right in point else right
-            if not _CMP[op](point[left], rhs):
+            if not COMPARATORS[op](point[left], rhs):
                 keep = False
                 break
         if keep:

@@ -24,9 +24,8 @@ is nested in the one before.
 
 from __future__ import annotations
 
-import operator
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,20 +34,14 @@ import numpy as np
 import yaml
 
 from synthflow._bins import Bin
+from synthflow._ops import COMPARATORS
 from synthflow.config import ReleaseSpec
 from synthflow.errors import ConfigError
 
 __all__ = ["LevelSpec", "TableSpec", "load_tables", "parse_tables"]
 
 _NAME = re.compile(r"^[A-Za-z0-9_\-]+$")
-_OPS: dict[str, Callable[[float, float], bool]] = {
-    "<": operator.lt,
-    "<=": operator.le,
-    ">": operator.gt,
-    ">=": operator.ge,
-    "==": operator.eq,
-    "!=": operator.ne,
-}
+_OPS = COMPARATORS
 
 
 @dataclass(frozen=True, kw_only=True)
