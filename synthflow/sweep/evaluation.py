@@ -80,56 +80,26 @@ class AcceptanceEvaluator:
     eps_eval (decisions). The noise comes from ``rng``, seeded per run in a sweep.
     """
 
-    def __call__(self, spec: ReleaseSpec, result: FlowResult, *, rng: PrivacyRNG) -> RunEvaluation:
-        """Exact values and the would-be DP decision for ``result``."""
-        from synthflow.acceptance import evaluate_exact_and_noisy  # noqa: PLC0415  (heavy)
-
-        both = evaluate_exact_and_noisy(
-            spec, result.transformer, result.original, result.candidate, rng=rng
-        )
-        noisy = {c.name: c for c in both.noisy.criteria}
-        return RunEvaluation(
-            criteria=tuple(
-                CriterionOutcome(
-                    name=c.name,
-                    value=float(c.value),
-                    threshold=float(c.threshold),
-                    passed_exact=bool(c.passed),
-                    passed_dp=c.name in noisy and bool(noisy[c.name].passed),
-                    noisy_value=float(noisy[c.name].value) if c.name in noisy else None,
-                )
-                for c in both.exact.criteria
-            )
-        )
-
-    def __repr__(self) -> str:
-        return "AcceptanceEvaluator()"
-
-
-class FitOnceEvaluator:
-    """Sweep evaluator that decides as ``synthflow release --fit-once`` would.
-
-    Use it with ``synthflow sweep --evaluator synthflow.sweep.evaluation:FitOnceEvaluator``.
-
-    The DP regression fit of D_T is made first (on a throw-away ledger: public data)
-    and reused by the criteria, so the would-be DP decision carries the noise of the
-    once-per-release fit rather than of a per-candidate fit.
-    """
+    fit_once: bool = False
 
     def __call__(self, spec: ReleaseSpec, result: FlowResult, *, rng: PrivacyRNG) -> RunEvaluation:
         """Exact values and the would-be DP decision for ``result``."""
-        from synthflow.acceptance import (  # noqa: PLC0415
+        from synthflow.acceptance import (  # noqa: PLC0415  (heavy)
             evaluate_exact_and_noisy,
             fit_dp_regression,
         )
         from synthflow.ledger import Ledger  # noqa: PLC0415
 
-        fit = fit_dp_regression(
-            spec,
-            result.transformer,
-            result.original,
-            ledger=Ledger(total_epsilon=spec.evaluation_epsilon),
-            rng=rng,
+        fit = (
+            fit_dp_regression(
+                spec,
+                result.transformer,
+                result.original,
+                ledger=Ledger(total_epsilon=spec.evaluation_epsilon),
+                rng=rng,
+            )
+            if self.fit_once
+            else None
         )
         both = evaluate_exact_and_noisy(
             spec,
@@ -147,15 +117,27 @@ class FitOnceEvaluator:
                     value=float(c.value),
                     threshold=float(c.threshold),
                     passed_exact=bool(c.passed),
-                    passed_dp=bool(noisy[c.name].passed),
-                    noisy_value=float(noisy[c.name].value),
+                    passed_dp=c.name in noisy and bool(noisy[c.name].passed),
+                    noisy_value=float(noisy[c.name].value) if c.name in noisy else None,
                 )
                 for c in both.exact.criteria
             )
         )
 
     def __repr__(self) -> str:
-        return "FitOnceEvaluator()"
+        return f"{type(self).__name__}()"
+
+
+class FitOnceEvaluator(AcceptanceEvaluator):
+    """Sweep evaluator that decides as ``synthflow release --fit-once`` would.
+
+    Use it with ``synthflow sweep --evaluator synthflow.sweep.evaluation:FitOnceEvaluator``.
+    The DP regression fit of D_T is made first (on a throw-away ledger: public data)
+    and reused by the criteria, so the would-be DP decision carries the noise of the
+    once-per-release fit rather than of a per-candidate fit.
+    """
+
+    fit_once = True
 
 
 def load_evaluator(path: str | None) -> Evaluator:
