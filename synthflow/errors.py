@@ -11,6 +11,7 @@ __all__ = [
     "BudgetExceededError",
     "ConfigError",
     "DataError",
+    "InfeasibleConfigurationError",
     "NotEnoughRowsError",
     "PrivacyLeakWarning",
     "SelectionPaused",
@@ -39,3 +40,12 @@ class PrivacyLeakWarning(UserWarning):
 
 class SelectionPaused(RuntimeError):
     """Private selection reached its attempt cap; re-running continues it."""
+
+
+class InfeasibleConfigurationError(ValueError):
+    """A configuration cannot run on data of this (public) size under its budget.
+
+    Raised before anything is charged, from public quantities only (n, hyperparameters,
+    epsilon): sweeps store such a run as failed and private selection counts it as a
+    failed attempt.
+    """

@@ -57,6 +57,7 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 import pandas as pd
 
+from synthflow.errors import InfeasibleConfigurationError
 from synthflow.generators.protocol import PrivacyCost, check_codes
 from synthflow.ledger import Ledger
 from synthflow.rng import PrivacyRNG
@@ -355,7 +356,9 @@ class DPCTGAN(_SmartnoiseGAN):
         module = _import(self._module, self.name)
         hp = self.hyperparameters
         if hp.batch_size > n:
-            raise ValueError(f"dpctgan: batch_size ({hp.batch_size}) exceeds the {n} rows")
+            raise InfeasibleConfigurationError(
+                f"dpctgan: batch_size ({hp.batch_size}) exceeds the {n} rows"
+            )
         allowed = dpctgan_max_epochs(
             n=n,
             batch_size=hp.batch_size,
@@ -365,7 +368,7 @@ class DPCTGAN(_SmartnoiseGAN):
             delta=hp.delta,
         )
         if allowed < 1:
-            raise ValueError(
+            raise InfeasibleConfigurationError(
                 f"dpctgan: noise_multiplier {hp.noise_multiplier} and batch_size "
                 f"{hp.batch_size} spend more than epsilon {self.epsilon} in one epoch on "
                 f"{n} rows; raise noise_multiplier or epsilon"

@@ -14,7 +14,7 @@ from tqdm.auto import tqdm
 from synthflow.acceptance import evaluate, fit_dp_regression
 from synthflow.config import ReleaseSpec, load_spec
 from synthflow.data import load_data
-from synthflow.errors import ConfigError
+from synthflow.errors import ConfigError, InfeasibleConfigurationError, NotEnoughRowsError
 from synthflow.flow import run_flow
 from synthflow.ledger import Ledger
 from synthflow.release.audit import audit_release
@@ -52,6 +52,13 @@ def _attempt_fn(
     spec: ReleaseSpec, raw: Any, show_progress: bool, public: bool
 ) -> Callable[[Configuration, Ledger, PrivacyRNG, Any], AttemptResult]:
     def attempt(cfg: Configuration, ledger: Ledger, rng: PrivacyRNG, fit: Any) -> AttemptResult:
+        try:
+            return _attempt(cfg, ledger, rng, fit)
+        except (NotEnoughRowsError, InfeasibleConfigurationError) as exc:
+            # Both depend on public quantities or on the DP model only: a failed attempt.
+            return AttemptResult(passed=False, transcript={"error": type(exc).__name__})
+
+    def _attempt(cfg: Configuration, ledger: Ledger, rng: PrivacyRNG, fit: Any) -> AttemptResult:
         result = run_flow(
             spec, cfg, raw, ledger=ledger, rng=rng, public=public, show_progress=show_progress
         )
@@ -105,6 +112,16 @@ def release_command(
     if private_dir.resolve() == out.resolve() or private_dir.resolve() in out.resolve().parents:
         raise ConfigError(
             "--private-dir must not be inside --out: enclave files are never published"
+        )
+    from synthflow.generators import REGISTRY  # noqa: PLC0415
+
+    needs_public = sorted(
+        {c.model for c in candidates if getattr(REGISTRY[c.model], "requires_public_data", False)}
+    )
+    if needs_public and not public:
+        raise ConfigError(
+            f"candidates use {needs_public}, which run only on data declared public (see the "
+            "README's generator table); shortlist other generators for a private release"
         )
     raw = load_data(data, spec, public=public).frame
     rng = PrivacyRNG.from_seed(seed) if seed is not None else PrivacyRNG.secure()

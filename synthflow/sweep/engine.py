@@ -27,7 +27,7 @@ from tqdm.auto import tqdm
 
 from synthflow.config import ReleaseSpec
 from synthflow.data import load_data
-from synthflow.errors import ConfigError, NotEnoughRowsError
+from synthflow.errors import ConfigError, InfeasibleConfigurationError, NotEnoughRowsError
 from synthflow.flow import run_flow
 from synthflow.ledger import Ledger
 from synthflow.rng import PrivacyRNG
@@ -126,7 +126,7 @@ def _run_one(
         result = run_flow(
             spec, configuration, frame, ledger=ledger, rng=rng, public=True, show_progress=False
         )
-    except NotEnoughRowsError as exc:
+    except (NotEnoughRowsError, InfeasibleConfigurationError) as exc:
         return RunRecord(
             config_id=configuration.id,
             repeat=repeat,

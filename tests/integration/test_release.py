@@ -287,3 +287,31 @@ def test_approximate_dp_candidates_are_refused(tmp_path, births_spec):
             rng=PrivacyRNG.from_seed(0),
         )
     assert not (tmp_path / "e" / "ledger.jsonl").exists()
+
+
+def test_release_refuses_generators_that_need_public_data(tmp_path, births_spec, capsys):
+    gan = [c for c in expand_space(births_spec) if c.model == "dpctgan"][:1]
+    assert gan, "the births space lists DPCTGAN"
+    cands = tmp_path / "c.yaml"
+    cands.write_text(
+        yaml.safe_dump(
+            {"spec_sha256": births_spec.sha256, "configurations": [c.to_json() for c in gan]}
+        )
+    )
+    rc = main(
+        [
+            "release",
+            births_spec.path,
+            "--data",
+            "unused.csv",
+            "--candidates",
+            str(cands),
+            "--out",
+            str(tmp_path / "r"),
+            "--private-dir",
+            str(tmp_path / "e"),
+        ]
+    )
+    assert rc == 2
+    assert "run only on data declared public" in capsys.readouterr().err
+    assert not (tmp_path / "e").exists()
