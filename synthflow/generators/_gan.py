@@ -58,7 +58,7 @@ import numpy as np
 import pandas as pd
 
 from synthflow.errors import InfeasibleConfigurationError
-from synthflow.generators.protocol import PrivacyCost, check_codes
+from synthflow.generators.protocol import GeneratorBase, check_codes
 from synthflow.ledger import Ledger
 from synthflow.rng import PrivacyRNG
 from synthflow.transform import Domain
@@ -249,26 +249,13 @@ def _patched(module: Any, seed: int) -> Iterator[None]:
         module.DataSampler, module.torch = base_sampler, base_torch
 
 
-class _SmartnoiseGAN:
+class _SmartnoiseGAN(GeneratorBase):
     """Shared fit/sample of the smartnoise GANs."""
 
     name: ClassVar[str]
     Hyperparameters: ClassVar[type]
     requires_public_data: ClassVar[bool] = True
     _module: ClassVar[str]
-
-    def __init__(self, hyperparameters: Any, *, epsilon: float) -> None:
-        if not isinstance(hyperparameters, self.Hyperparameters):
-            raise TypeError(f"hyperparameters must be a {self.Hyperparameters.__name__} instance")
-        if not epsilon > 0:
-            raise ValueError(f"epsilon ({epsilon}) must be > 0")
-        self.hyperparameters: Any = hyperparameters
-        self.epsilon = float(epsilon)
-
-    @property
-    def privacy_cost(self) -> PrivacyCost:
-        """Approximate DP: (epsilon, delta) by the synthesizer's accountant."""
-        return PrivacyCost(epsilon=self.epsilon, delta=float(self.hyperparameters.delta))
 
     def _synthesizer(self, n: int) -> Any:
         raise NotImplementedError

@@ -33,7 +33,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from synthflow.generators.protocol import PrivacyCost, check_codes
+from synthflow.generators.protocol import GeneratorBase, check_codes
 from synthflow.ledger import Ledger
 from synthflow.rng import PrivacyRNG
 from synthflow.transform import Domain
@@ -112,24 +112,11 @@ def public_transformer(domain: Domain) -> Any:
     return transformer
 
 
-class _SmartnoiseMarginal:
+class _SmartnoiseMarginal(GeneratorBase):
     """Shared fit/sample of the smartnoise marginal-based synthesizers."""
 
     name: ClassVar[str]
     Hyperparameters: ClassVar[type]
-
-    def __init__(self, hyperparameters: Any, *, epsilon: float) -> None:
-        if not isinstance(hyperparameters, self.Hyperparameters):
-            raise TypeError(f"hyperparameters must be a {self.Hyperparameters.__name__} instance")
-        if not epsilon > 0:
-            raise ValueError(f"epsilon ({epsilon}) must be > 0")
-        self.hyperparameters: Any = hyperparameters
-        self.epsilon = float(epsilon)
-
-    @property
-    def privacy_cost(self) -> PrivacyCost:
-        """Approximate DP: (epsilon, delta) via zCDP."""
-        return PrivacyCost(epsilon=self.epsilon, delta=float(self.hyperparameters.delta))
 
     def _synthesizer(self) -> Any:
         raise NotImplementedError

@@ -39,7 +39,7 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 
-from synthflow.generators.protocol import PrivacyCost, check_codes
+from synthflow.generators.protocol import GeneratorBase, check_codes
 from synthflow.ledger import Ledger
 from synthflow.rng import PrivacyRNG
 from synthflow.transform import Domain
@@ -209,7 +209,7 @@ def _cube(data: pd.DataFrame, domain: Domain) -> np.ndarray:
     return np.bincount(key, minlength=domain.cells).astype(float).reshape(domain.sizes)
 
 
-class MWEM:
+class MWEM(GeneratorBase):
     """Vectorised MWEM (pure epsilon-DP). See the module docstring.
 
     Args:
@@ -219,19 +219,6 @@ class MWEM:
 
     name: ClassVar[str] = "mwem"
     Hyperparameters: ClassVar[type] = MWEMHyperparameters
-
-    def __init__(self, hyperparameters: MWEMHyperparameters, *, epsilon: float) -> None:
-        if not isinstance(hyperparameters, MWEMHyperparameters):
-            raise TypeError("hyperparameters must be an MWEMHyperparameters instance")
-        if not epsilon > 0:
-            raise ValueError(f"epsilon ({epsilon}) must be > 0")
-        self.hyperparameters = hyperparameters
-        self.epsilon = float(epsilon)
-
-    @property
-    def privacy_cost(self) -> PrivacyCost:
-        """Pure epsilon-DP with the configured epsilon."""
-        return PrivacyCost(epsilon=self.epsilon)
 
     def fit(self, data: pd.DataFrame, *, domain: Domain, ledger: Ledger, rng: PrivacyRNG) -> MWEM:
         """Run MWEM; charges ``epsilon`` (selection and measurement halves) first.

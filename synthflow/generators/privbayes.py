@@ -40,7 +40,7 @@ import numpy as np
 import pandas as pd
 
 from synthflow.errors import DataError
-from synthflow.generators.protocol import PrivacyCost, check_codes
+from synthflow.generators.protocol import GeneratorBase, check_codes
 from synthflow.ledger import Ledger
 from synthflow.rng import PrivacyRNG
 from synthflow.transform import Domain
@@ -123,7 +123,7 @@ def _encode(columns: list[np.ndarray], sizes: list[int]) -> np.ndarray:
     return key
 
 
-class PrivBayes:
+class PrivBayes(GeneratorBase):
     """PrivBayes generator (pure epsilon-DP). See the module docstring.
 
     Args:
@@ -133,19 +133,6 @@ class PrivBayes:
 
     name: ClassVar[str] = "privbayes"
     Hyperparameters: ClassVar[type] = PrivBayesHyperparameters
-
-    def __init__(self, hyperparameters: PrivBayesHyperparameters, *, epsilon: float) -> None:
-        if not isinstance(hyperparameters, PrivBayesHyperparameters):
-            raise TypeError("hyperparameters must be a PrivBayesHyperparameters instance")
-        if not epsilon > 0:
-            raise ValueError(f"epsilon ({epsilon}) must be > 0")
-        self.hyperparameters = hyperparameters
-        self.epsilon = float(epsilon)
-
-    @property
-    def privacy_cost(self) -> PrivacyCost:
-        """Pure epsilon-DP with the configured epsilon."""
-        return PrivacyCost(epsilon=self.epsilon)
 
     # ------------------------------------------------------------------ structure
     def _parent_sets(

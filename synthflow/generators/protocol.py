@@ -13,7 +13,7 @@ from synthflow.ledger import Ledger
 from synthflow.rng import PrivacyRNG
 from synthflow.transform import Domain
 
-__all__ = ["Generator", "PrivacyCost", "check_codes"]
+__all__ = ["Generator", "GeneratorBase", "PrivacyCost", "check_codes"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -54,6 +54,38 @@ class Generator(Protocol):
     def privacy_cost(self) -> PrivacyCost:
         """Budget the fit spends."""
         ...
+
+
+class GeneratorBase:
+    """Shared construction of generators: validated hyperparameters and the budget.
+
+    Subclasses set ``name`` and ``Hyperparameters``; a hyperparameter class with a
+    ``delta`` field makes the generator (epsilon, delta)-DP, otherwise it is pure.
+    ``requires_public_data`` marks generators whose leaks could not be fixed: flows
+    refuse them on data not declared public.
+    """
+
+    name: ClassVar[str]
+    Hyperparameters: ClassVar[type]
+    requires_public_data: ClassVar[bool] = False
+
+    def __init__(self, hyperparameters: Any, *, epsilon: float) -> None:
+        if not isinstance(hyperparameters, self.Hyperparameters):
+            raise TypeError(
+                f"hyperparameters must be a {self.Hyperparameters.__name__} instance, got "
+                f"{type(hyperparameters).__name__}"
+            )
+        if not epsilon > 0:
+            raise ValueError(f"epsilon ({epsilon}) must be > 0")
+        self.hyperparameters: Any = hyperparameters
+        self.epsilon = float(epsilon)
+
+    @property
+    def privacy_cost(self) -> PrivacyCost:
+        """The configured epsilon, and the hyperparameters' delta if they have one."""
+        return PrivacyCost(
+            epsilon=self.epsilon, delta=float(getattr(self.hyperparameters, "delta", 0.0))
+        )
 
 
 def check_codes(data: pd.DataFrame, domain: Domain) -> None:
