@@ -55,8 +55,8 @@ def main() -> None:
     spec = load_spec(REPO / "configs" / "births.yaml")
     evaluator: Evaluator = FlowOnly() if args.flow_only else AcceptanceEvaluator()
     results = {}
+    runs = args.runs_per_worker * 2  # the same configurations for 1 and 2 workers
     for workers in (1, 2):
-        runs = args.runs_per_worker * workers
         startup = _startup(workers)
         with tempfile.TemporaryDirectory() as tmp:
             summary = run_sweep(
@@ -64,8 +64,9 @@ def main() -> None:
                 args.data,
                 Path(tmp) / "b.db",
                 repeats=1,
+                models=["privbayes"],
                 sample=runs,
-                seed=workers,
+                seed=1,
                 workers=workers,
                 evaluator=evaluator,
                 show_progress=False,

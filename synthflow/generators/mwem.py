@@ -174,6 +174,12 @@ class RangeQueries:
         return worst
 
 
+def _renormalise(cube: np.ndarray, total: float, floor: float) -> None:
+    """Floor every cell, then scale the cube to ``total`` (in place)."""
+    np.maximum(cube, floor, out=cube)
+    cube *= total / cube.sum()
+
+
 def random_range_queries(
     sizes: tuple[int, ...], num_query: int, max_columns: int, rng: np.random.Generator
 ) -> RangeQueries:
@@ -252,6 +258,9 @@ class MWEM(GeneratorBase):
         noisy_offsets = rng.laplace(np.zeros(t_max), sensitivity=1.0, epsilon=eps_round / 2)
         tolerance = 0.5 / (eps_round / 2)  # half the Laplace scale of one measurement
         cube = np.full(domain.sizes, n / domain.cells)
+        # Multiplicative updates can drive cells to denormals, whose ratios then overflow;
+        # a floor of 1e-9 of the uniform cell count keeps them finite (adds <= 1e-9 n).
+        floor = 1e-9 * n / domain.cells
         sums = np.zeros(hp.num_query)
         counts = np.zeros(hp.num_query)
         for t in range(t_max):
@@ -267,13 +276,13 @@ class MWEM(GeneratorBase):
             queries.fit_group(
                 cube, int(queries.group[q]), target, measured, float(n), sweeps=hp.num_inner_updates
             )
-            cube *= n / cube.sum()
+            _renormalise(cube, n, floor)
         for _ in range(hp.num_inner_updates):  # final sweeps over every group
             worst = max(
                 queries.fit_group(cube, int(g), target, measured, float(n))
                 for g in np.unique(queries.group[measured])
             )
-            cube *= n / cube.sum()
+            _renormalise(cube, n, floor)
             if worst <= tolerance:
                 break
         del true, sums, noisy_offsets
