@@ -148,6 +148,10 @@ def _run_one(
 def _client(workers: int | None, address: str | None) -> Iterator[Any]:
     from distributed import Client, LocalCluster  # noqa: PLC0415  (heavy import)
 
+    # Dask's scheduler and nanny log at INFO in this process and print comm tracebacks
+    # when a local cluster shuts down: keep the user's terminal for the progress bar.
+    for name in ("distributed", "tornado"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
     if address:
         with Client(address) as client:
             yield client
@@ -158,7 +162,7 @@ def _client(workers: int | None, address: str | None) -> Iterator[Any]:
             n_workers=n,
             threads_per_worker=1,
             processes=True,
-            dashboard_address=None,
+            dashboard_address=":0",  # a free port: never clash with a running one
             silence_logs=logging.ERROR,
         ) as cluster,
         Client(cluster) as client,
