@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -17,6 +18,8 @@ from synthflow.ledger import Ledger
 from synthflow.release import AttemptResult, audit_release, private_selection, selection_cost
 from synthflow.rng import PrivacyRNG
 from synthflow.space import expand_space
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_costs_follow_spec_md(births_spec):
@@ -315,3 +318,76 @@ def test_release_refuses_generators_that_need_public_data(tmp_path, births_spec,
     assert rc == 2
     assert "run only on data declared public" in capsys.readouterr().err
     assert not (tmp_path / "e").exists()
+
+
+def test_killed_release_resumes_without_spending_twice(tmp_path, small_csv):
+    """SIGKILL the real CLI mid-selection, re-run it: one charge, the same selection."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from synthflow.config import load_spec
+
+    raw = yaml.safe_load((REPO / "configs" / "example_small.yaml").read_text())
+    raw["acceptance"]["criteria"][0]["threshold"] = -1.0  # never passes: selection keeps going
+    spec_path = tmp_path / "never.yaml"
+    spec_path.write_text(yaml.safe_dump(raw))
+    spec = load_spec(spec_path)
+    cands = tmp_path / "candidates.yaml"
+    cands.write_text(
+        yaml.safe_dump(
+            {
+                "spec_sha256": spec.sha256,
+                "configurations": [c.to_json() for c in expand_space(spec) if c.letters == "aaaa"],
+            }
+        )
+    )
+    enclave = tmp_path / "enclave"
+    argv = [
+        sys.executable,
+        "-m",
+        "synthflow",
+        "release",
+        str(spec_path),
+        "--data",
+        str(small_csv),
+        "--candidates",
+        str(cands),
+        "--out",
+        str(tmp_path / "release"),
+        "--private-dir",
+        str(enclave),
+        "--quiet",
+    ]
+    proc = subprocess.Popen(
+        argv, cwd=REPO, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    transcript = enclave / "transcript.jsonl"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if transcript.exists() and transcript.read_text().count('"event": "attempt"') >= 3:
+            break
+        time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    done = transcript.read_text().count('"event": "attempt"')
+    assert done >= 3
+    rerun = subprocess.run(
+        [*argv, "--max-attempts", str(done + 2)],
+        check=False,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert rerun.returncode == 2 and "re-run the same command" in rerun.stderr
+    ledger = Ledger(total_epsilon=100, path=enclave / "ledger.jsonl")
+    assert len(ledger.charges) == 1  # the selection's one up-front charge
+    assert ledger.spent_epsilon == pytest.approx(selection_cost(spec, fit_once=False).total)
+    assert ledger.spent_epsilon <= spec.privacy.total_epsilon
+    events = [json.loads(x) for x in transcript.read_text().splitlines()]
+    attempts = [e["attempt"] for e in events if e["event"] == "attempt"]
+    assert attempts == list(range(1, done + 3))  # continued, not restarted
+    assert not (tmp_path / "release").exists()
