@@ -17,6 +17,7 @@ from synthflow.errors import (
     BudgetExceededError,
     ConfigError,
     DataError,
+    InfeasibleConfigurationError,
     NotEnoughRowsError,
     SelectionPaused,
 )
@@ -70,6 +71,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         DataError,
         BudgetExceededError,
         SelectionPaused,
+        InfeasibleConfigurationError,
         NotEnoughRowsError,
         FileNotFoundError,
     ) as exc:
