@@ -24,6 +24,7 @@ from typing import Literal
 import numpy as np
 from diffprivlib.mechanisms import GaussianAnalytic
 
+from synthflow.ledger import Ledger
 from synthflow.rng import PrivacyRNG
 
 __all__ = [
@@ -31,6 +32,7 @@ __all__ = [
     "Mechanism",
     "Neighbouring",
     "add_noise",
+    "charged_noise",
     "gaussian_sigma",
     "histogram_sensitivity",
     "total_sensitivity",
@@ -138,3 +140,37 @@ def add_noise(
     )
     z = rng.generator().standard_normal((2, *arr.shape))
     return arr + sigma * (z[0] + z[1]) / math.sqrt(2.0)
+
+
+def charged_noise(
+    values: np.ndarray,
+    *,
+    what: str,
+    ledger: Ledger,
+    mechanism: Mechanism,
+    epsilon: float,
+    delta: float = 0.0,
+    neighbouring: Neighbouring,
+    rng: PrivacyRNG,
+) -> np.ndarray:
+    """Charge ``ledger`` for one table level, then :func:`add_noise` to it.
+
+    The sensitivity recorded in the ledger is the one the noise is calibrated to
+    (L2 for Gaussian, L1 otherwise), so the two cannot disagree.
+    """
+    norm: Literal[1, 2] = 2 if mechanism == "gaussian" else 1
+    ledger.charge(
+        what,
+        epsilon=epsilon,
+        delta=delta,
+        mechanism=mechanism,
+        sensitivity=histogram_sensitivity(neighbouring, norm),
+    )
+    return add_noise(
+        values,
+        mechanism=mechanism,
+        epsilon=epsilon,
+        delta=delta,
+        neighbouring=neighbouring,
+        rng=rng,
+    )

@@ -15,7 +15,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 
@@ -26,8 +25,7 @@ from synthflow.tables._noise import (
     NEIGHBOURINGS,
     Mechanism,
     Neighbouring,
-    add_noise,
-    histogram_sensitivity,
+    charged_noise,
 )
 from synthflow.tables.tabulate import CountTable, ReleasedTable
 
@@ -88,18 +86,12 @@ def independent_noise(
         return []
     eps = options.epsilon / len(levels)
     delta = options.delta / len(levels)
-    norm: Literal[1, 2] = 2 if options.mechanism == "gaussian" else 1
     out = []
     for lv in levels:
-        ledger.charge(
-            f"table {lv.spec.name} ({options.mechanism}, independent)",
-            epsilon=eps,
-            delta=delta,
-            mechanism=options.mechanism,
-            sensitivity=histogram_sensitivity(options.neighbouring, norm),
-        )
-        noisy = add_noise(
+        noisy = charged_noise(
             lv.counts,
+            what=f"table {lv.spec.name} ({options.mechanism}, independent)",
+            ledger=ledger,
             mechanism=options.mechanism,
             epsilon=eps,
             delta=delta,

@@ -20,7 +20,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 
@@ -33,7 +32,7 @@ from synthflow.tables._noise import (
     Mechanism,
     Neighbouring,
     add_noise,
-    histogram_sensitivity,
+    charged_noise,
     total_sensitivity,
 )
 from synthflow.tables.tabulate import CountTable, ReleasedTable
@@ -213,7 +212,6 @@ def top_down(
         return []
     eps_table = options.epsilon / len(groups)
     delta_table = options.delta / len(groups)
-    norm: Literal[1, 2] = 2 if options.mechanism == "gaussian" else 1
     post = rng.generator()
     out: list[ReleasedTable] = []
     all_shares = [_shares(options, group) for group in groups]  # check all before charging
@@ -243,15 +241,10 @@ def top_down(
         parent: np.ndarray = np.array([total], dtype=np.int64)
         for lv, share in zip(group, shares[1:], strict=True):
             eps, delta = eps_table * share, delta_table * share
-            ledger.charge(
-                f"table {lv.spec.name} (top-down)",
-                epsilon=eps,
-                delta=delta,
-                mechanism=options.mechanism,
-                sensitivity=histogram_sensitivity(options.neighbouring, norm),
-            )
-            noisy = add_noise(
+            noisy = charged_noise(
                 lv.counts,
+                what=f"table {lv.spec.name} (top-down)",
+                ledger=ledger,
                 mechanism=options.mechanism,
                 epsilon=eps,
                 delta=delta,
