@@ -152,6 +152,7 @@ def run_flow(
         configuration.model,
         configuration.hyperparameters,
         epsilon=spec.privacy.generator_epsilon,
+        transformer=transformer,
     )
     generator.fit(original, domain=transformer.domain, ledger=ledger, rng=rng)
     timings["fit_s"] = time.perf_counter() - t0

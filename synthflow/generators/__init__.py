@@ -16,6 +16,8 @@ from synthflow.generators._smartnoise import AIM, MST, AIMHyperparameters, MSTHy
 from synthflow.generators.mwem import MWEM, MWEMHyperparameters
 from synthflow.generators.privbayes import PrivBayes, PrivBayesHyperparameters
 from synthflow.generators.protocol import Generator, PrivacyCost, check_codes
+from synthflow.generators.workload import WorkloadGenerator, WorkloadHyperparameters
+from synthflow.transform import Transformer
 
 __all__ = [
     "AIM",
@@ -33,12 +35,15 @@ __all__ = [
     "PrivBayes",
     "PrivBayesHyperparameters",
     "PrivacyCost",
+    "WorkloadGenerator",
+    "WorkloadHyperparameters",
     "check_codes",
     "make_generator",
 ]
 
 REGISTRY: dict[str, type[Generator]] = {
     "privbayes": PrivBayes,
+    "workload": WorkloadGenerator,
     "mwem": MWEM,
     "mst": MST,
     "aim": AIM,
@@ -47,8 +52,17 @@ REGISTRY: dict[str, type[Generator]] = {
 }
 
 
-def make_generator(model: str, hyperparameters: dict[str, object], *, epsilon: float) -> Generator:
+def make_generator(
+    model: str,
+    hyperparameters: dict[str, object],
+    *,
+    epsilon: float,
+    transformer: Transformer | None = None,
+) -> Generator:
     """Instantiate the registered generator ``model``.
+
+    ``transformer`` (public: the spec and the configuration's bins) is handed to
+    generators that derive their measurements from the spec (``needs_transformer``).
 
     Raises:
         KeyError: If ``model`` is not registered.
@@ -57,5 +71,7 @@ def make_generator(model: str, hyperparameters: dict[str, object], *, epsilon: f
     """
     cls = REGISTRY[model]
     hp = cls.Hyperparameters(**hyperparameters)
+    if getattr(cls, "needs_transformer", False):
+        return cls(hp, epsilon=epsilon, transformer=transformer)  # type: ignore[call-arg]
     gen: Generator = cls(hp, epsilon=epsilon)
     return gen

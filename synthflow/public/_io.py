@@ -44,7 +44,7 @@ def read_csv_checked(path: str | Path, *, what: str, **kwargs: object) -> pd.Dat
     """Read a (possibly gzipped) CSV file, turning empty or unreadable files into DataError."""
     p = existing_file(path, what=what)
     try:
-        frame = pd.read_csv(p, **kwargs)  # type: ignore[call-overload]
+        frame = pd.read_csv(p, **kwargs)  # type: ignore[call-overload,unused-ignore]
     except pd.errors.EmptyDataError as exc:
         raise DataError(f"{what} {str(p)!r} is empty; give a CSV file with a header row") from exc
     except (pd.errors.ParserError, UnicodeDecodeError, OSError, EOFError) as exc:

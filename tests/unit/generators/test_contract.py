@@ -31,6 +31,7 @@ TINY = {
         "hidden": 32,
     },
     "patectgan": {"delta": 1e-6, "batch_size": 20, "embedding_dim": 16, "hidden": 32},
+    "workload": {"one_way_share": 0.2, "constrained_share": 0.0, "iters": 200},
 }
 EXTRA = {"mst": "snsynth", "aim": "snsynth", "dpctgan": "torch", "patectgan": "torch"}
 SLOW = {"aim"}  # AIM's rounds of mirror descent take tens of seconds even on tiny data

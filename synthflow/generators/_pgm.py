@@ -1,0 +1,196 @@
+"""Private-PGM estimation from noisy marginals, and our own sampler (post-processing).
+
+McKenna, Sheldon, Miklau. "Graphical-model based estimation and inference for
+differential privacy." ICML 2019. The estimation is ``mbi`` (Private-PGM, version 1.x,
+jax): :func:`estimate` finds the graphical model whose marginals best fit the noisy
+measurements (mirror descent over the marginal polytope, the public n as known total).
+Only noisy measurements, their cliques and their noise sd cross into it: everything
+here is post-processing.
+
+**Structural zeros.** A clique's forbidden cells (public rules) start with potential
+``-1e9`` (probability ``exp(-1e9) = 0`` in float32 and float64), which mirror descent's
+bounded steps cannot lift; the sampler also zeroes them exactly, so no sampled row
+falls in a forbidden cell.
+
+**Sampling** never uses mbi's ``synthetic_data`` (its ``round`` method makes siblings
+comonotone, ``shared/DEPENDENCIES.md`` trap 2, and both methods draw from numpy's
+global RNG). :class:`TreeSampler` holds, for each column in reverse elimination order,
+the conditional distribution given the already-sampled columns it shares a junction-tree
+clique with (a perfect elimination order makes that set a clique, so the column is
+conditionally independent of the rest given it), as plain numpy tables. Sampling is
+inverse-CDF with our ``numpy.random.Generator``: one ``searchsorted`` per column, memory
+linear in the rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["Measurement", "TreeSampler", "estimate"]
+
+Clique = tuple[str, ...]
+
+_FORBIDDEN = -1e9
+
+
+@dataclass(frozen=True, kw_only=True)
+class Measurement:
+    """A noisy marginal: counts over ``clique`` (C order) with noise of sd ``stddev``."""
+
+    clique: Clique
+    noisy: np.ndarray
+    stddev: float
+
+
+def _mbi() -> object:
+    import mbi  # noqa: PLC0415  (jax import costs seconds; only generators that need it pay)
+
+    return mbi
+
+
+def estimate(
+    names: Sequence[str],
+    sizes: Sequence[int],
+    measurements: Sequence[Measurement],
+    *,
+    total: int,
+    zeros: Mapping[Clique, np.ndarray] | None = None,
+    iters: int = 3000,
+) -> TreeSampler:
+    """Fit a graphical model to ``measurements`` and return its sampler.
+
+    Args:
+        names: Column names (the domain's order).
+        sizes: Number of bins per column.
+        measurements: Noisy marginals (post-processing: already released).
+        total: Known number of records (public n).
+        zeros: Clique -> boolean mask of forbidden cells (public rules).
+        iters: Mirror-descent iterations.
+    """
+    mbi = _mbi()
+    domain = mbi.Domain(tuple(names), tuple(int(s) for s in sizes))  # type: ignore[attr-defined]
+    zeros = dict(zeros or {})
+    cliques: list[Clique] = []
+    for cl in [m.clique for m in measurements] + list(zeros):
+        if cl not in cliques:
+            cliques.append(cl)
+    potentials = mbi.CliqueVector.zeros(domain, cliques)  # type: ignore[attr-defined]
+    dtype = np.asarray(potentials[cliques[0]].values).dtype  # float32, or float64 with jax x64
+    # Start from the independent model of the noisy 1-way marginals (post-processing of
+    # released values) rather than the uniform one: mirror descent then converges in far
+    # fewer iterations.
+    for m in measurements:
+        if len(m.clique) == 1:
+            p = np.clip(np.asarray(m.noisy, dtype=float), 0.5, None)
+            potentials[m.clique] = mbi.Factor(  # type: ignore[attr-defined]
+                domain.project(m.clique), np.log(p / p.sum()).astype(dtype)
+            )
+    for cl, mask in zeros.items():
+        values = np.where(mask, _FORBIDDEN, 0.0).astype(dtype)
+        potentials[cl] = mbi.Factor(domain.project(cl), values)  # type: ignore[attr-defined]
+    linear = [
+        mbi.LinearMeasurement(  # type: ignore[attr-defined]
+            np.asarray(m.noisy, dtype=dtype).ravel(), m.clique, stddev=float(m.stddev)
+        )
+        for m in measurements
+    ]
+    model = mbi.estimation.mirror_descent(  # type: ignore[attr-defined]
+        domain, linear, known_total=float(total), potentials=potentials, iters=iters
+    )
+    return TreeSampler.from_model(model, names=tuple(names), sizes=tuple(sizes), zeros=zeros)
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Step:
+    column: int
+    parents: tuple[int, ...]
+    cdf: np.ndarray
+    """Rows: parents' cells (C order); columns: the column's bins; each row ends at 1."""
+
+
+class TreeSampler:
+    """Draws i.i.d. rows from a fitted graphical model (numpy only, nothing private)."""
+
+    def __init__(self, steps: Sequence[_Step], sizes: Sequence[int]) -> None:
+        self.steps = tuple(steps)
+        self.sizes = tuple(int(s) for s in sizes)
+
+    @classmethod
+    def from_model(
+        cls,
+        model: object,
+        *,
+        names: tuple[str, ...],
+        sizes: tuple[int, ...],
+        zeros: Mapping[Clique, np.ndarray],
+    ) -> TreeSampler:
+        """Conditional tables of an mbi ``MarkovRandomField`` along its junction tree."""
+        mbi = _mbi()
+        potentials = model.potentials  # type: ignore[attr-defined]
+        cliques = [tuple(cl) for cl in potentials.cliques]
+        jtree, order = mbi.junction_tree.make_junction_tree(  # type: ignore[attr-defined]
+            potentials.domain, cliques
+        )
+        nodes = [tuple(n) for n in jtree.nodes]
+        index = {n: i for i, n in enumerate(names)}
+        steps: list[_Step] = []
+        used: list[str] = []
+        for col in reversed(list(order)):
+            near = set().union(*(set(n) for n in nodes if col in n)) & set(used)
+            parents = tuple(sorted(near, key=index.__getitem__))
+            attrs = (*parents, col)
+            marg = np.asarray(model.project(attrs).datavector(flatten=False), dtype=np.float64)  # type: ignore[attr-defined]
+            marg = np.clip(marg, 0.0, None)
+            for cl, mask in zeros.items():
+                if set(cl) <= set(attrs):
+                    marg = np.where(_broadcast(mask, cl, attrs), 0.0, marg)
+            k = sizes[index[col]]
+            table = marg.reshape(-1, k)
+            steps.append(
+                _Step(column=index[col], parents=tuple(index[p] for p in parents), cdf=_cdf(table))
+            )
+            used.append(col)
+        return cls(steps, sizes)
+
+    def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        """``n`` rows of codes, shape (n, columns), dtype int64."""
+        out = np.zeros((n, len(self.sizes)), dtype=np.int64)
+        for step in self.steps:
+            k = step.cdf.shape[1]
+            if step.parents:
+                shape = tuple(self.sizes[p] for p in step.parents)
+                row = np.ravel_multi_index(tuple(out[:, p] for p in step.parents), shape)
+            else:
+                row = np.zeros(n, dtype=np.int64)
+            keys = (np.arange(step.cdf.shape[0])[:, None] + step.cdf).ravel()
+            u = rng.random(n)
+            pos = np.searchsorted(keys, row + u, side="right")
+            out[:, step.column] = np.minimum(pos - row * k, k - 1)
+        return out
+
+
+def _broadcast(mask: np.ndarray, clique: Clique, attrs: tuple[str, ...]) -> np.ndarray:
+    """``mask`` over ``clique`` broadcast to the axes ``attrs`` (a superset)."""
+    perm = sorted(range(len(clique)), key=lambda i: attrs.index(clique[i]))
+    m = np.transpose(mask, perm)
+    shape = [1] * len(attrs)
+    for i in perm:
+        shape[attrs.index(clique[i])] = mask.shape[i]
+    return m.reshape(shape)
+
+
+def _cdf(table: np.ndarray) -> np.ndarray:
+    """Row-wise CDFs; rows without mass (unreachable parents) become uniform."""
+    totals = table.sum(axis=1, keepdims=True)
+    k = table.shape[1]
+    probs = np.where(totals > 0, table / np.where(totals > 0, totals, 1.0), 1.0 / k)
+    cdf = np.cumsum(probs, axis=1)
+    # Float rounding must not let a zero-probability bin be chosen: from each row's last
+    # bin with mass on, the CDF is exactly 1 (inverse-CDF picks the first bin whose CDF
+    # exceeds u < 1, so a bin whose CDF equals its predecessor's is never chosen).
+    last = k - 1 - np.argmax(probs[:, ::-1] > 0, axis=1)
+    cdf[np.arange(k)[None, :] >= last[:, None]] = 1.0
+    return cdf
