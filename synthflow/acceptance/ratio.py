@@ -3,7 +3,7 @@
 For every bin of every column, ``max(r/s, s/r)`` with ``r``, ``s`` its (normalised)
 counts in D_T and D_R, clipped to at most ``c``; a bin empty in one table only counts
 as ``c``, a bin empty in both as 1. Released with Laplace noise and judged against a
-pseudo-threshold that controls false positives.
+pseudo-threshold that controls false positives for D_R's actual smallest count.
 """
 
 from __future__ import annotations
@@ -113,20 +113,25 @@ def release_threshold(
     """The threshold a DP ratio release is compared with (SPEC sec. 5).
 
     Without a false-positive rate it is the stakeholders' ``threshold``. With one, it is
-    ``min(threshold, t')`` where ``t'`` is the pseudo-threshold for the noise of the
-    assumed smallest 1-way count (``assumed_min_count``, the release's m >= 50, giving
-    t' ~ 1.4); without an assumption, the actual ``min_count`` of D_R. The threshold is
-    fixed in advance this way, as in the release; the noise itself is calibrated to the
-    actual ``min_count`` (a D_R count below the assumption means more noise than the
-    false-positive control assumed).
+    ``min(threshold, t')`` where ``t'`` is the pseudo-threshold for the noise at the
+    smallest 1-way count ``m``: the release assumed m >= ``assumed_min_count`` (50,
+    giving t' ~ 1.4). When D_R's actual smallest count (``min_count``, public) is below
+    the assumption, the noise is larger than the assumption allowed, so ``t'`` is
+    computed for the actual count instead: the false-pass control ``P(c + Lap(b) < t')
+    <= p_fp`` then holds for every m, including m = 0 (a category missing from D_R),
+    where t' falls far below 1 and such a candidate cannot pass. Never above the
+    release's fixed threshold, so a candidate is never judged more leniently.
 
     >>> round(release_threshold(threshold=2.0, clip=2.0, epsilon=0.3,
-    ...     false_positive_rate=0.05, assumed_min_count=50, min_count=7), 2)
+    ...     false_positive_rate=0.05, assumed_min_count=50, min_count=70), 2)
     1.41
+    >>> release_threshold(threshold=2.0, clip=2.0, epsilon=0.3,
+    ...     false_positive_rate=0.05, assumed_min_count=50, min_count=0) < 1
+    True
     """
     if false_positive_rate is None:
         return threshold
-    m = min_count if assumed_min_count is None else assumed_min_count
+    m = min_count if assumed_min_count is None else min(assumed_min_count, min_count)
     scale = one_way_ratio_sensitivity(m, clip=clip) / epsilon
     return min(
         threshold, pseudo_threshold(clip=clip, scale=scale, false_positive_rate=false_positive_rate)

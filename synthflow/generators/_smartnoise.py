@@ -17,8 +17,21 @@ seedable); the ledger records epsilon *and* delta. What the adapters fix
   siblings comonotone. We never call it: after fit we materialise the model's joint
   distribution over the (compressed) cube and draw i.i.d. rows with *our* numpy
   ``Generator``, then undo MST's domain compression with that generator too.
-* **Randomness** (trap 5): smartnoise's selection uses numpy's global RNG during fit (we
-  never seed it); sampling here is reproducible with a seeded ``rng``.
+* **Neighbouring relation** (trap 7): smartnoise calibrates both for add/remove
+  neighbours. Under the spec's replace-one relation a marginal's L2 sensitivity is
+  sqrt(2) (zCDP cost x2) and the selection score's sensitivity is 2 (cost x4), so the
+  adapters hand smartnoise a smaller zCDP budget: ``rho / 8 * 3`` for MST (one third
+  each on 1-way measurements, selection and 2-way measurements: 2/3 + 4/3 + 2/3 = 8/3)
+  and ``rho / 2.2`` for AIM (9/10 of every round on measurement, 1/10 on selection:
+  2 x 0.9 + 4 x 0.1 = 2.2), where ``rho`` is the zCDP budget of the charged (epsilon,
+  delta). :func:`smartnoise_epsilon` converts it back to the epsilon smartnoise takes.
+  The ledger's charge is then the true replace-one guarantee (a test recomputes it
+  from the noise scales smartnoise actually used).
+* **Randomness** (trap 5): smartnoise's selection draws from numpy's global Mersenne
+  Twister during fit, which is not a CSPRNG. Until our own selection replaces it, MST
+  and AIM run only on data declared public (``requires_public_data``); the
+  ``workload`` generator is the marginal-based generator for private data. Sampling
+  here is reproducible with a seeded ``rng``.
 
 Nothing private is kept after fit: the smartnoise object is dropped; only the model's
 normalised joint distribution and the (DP) compression supports remain.
@@ -27,6 +40,7 @@ normalised joint distribution and the (DP) compression supports remain.
 from __future__ import annotations
 
 import inspect
+import math
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -112,11 +126,55 @@ def public_transformer(domain: Domain) -> Any:
     return transformer
 
 
+def zcdp_rho(epsilon: float, delta: float) -> float:
+    """The largest zCDP rho whose conversion to approximate DP is within (epsilon, delta).
+
+    Uses smartnoise's own conversion (``snsynth.utils.cdp_rho``: OpenDP's optimal
+    zCDP-to-approximate-DP conversion with a binary search), so that the budget we hand
+    smartnoise and the budget it derives agree.
+    """
+    utils = require_extra("snsynth.utils", "smartnoise", "mst/aim")
+    return float(utils.cdp_rho(float(epsilon), float(delta)))
+
+
+def rho_to_epsilon(rho: float, delta: float) -> float:
+    """Epsilon of the (epsilon, delta)-DP guarantee of rho-zCDP (OpenDP's conversion)."""
+    require_extra("snsynth.utils", "smartnoise", "mst/aim")
+    import opendp.prelude as dp  # noqa: PLC0415
+
+    dp.enable_features("floating-point", "contrib")
+    scale = math.sqrt(1.0 / (2.0 * rho))  # a sensitivity-1 Gaussian with exactly rho
+    gauss = dp.m.make_gaussian(
+        dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), scale
+    )
+    adp = dp.c.make_fix_delta(dp.c.make_zCDP_to_approxDP(gauss), delta=float(delta))
+    return float(adp.map(1.0)[0])
+
+
+def smartnoise_epsilon(epsilon: float, delta: float, factor: float) -> float:
+    """The epsilon to hand smartnoise so that its true replace-one cost is (epsilon, delta).
+
+    smartnoise spends ``rho' = cdp_rho(eps', delta)`` under add/remove; under
+    replace-one that costs at most ``factor * rho'``. We need ``factor * rho' <=
+    cdp_rho(epsilon, delta)``, so ``eps'`` is the epsilon of ``rho / factor``.
+    """
+    return rho_to_epsilon(zcdp_rho(epsilon, delta) / factor, delta)
+
+
 class _SmartnoiseMarginal(GeneratorBase):
     """Shared fit/sample of the smartnoise marginal-based synthesizers."""
 
     name: ClassVar[str]
     Hyperparameters: ClassVar[type]
+    requires_public_data: ClassVar[bool] = True  # numpy's global RNG in selection
+    replace_one_factor: ClassVar[float]
+    """Upper bound on (true replace-one zCDP cost) / (smartnoise's add/remove cost)."""
+
+    @property
+    def smartnoise_epsilon(self) -> float:
+        """The epsilon handed to smartnoise (see the module docstring)."""
+        delta = float(self.hyperparameters.delta)
+        return smartnoise_epsilon(self.epsilon, delta, self.replace_one_factor)
 
     def _synthesizer(self) -> Any:
         raise NotImplementedError
@@ -134,7 +192,8 @@ class _SmartnoiseMarginal(GeneratorBase):
         transformer = public_transformer(domain)
         cost = self.privacy_cost
         ledger.charge(
-            f"{self.name} (smartnoise-synth): Gaussian marginals via zCDP",
+            f"{self.name} (smartnoise-synth): Gaussian marginals via zCDP, calibrated for "
+            f"replace-one (smartnoise given epsilon {self.smartnoise_epsilon:.4g})",
             epsilon=cost.epsilon,
             delta=cost.delta,
             mechanism="gaussian",
@@ -183,10 +242,13 @@ class MST(_SmartnoiseMarginal):
 
     name: ClassVar[str] = "mst"
     Hyperparameters: ClassVar[type] = MSTHyperparameters
+    replace_one_factor: ClassVar[float] = 8.0 / 3.0
 
     def _synthesizer(self) -> Any:
         mst = require_extra("snsynth.mst", "smartnoise", self.name)
-        return mst.MSTSynthesizer(epsilon=self.epsilon, delta=self.hyperparameters.delta)
+        return mst.MSTSynthesizer(
+            epsilon=self.smartnoise_epsilon, delta=self.hyperparameters.delta
+        )
 
 
 class AIM(_SmartnoiseMarginal):
@@ -194,12 +256,13 @@ class AIM(_SmartnoiseMarginal):
 
     name: ClassVar[str] = "aim"
     Hyperparameters: ClassVar[type] = AIMHyperparameters
+    replace_one_factor: ClassVar[float] = 2.2
 
     def _synthesizer(self) -> Any:
         aim = require_extra("snsynth.aim", "smartnoise", self.name)
         hp = self.hyperparameters
         return aim.AIMSynthesizer(
-            epsilon=self.epsilon,
+            epsilon=self.smartnoise_epsilon,
             delta=hp.delta,
             degree=hp.degree,
             max_model_size=hp.max_model_size,

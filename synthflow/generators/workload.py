@@ -129,21 +129,26 @@ def plan_measurements(
     workload: Workload, domain: Domain, hp: WorkloadHyperparameters, epsilon: float
 ) -> list[PlannedMeasurement]:
     """Split ``epsilon`` over the workload's marginals (public: no data involved)."""
+    pair_share = 1.0 - hp.one_way_share
+    shares = {"one_way": hp.one_way_share, "constrained": hp.constrained_share}
+    shares["pairs"] = pair_share - hp.constrained_share
+    # An empty pair family hands its share to the other one; with no pairs at all (or
+    # no 1-way marginals) the remaining family takes everything.
+    if not workload.constrained:
+        shares["pairs"], shares["constrained"] = pair_share, 0.0
+    elif not workload.pairs:
+        shares["constrained"], shares["pairs"] = pair_share, 0.0
     families = {
-        "one_way": (workload.one_way, hp.one_way_share),
-        "constrained": (workload.constrained, hp.constrained_share),
-        "pairs": (workload.pairs, 1.0 - hp.one_way_share - hp.constrained_share),
+        "one_way": workload.one_way,
+        "constrained": workload.constrained,
+        "pairs": workload.pairs,
     }
-    live = {k: (cl, s) for k, (cl, s) in families.items() if cl}
-    # A family with no marginals hands its share to the others, in proportion.
+    live = {k: (families[k], shares[k]) for k in families if families[k] and shares[k] > 0}
     weight = math.fsum(s for _, s in live.values())
-    if weight <= 0:  # every live family was given share 0: split evenly instead
-        live = {k: (cl, 1.0) for k, (cl, _) in live.items()}
-        weight = float(len(live))
+    if not live:  # only 1-way marginals exist and were given share 0: they take it all
+        live, weight = {"one_way": (workload.one_way, 1.0)}, 1.0
     plan: list[PlannedMeasurement] = []
     for family, (cliques, share) in live.items():
-        if share <= 0:
-            continue
         cells = np.array([math.prod(domain.size(c) for c in cl) for cl in cliques], dtype=float)
         w = cells**hp.cell_power
         w = w / w.sum()

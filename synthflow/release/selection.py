@@ -214,16 +214,42 @@ def private_selection(
             f"the selection in {str(enclave_dir)!r} has already ended; use a new --private-dir "
             "for a new release (its budget is spent)"
         )
+    # The mechanism is fixed when selection starts: the spec (budgets, thresholds), the
+    # candidate set, gamma and the fit-once choice. Resuming with any of them changed
+    # would let a steward adapt after seeing failures under the single charge.
+    fixed = {
+        "spec_sha256": spec.sha256,
+        "candidates": [c.id for c in candidates],
+        "stop_probability": stop_probability,
+        "fit_once": fit_once,
+        "cost": cost.to_json(),
+    }
+    start = [e for e in enclave.events() if e.get("event") == "start"]
     ledger = Ledger(total_epsilon=spec.privacy.total_epsilon, path=enclave_dir / "ledger.jsonl")
     started = any(c.what.startswith(SELECTION_CHARGE) for c in ledger.charges)
+    if start:
+        changed = [k for k, v in fixed.items() if start[0].get(k) != v]
+        if changed:
+            raise ConfigError(
+                f"the selection in {str(enclave_dir)!r} was started with another "
+                f"{', '.join(changed)}; a selection must continue with exactly the spec, "
+                "candidates, --stop-probability and --fit-once it started with (re-run the "
+                "original command), or start a new release in a new --private-dir (which "
+                "spends a new budget)"
+            )
+    elif started:
+        raise ConfigError(
+            f"the ledger in {str(enclave_dir)!r} records a selection charge but its transcript "
+            "has no start record, so the selection's spec and candidates cannot be checked; "
+            "the enclave is damaged: restore transcript.jsonl from a backup"
+        )
+    else:
+        enclave.log({"event": "start", **fixed})
     if not started:
         ledger.charge(
             f"{SELECTION_CHARGE}: 2 x {cost.attempt_epsilon:g} over {len(candidates)} candidates",
             epsilon=cost.selection_epsilon,
             mechanism="liu-talwar",
-        )
-        enclave.log(
-            {"event": "start", "candidates": [c.id for c in candidates], "cost": cost.to_json()}
         )
     regression_fit = None
     if fit_once:

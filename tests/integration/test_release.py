@@ -101,6 +101,41 @@ def test_crash_and_restart_spend_no_more(tmp_path, small_spec):
     assert [d["attempt"] for d in draws] == [1, 2, 3, 4]
 
 
+@pytest.mark.parametrize("change", ["spec", "candidates", "stop_probability", "fit_once"])
+def test_resume_with_another_mechanism_is_refused_before_any_attempt(tmp_path, births_spec, change):
+    import dataclasses
+
+    from synthflow.errors import ConfigError
+
+    small_spec = births_spec  # has a regression criterion (fit_once)
+    enclave = tmp_path / "e"
+    candidates = [c for c in expand_space(births_spec) if c.model == "privbayes"][:6]
+    kwargs = dict(attempt=_toy_attempt(0.0), enclave_dir=enclave, rng=PrivacyRNG.from_seed(2))
+    with pytest.raises(SelectionPaused):
+        private_selection(small_spec, candidates, max_attempts=2, **kwargs)
+    spec, cands, extra = small_spec, candidates, {}
+    if change == "spec":  # another threshold, same budgets: still a different mechanism
+        spec = dataclasses.replace(small_spec, sha256="0" * 64)
+    elif change == "candidates":
+        cands = candidates[:1]
+    elif change == "stop_probability":
+        extra = {"stop_probability": 0.1}
+    else:
+        extra = {"fit_once": True, "fit": lambda ledger, rng: None}
+    ran = []
+
+    def attempt(cfg, ledger, rng, fit):
+        ran.append(cfg)
+        return AttemptResult(passed=True, transcript={}, payload=None)
+
+    kwargs["attempt"] = attempt
+    with pytest.raises(ConfigError, match="was started with another"):
+        private_selection(spec, cands, max_attempts=5, **kwargs, **extra)
+    assert ran == []
+    ledger = Ledger(total_epsilon=100, path=enclave / "ledger.jsonl")
+    assert len(ledger.charges) == 1  # nothing charged again
+
+
 def test_overspend_refused_before_anything(tmp_path, small_spec, monkeypatch):
     enclave = tmp_path / "e"
     with pytest.raises(BudgetExceededError, match="private selection costs epsilon"):

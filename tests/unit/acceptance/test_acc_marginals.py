@@ -138,3 +138,25 @@ def test_ratio_sensitivity_neighbours(seed, n, k, clip):
         one_way_max_ratio(t, r, sizes, clip=clip) - one_way_max_ratio(t2, r, sizes, clip=clip)
     )
     assert moved <= one_way_ratio_sensitivity(m, clip=clip) + 1e-12
+
+
+@pytest.mark.parametrize("m", [0, 1, 5, 20])
+def test_false_pass_rate_at_the_clip_holds_for_the_actual_min_count(m):
+    # A candidate whose true ratio sits at the clip (the worst a failing candidate can
+    # be) must pass the DP release with probability <= p_fp, whatever D_R's smallest
+    # count m: with the threshold derived from the assumed m = 50, at m = 0 it passed
+    # about 42% of the time (DP audit finding 7).
+    from synthflow.acceptance.ratio import release_threshold
+    from synthflow.rng import PrivacyRNG
+
+    clip, eps, p_fp = 2.0, 0.3, 0.05
+    sens = one_way_ratio_sensitivity(m, clip=clip)
+    t = release_threshold(
+        threshold=2.0, clip=clip, epsilon=eps, false_positive_rate=p_fp,
+        assumed_min_count=50, min_count=m,
+    )
+    draws = PrivacyRNG.from_seed(11).laplace(np.full(20_000, clip), sensitivity=sens, epsilon=eps)
+    rate = float((draws < t).mean())
+    # Exactly p_fp for m < 50 (the threshold is computed for the actual noise); the
+    # binomial sd of the estimate is sqrt(0.05 * 0.95 / 20000) = 0.0015: 0.05 + 4 sd.
+    assert rate <= p_fp + 0.006
