@@ -12,7 +12,7 @@ from synthflow.config import ReleaseSpec, load_spec
 from synthflow.data import load_data
 from synthflow.errors import ConfigError
 from synthflow.flow import run_flow, write_candidate
-from synthflow.ledger import Ledger
+from synthflow.ledger import command_ledger
 from synthflow.rng import PrivacyRNG
 from synthflow.space import Configuration, expand_space, find_configuration
 
@@ -61,10 +61,12 @@ def run_command(
     seed: int | None = None,
     public: bool = False,
     show_progress: bool = True,
+    ledger_path: str | Path | None = None,
 ) -> Path:
     """Load the data, run one flow and write a candidate; returns the output directory.
 
-    Nothing is written when the spec, options or data are invalid.
+    Nothing is written when the spec, options or data are invalid. Data not declared
+    public need ``ledger_path``, the dataset's persistent ledger (:func:`command_ledger`).
     """
     if seed is not None and not public:
         raise ConfigError(
@@ -74,10 +76,13 @@ def run_command(
     _check_out(out)
     loaded = load_data(data, spec, public=public)
     rng = PrivacyRNG.from_seed(seed) if seed is not None else PrivacyRNG.secure()
-    ledger = Ledger(
+    ledger = command_ledger(
+        data=data,
+        public=public,
+        ledger_path=ledger_path,
         total_epsilon=spec.privacy.total_epsilon,
         total_delta=spec.privacy.total_delta,
-        path=out / "ledger.jsonl",
+        fallback=out / "ledger.jsonl",
     )
     result = run_flow(
         spec,
@@ -110,6 +115,7 @@ def _run(args: argparse.Namespace) -> int:
         seed=args.seed,
         public=args.public,
         show_progress=not args.quiet,
+        ledger_path=args.ledger,
     )
     print(out)
     return 0
@@ -163,6 +169,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--public",
         action="store_true",
         help="declare the input public (shows per-rule cleaning counts; allows --seed)",
+    )
+    p.add_argument(
+        "--ledger",
+        help="the dataset's persistent privacy ledger (required unless --public)",
     )
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=_run)

@@ -13,6 +13,13 @@ despite float rounding; the slack is far below any meaningful privacy loss).
 
 Composition is basic (sequential): epsilons add and deltas add.
 
+**One budget per private dataset.** :func:`dataset_ledger` opens a ledger file bound to
+one dataset: its first line records the SHA-256 of the data file and the dataset's total
+budget, and every command that computes on those data (``run``, ``evaluate``, ``tables
+protect``, ``release``) charges the same file (``--ledger``), so their spends add up
+against one total. Opening it for other data, or with another total, is refused. Every
+line is flushed and fsynced before the statistic is released.
+
 >>> ledger = Ledger(total_epsilon=1.0)
 >>> ledger.charge("a count", epsilon=0.25, mechanism="laplace", sensitivity=1.0)
 >>> ledger.spent_epsilon
@@ -21,7 +28,9 @@ Composition is basic (sequential): epsilons add and deltas add.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
@@ -29,9 +38,11 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from synthflow.errors import BudgetExceededError
+from synthflow.errors import BudgetExceededError, ConfigError
 
-__all__ = ["Charge", "Ledger"]
+__all__ = ["Charge", "Ledger", "dataset_ledger", "file_sha256"]
+
+HEADER = "synthflow dataset ledger"
 
 _SLACK = Fraction(1, 10**12)
 
@@ -77,8 +88,9 @@ class Ledger:
         self._charges: list[Charge] = []
         self._eps = Fraction(0)
         self._delta = Fraction(0)
+        self.header: dict[str, Any] | None = None
         if self.path is not None and self.path.exists():
-            for c in _read_charges(self.path):
+            for c in _read_charges(self.path, self):
                 self._append(c)
             if self._exact_eps() > Fraction(self.total_epsilon) + _SLACK:
                 raise BudgetExceededError(
@@ -157,11 +169,16 @@ class Ledger:
             sensitivity=None if sensitivity is None else float(sensitivity),
         )
         if self.path is not None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self.path.open("a", encoding="utf-8") as fh:
-                fh.write(json.dumps(asdict(entry)) + "\n")
-                fh.flush()
+            self._write_line(asdict(entry))
         self._append(entry)
+
+    def _write_line(self, obj: dict[str, Any]) -> None:
+        assert self.path is not None
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self.path.open("a", encoding="utf-8") as fh:
+            fh.write(json.dumps(obj) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
 
     def summary(self) -> dict[str, Any]:
         """JSON-ready totals and the list of charges."""
@@ -174,14 +191,106 @@ class Ledger:
         }
 
 
-def _read_charges(path: Path) -> Iterator[Charge]:
+def _read_charges(path: Path, ledger: Ledger) -> Iterator[Charge]:
     for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         if not line.strip():
             continue
         try:
-            yield Charge(**json.loads(line))
+            obj = json.loads(line)
+            if lineno == 1 and isinstance(obj, dict) and obj.get("header") == HEADER:
+                ledger.header = obj
+                continue
+            yield Charge(**obj)
         except (json.JSONDecodeError, TypeError) as exc:
             raise ValueError(
                 f"{path}:{lineno} is not a synthflow ledger line ({exc}); "
                 "point the run at a fresh output directory"
             ) from exc
+
+
+def file_sha256(path: str | Path) -> str:
+    """SHA-256 of a file's bytes (read in blocks)."""
+    h = hashlib.sha256()
+    with Path(path).open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def dataset_ledger(
+    path: str | Path, data: str | Path, *, total_epsilon: float, total_delta: float = 0.0
+) -> Ledger:
+    """The persistent ledger of the dataset in file ``data`` (created on first use).
+
+    Raises:
+        ConfigError: If the file is the ledger of other data, holds another total, or is
+            not a dataset ledger (e.g. a run's own ledger).
+    """
+    path = Path(path)
+    digest = file_sha256(data)
+    if path.is_dir():
+        raise ConfigError(f"--ledger {str(path)!r} is a directory; give a ledger file path")
+    ledger = Ledger(total_epsilon=total_epsilon, total_delta=total_delta, path=path)
+    if ledger.header is None:
+        if ledger.charges:
+            raise ConfigError(
+                f"{str(path)!r} is a ledger without a dataset header (a run's own ledger?); "
+                "give the dataset's ledger file, or a new path to start one"
+            )
+        ledger.header = {
+            "header": HEADER,
+            "dataset_sha256": digest,
+            "total_epsilon": float(total_epsilon),
+            "total_delta": float(total_delta),
+        }
+        ledger._write_line(ledger.header)
+        return ledger
+    if ledger.header.get("dataset_sha256") != digest:
+        raise ConfigError(
+            f"the ledger {str(path)!r} belongs to another dataset (its SHA-256 differs from "
+            f"{str(data)!r}); each private dataset has one ledger: pass that dataset's ledger"
+        )
+    if (ledger.header.get("total_epsilon"), ledger.header.get("total_delta")) != (
+        float(total_epsilon),
+        float(total_delta),
+    ):
+        raise ConfigError(
+            f"the ledger {str(path)!r} was created with total epsilon "
+            f"{ledger.header.get('total_epsilon')} and delta {ledger.header.get('total_delta')}; "
+            f"this spec gives {total_epsilon} and {total_delta}: a dataset's total budget is "
+            "fixed when its ledger is created"
+        )
+    return ledger
+
+
+def command_ledger(
+    *,
+    data: str | Path,
+    public: bool,
+    ledger_path: str | Path | None,
+    total_epsilon: float,
+    total_delta: float = 0.0,
+    fallback: str | Path | None = None,
+) -> Ledger:
+    """The ledger a command charges for DP computations on ``data``.
+
+    ``--ledger`` names the dataset's persistent ledger (:func:`dataset_ledger`); data
+    not declared public require it, so that every command on a private dataset draws on
+    one budget. Public data without ``--ledger`` get a ledger at ``fallback`` (or in
+    memory), as experiments on public data spend nothing real.
+
+    Raises:
+        ConfigError: Private data without ``--ledger``, or a ledger of other data.
+    """
+    if ledger_path is not None:
+        return dataset_ledger(
+            ledger_path, data, total_epsilon=total_epsilon, total_delta=total_delta
+        )
+    if not public:
+        raise ConfigError(
+            "DP computations on data not declared public need --ledger FILE: the dataset's "
+            "persistent privacy ledger, shared by run, evaluate, tables protect and release "
+            "(one file per private dataset, kept in the enclave; created on first use). "
+            "Add --public only if the data are public"
+        )
+    return Ledger(total_epsilon=total_epsilon, total_delta=total_delta, path=fallback)

@@ -13,7 +13,7 @@ from synthflow.acceptance.evaluate import AcceptanceReport, evaluate
 from synthflow.config import ReleaseSpec, load_spec
 from synthflow.data import load_data, read_table
 from synthflow.errors import ConfigError, DataError
-from synthflow.ledger import Ledger
+from synthflow.ledger import command_ledger
 from synthflow.rng import PrivacyRNG
 from synthflow.space import find_configuration
 from synthflow.transform import Transformer
@@ -68,10 +68,12 @@ def evaluate_command(
             "evaluation needs equal sizes (n is public): evaluate the candidate of this original"
         )
     rng = PrivacyRNG.from_seed(seed) if seed is not None else PrivacyRNG.secure()
-    ledger = Ledger(
+    ledger = command_ledger(
+        data=original,
+        public=public,
+        ledger_path=ledger_path,
         total_epsilon=spec.privacy.total_epsilon,
         total_delta=spec.privacy.total_delta,
-        path=ledger_path,
     )
     report = evaluate(spec, transformer, orig, cand, exact=False, ledger=ledger, rng=rng)
     return report, transformer, orig, cand
@@ -125,7 +127,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--json", required=True, help="write the JSON result here")
     p.add_argument("--report", help="also write a self-contained HTML report here")
-    p.add_argument("--ledger", help="ledger JSON-lines file to charge (DP mode; continued)")
+    p.add_argument(
+        "--ledger",
+        help="the original's persistent privacy ledger (DP mode; required unless --public)",
+    )
     p.add_argument("--seed", type=int, help="reproducible noise; public data only")
     p.add_argument("--public", action="store_true", help="declare the original public")
     p.set_defaults(func=_run)

@@ -246,9 +246,7 @@ class MST(_SmartnoiseMarginal):
 
     def _synthesizer(self) -> Any:
         mst = require_extra("snsynth.mst", "smartnoise", self.name)
-        return mst.MSTSynthesizer(
-            epsilon=self.smartnoise_epsilon, delta=self.hyperparameters.delta
-        )
+        return mst.MSTSynthesizer(epsilon=self.smartnoise_epsilon, delta=self.hyperparameters.delta)
 
 
 class AIM(_SmartnoiseMarginal):

@@ -16,7 +16,7 @@ from synthflow.config import ReleaseSpec, load_spec
 from synthflow.data import load_data
 from synthflow.errors import ConfigError, InfeasibleConfigurationError, NotEnoughRowsError
 from synthflow.flow import run_flow
-from synthflow.ledger import Ledger
+from synthflow.ledger import Ledger, command_ledger
 from synthflow.release.audit import audit_release
 from synthflow.release.publish import write_release
 from synthflow.release.selection import AttemptResult, private_selection
@@ -101,6 +101,8 @@ def release_command(
     public: bool = False,
     show_progress: bool = True,
     max_attempts: int | None = None,
+    show_attempts: bool = False,
+    ledger_path: str | Path | None = None,
 ) -> Path | None:
     """Private selection, then the release package; returns RELEASE_DIR or None."""
     spec = load_spec(spec_path)
@@ -109,9 +111,11 @@ def release_command(
         raise ConfigError(f"release directory {str(out)!r} is not empty; choose a new --out")
     if seed is not None and not public:
         raise ConfigError("--seed is for tests and public data only; add --public or drop --seed")
-    if private_dir.resolve() == out.resolve() or private_dir.resolve() in out.resolve().parents:
+    enc, pub = private_dir.resolve(), out.resolve()
+    if enc == pub or pub in enc.parents or enc in pub.parents:
         raise ConfigError(
-            "--private-dir must not be inside --out: enclave files are never published"
+            "--private-dir and --out must be separate directories, neither inside the other: "
+            "enclave files (ledger, transcript) are never published"
         )
     from synthflow.generators import REGISTRY  # noqa: PLC0415
 
@@ -124,6 +128,17 @@ def release_command(
             "README's generator table); shortlist other generators for a private release"
         )
     raw = load_data(data, spec, public=public).frame
+    shared = (
+        command_ledger(
+            data=data,
+            public=public,
+            ledger_path=ledger_path,
+            total_epsilon=spec.privacy.total_epsilon,
+            total_delta=spec.privacy.total_delta,
+        )
+        if ledger_path is not None or not public
+        else None
+    )
     rng = PrivacyRNG.from_seed(seed) if seed is not None else PrivacyRNG.secure()
     fit = None
     if fit_once:
@@ -139,7 +154,15 @@ def release_command(
         def fit(ledger: Ledger, r: PrivacyRNG) -> Any:
             return fit_dp_regression(spec, tr, original, ledger=ledger, rng=r)
 
-    bar = tqdm(desc="private selection", unit="attempt", disable=not show_progress)
+    # The number of attempts is private (it depends on the data): by default the display
+    # shows only that selection is running and for how long; --show-attempts shows the
+    # count on the steward's terminal inside the enclave.
+    bar = tqdm(
+        desc="private selection",
+        unit="attempt",
+        disable=not show_progress,
+        bar_format=None if show_attempts else "{desc}: running for {elapsed}",
+    )
     outcome = private_selection(
         spec,
         candidates,
@@ -151,6 +174,7 @@ def release_command(
         fit=fit,
         max_attempts=max_attempts,
         on_attempt=lambda k, ok: bar.update(1),
+        dataset_ledger=shared,
     )
     bar.close()
     if outcome.configuration is None:
@@ -180,6 +204,8 @@ def _release(args: argparse.Namespace) -> int:
         public=args.public,
         show_progress=not args.quiet,
         max_attempts=args.max_attempts,
+        show_attempts=args.show_attempts,
+        ledger_path=args.ledger,
     )
     if out is None:
         print("private selection stopped without a release (stop probability)", file=sys.stderr)
@@ -214,7 +240,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-attempts", type=int, help="pause after this many attempts (resumable)")
     p.add_argument("--seed", type=int, help="tests and public data only (needs --public)")
     p.add_argument("--public", action="store_true", help="declare the data public")
+    p.add_argument(
+        "--ledger",
+        help="the data's persistent privacy ledger, shared with run/evaluate/tables "
+        "(required unless --public)",
+    )
     p.add_argument("--quiet", action="store_true")
+    p.add_argument(
+        "--show-attempts",
+        action="store_true",
+        help="show the number of attempts (private: inside the enclave only)",
+    )
     p.set_defaults(func=_release)
 
     p = sub.add_parser("audit", help="check a published release from its files")

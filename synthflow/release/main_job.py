@@ -135,6 +135,9 @@ def run_main_job(
         out / "enclave",
         show_progress=show_progress,
         max_attempts=max_attempts,
+        # The default file stands in for private data: it gets a dataset ledger, as a
+        # real private file must.
+        ledger_path=out / "enclave" / "dataset_ledger.jsonl",
     )
     if release_dir is None:  # only with a stop probability, which the main job does not use
         raise ConfigError("private selection ended without a release")

@@ -168,6 +168,7 @@ def private_selection(
     fit: Callable[[Ledger, PrivacyRNG], Any] | None = None,
     max_attempts: int | None = None,
     on_attempt: Callable[[int, bool], None] | None = None,
+    dataset_ledger: Ledger | None = None,
 ) -> SelectionOutcome:
     """Run (or continue) private selection over ``candidates``.
 
@@ -184,6 +185,8 @@ def private_selection(
         max_attempts: Pause (raise) after this many attempts in total; re-running
             continues the same selection. None: unbounded, as in Liu-Talwar.
         on_attempt: Progress callback (attempt number, passed).
+        dataset_ledger: The private dataset's persistent ledger (``--ledger``): the
+            selection's total is charged there too, once, when the selection starts.
 
     Raises:
         ConfigError: For an empty candidate set or gamma outside [0, 1).
@@ -245,6 +248,13 @@ def private_selection(
         )
     else:
         enclave.log({"event": "start", **fixed})
+    shared_what = f"{SELECTION_CHARGE}: release with enclave {enclave_dir.resolve()}"
+    if dataset_ledger is not None and not any(
+        c.what == shared_what for c in dataset_ledger.charges
+    ):
+        if not started and not ledger.can_afford(cost.total):
+            ledger.charge(shared_what, epsilon=cost.total)  # raises: nothing charged
+        dataset_ledger.charge(shared_what, epsilon=cost.total, mechanism="liu-talwar")
     if not started:
         ledger.charge(
             f"{SELECTION_CHARGE}: 2 x {cost.attempt_epsilon:g} over {len(candidates)} candidates",
@@ -271,9 +281,11 @@ def private_selection(
     by_id = {c.id: c for c in candidates}
     while True:
         if max_attempts is not None and number >= max_attempts:
+            # The count equals the limit the steward set; it is not repeated here because
+            # the number of attempts is private and messages may be copied out.
             raise SelectionPaused(
-                f"paused after {number} attempts (--max-attempts); re-run the same command to "
-                "continue the same selection"
+                "paused at the --max-attempts limit; re-run the same command with a larger "
+                "--max-attempts (or without it) to continue the same selection"
             )
         number += 1
         redo = [e for e in pending if e["attempt"] == number]

@@ -20,7 +20,7 @@ from typing import Any
 from synthflow.config import ReleaseSpec, load_spec
 from synthflow.data import load_data
 from synthflow.errors import ConfigError, DataError
-from synthflow.ledger import Ledger
+from synthflow.ledger import Ledger, command_ledger
 from synthflow.rng import PrivacyRNG
 from synthflow.tables._spec import load_tables
 from synthflow.tables.compare import DEFAULT_EPSILONS, compare, read_release
@@ -123,11 +123,20 @@ def _protect(args: argparse.Namespace) -> int:
     data = Microdata(loaded.frame, spec)
     ledger = None
     if method.is_dp:
-        ledger = Ledger(
-            total_epsilon=opts["epsilon"],
-            total_delta=opts.get("delta", 0.0),
-            path=out / "ledger.jsonl",
-        )
+        if args.ledger is not None or not args.public:
+            ledger = command_ledger(
+                data=args.data,
+                public=args.public,
+                ledger_path=args.ledger,
+                total_epsilon=spec.privacy.total_epsilon,
+                total_delta=spec.privacy.total_delta,
+            )
+        else:  # public data: this run's own ledger, sized to its budget
+            ledger = Ledger(
+                total_epsilon=opts["epsilon"],
+                total_delta=opts.get("delta", 0.0),
+                path=out / "ledger.jsonl",
+            )
     published = protect(data, tables, method, rng=rng, ledger=ledger)
     files = write_tables(published, out)
     if isinstance(method, CellKey):
@@ -148,6 +157,16 @@ def _protect(args: argparse.Namespace) -> int:
 
 
 def _compare(args: argparse.Namespace) -> int:
+    if not args.public:
+        # The comparison publishes exact statistics of the input (each method's distance
+        # to the true tables, Cramer's V, entropy risk, counts of 1s and 2s, uniques) and
+        # spends budget on every DP run: a methodologist's tool for public data only.
+        raise ConfigError(
+            "tables compare reports exact statistics of --data (distances to the true "
+            "tables, risk measures) and is for public data only: pass --public with public "
+            "data (e.g. the NVSS samples); to protect private tables use 'synthflow tables "
+            "protect', which publishes only the protected tables"
+        )
     spec = load_spec(args.spec)
     tables = load_tables(args.tables, spec)
     rng = _rng(args)
@@ -213,6 +232,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="noise of the top-down method",
     )
     g.add_argument("--split", help="top-down shares per level, total first, e.g. 0.01,0.99")
+    g.add_argument(
+        "--ledger", help="the dataset's persistent privacy ledger (required unless --public)"
+    )
     g = p.add_argument_group("cell key perturbation")
     g.add_argument("--keys", type=int, choices=(256, 4096), default=4096, help="key range")
     g.add_argument("--max-perturbation", type=int, help="largest absolute perturbation")

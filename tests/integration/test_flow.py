@@ -17,7 +17,7 @@ from synthflow.space import expand_space, find_configuration
 from synthflow.transform import Transformer
 
 
-def _check_candidate(out, spec_path, data_path, config_id):
+def _check_candidate(out, spec_path, data_path, config_id, ledger=None):
     spec = load_spec(spec_path)
     cfg = find_configuration(spec, config_id)
     n = len(load_data(data_path, spec, public=True).frame)
@@ -28,7 +28,8 @@ def _check_candidate(out, spec_path, data_path, config_id):
     counts = pd.Series(encode_rows(codes, tr.domain.sizes)).value_counts()
     assert counts.min() >= cfg.min_count
     assert not binned_violations(codes, spec.synthetic_constraints, tr).any()
-    charges = [json.loads(x) for x in (out / "ledger.jsonl").read_text().splitlines()]
+    lines = (ledger or out / "ledger.jsonl").read_text().splitlines()
+    charges = [c for c in map(json.loads, lines) if "header" not in c]
     assert {"what", "epsilon", "delta"} <= set(charges[0])
     assert math.isclose(math.fsum(c["epsilon"] for c in charges), spec.privacy.generator_epsilon)
     run = json.loads((out / "run.json").read_text())
@@ -55,12 +56,14 @@ def test_run_on_nvss_10k(tmp_path, births_spec, nvss_10k, capsys):
                 "--out",
                 str(out),
                 "--quiet",
+                "--ledger",
+                str(tmp_path / "ledger.jsonl"),
             ]
         )
         == 0
     )
     assert capsys.readouterr().out.strip().splitlines()[-1] == str(out)
-    run = _check_candidate(out, births_spec.path, nvss_10k, cfg.id)
+    run = _check_candidate(out, births_spec.path, nvss_10k, cfg.id, tmp_path / "ledger.jsonl")
     assert run["randomness"] == {"secure": True, "seed": None}
     assert run["cleaning"] == {"public": False}
 
@@ -160,6 +163,8 @@ def test_refusals_write_nothing(tmp_path, small_spec, small_csv, capsys):
                 "--out",
                 str(out),
                 "--quiet",
+                "--ledger",
+                str(tmp_path / "ledger.jsonl"),
             ]
         )
         == 0
@@ -177,6 +182,8 @@ def test_refusals_write_nothing(tmp_path, small_spec, small_csv, capsys):
                 "--out",
                 str(out),
                 "--quiet",
+                "--ledger",
+                str(tmp_path / "ledger.jsonl"),
             ]
         )
         == 2
@@ -212,6 +219,7 @@ def test_run_on_nvss_160k_release_shape(tmp_path, births_spec, nvss_160k):
                 "--out",
                 str(out),
                 "--quiet",
+                "--public",
             ]
         )
         == 0
@@ -246,3 +254,40 @@ def test_generators_needing_public_data_refuse_private_data(small_spec, small_cs
         public=True,
         show_progress=False,
     )
+
+
+def test_one_ledger_per_private_dataset(tmp_path, small_spec, small_csv, capsys):
+    # DP audit finding 3: every DP command on a private file draws on one budget.
+    cfg = expand_space(small_spec)[0]
+    ledger = tmp_path / "enclave" / "budget.jsonl"
+    base = ["run", small_spec.path, "--data", str(small_csv), "--config", cfg.id, "--quiet"]
+    # Without --ledger (and not --public) nothing runs.
+    assert main([*base, "--out", str(tmp_path / "r0")]) == 2
+    assert "--ledger" in capsys.readouterr().err
+    assert not (tmp_path / "r0" / "candidate.csv").exists()
+    assert main([*base, "--out", str(tmp_path / "r1"), "--ledger", str(ledger)]) == 0
+    ev = [
+        "evaluate", small_spec.path, "--original", str(small_csv), "--candidate",
+        str(tmp_path / "r1" / "candidate.csv"), "--config", cfg.id, "--json",
+        str(tmp_path / "ev.json"), "--ledger", str(ledger),
+    ]  # fmt: skip
+    assert main(ev) == 0
+    from synthflow.ledger import Ledger
+
+    assert main([*base, "--out", str(tmp_path / "r2"), "--ledger", str(ledger)]) == 0
+    spent = Ledger(total_epsilon=small_spec.privacy.total_epsilon, path=ledger).spent_epsilon
+    gen, ev_eps = small_spec.privacy.generator_epsilon, small_spec.evaluation_epsilon
+    assert spent == pytest.approx(2 * gen + ev_eps)
+    # A third run would exceed the dataset's total: refused, nothing charged.
+    assert small_spec.privacy.total_epsilon - spent < gen
+    capsys.readouterr()
+    assert main([*base, "--out", str(tmp_path / "r3"), "--ledger", str(ledger)]) == 2
+    assert "cannot charge" in capsys.readouterr().err
+    assert Ledger(total_epsilon=100, path=ledger).spent_epsilon == pytest.approx(spent)
+    # The ledger belongs to this file: other data are refused.
+    other = tmp_path / "other.csv"
+    lines = small_csv.read_text().splitlines()
+    other.write_text("\n".join([*lines, lines[1]]) + "\n")
+    args = ["run", small_spec.path, "--data", str(other), "--config", cfg.id, "--quiet"]
+    assert main([*args, "--out", str(tmp_path / "r4"), "--ledger", str(ledger)]) == 2
+    assert "belongs to another dataset" in capsys.readouterr().err

@@ -394,6 +394,8 @@ def test_killed_release_resumes_without_spending_twice(tmp_path, small_csv):
         str(tmp_path / "release"),
         "--private-dir",
         str(enclave),
+        "--ledger",
+        str(tmp_path / "budget.jsonl"),
         "--quiet",
     ]
     proc = subprocess.Popen(
@@ -422,6 +424,9 @@ def test_killed_release_resumes_without_spending_twice(tmp_path, small_csv):
     assert len(ledger.charges) == 1  # the selection's one up-front charge
     assert ledger.spent_epsilon == pytest.approx(selection_cost(spec, fit_once=False).total)
     assert ledger.spent_epsilon <= spec.privacy.total_epsilon
+    # The dataset's shared ledger holds the same single charge.
+    shared = Ledger(total_epsilon=100, path=tmp_path / "budget.jsonl")
+    assert shared.spent_epsilon == pytest.approx(ledger.spent_epsilon)
     events = [json.loads(x) for x in transcript.read_text().splitlines()]
     attempts = [e["attempt"] for e in events if e["event"] == "attempt"]
     assert attempts == list(range(1, done + 3))  # continued, not restarted

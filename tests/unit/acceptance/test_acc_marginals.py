@@ -152,8 +152,12 @@ def test_false_pass_rate_at_the_clip_holds_for_the_actual_min_count(m):
     clip, eps, p_fp = 2.0, 0.3, 0.05
     sens = one_way_ratio_sensitivity(m, clip=clip)
     t = release_threshold(
-        threshold=2.0, clip=clip, epsilon=eps, false_positive_rate=p_fp,
-        assumed_min_count=50, min_count=m,
+        threshold=2.0,
+        clip=clip,
+        epsilon=eps,
+        false_positive_rate=p_fp,
+        assumed_min_count=50,
+        min_count=m,
     )
     draws = PrivacyRNG.from_seed(11).laplace(np.full(20_000, clip), sensitivity=sens, epsilon=eps)
     rate = float((draws < t).mean())

@@ -52,7 +52,9 @@ class _Spy:
 
     def exponential(self, real, *, method: bool):
         def wrapped(*args, **kwargs):
-            names = ("q", "eps", "sensitivity") if method else ("qualities", "epsilon", "sensitivity")
+            names = (
+                ("q", "eps", "sensitivity") if method else ("qualities", "epsilon", "sensitivity")
+            )
             values = dict(zip(names, args[1:] if method else args, strict=False)) | kwargs
             eps = float(values.get("eps", values.get("epsilon")))
             # The score is an L1 distance of counts: replace-one moves it twice as far as

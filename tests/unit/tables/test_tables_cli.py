@@ -258,3 +258,16 @@ def test_compare_refuses_a_release_of_other_data(
     assert rc == 2
     assert "pass the data the release was made from" in capsys.readouterr().err
     assert not (tmp_path / "r.html").exists()
+
+
+def test_compare_refuses_data_not_declared_public(
+    births_csv: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # DP audit finding 4: the report holds exact statistics of its input.
+    out = tmp_path / "r.html"
+    args = ["tables", "compare", SPEC, "--data", str(births_csv), "--tables", str(TABLES_BIRTHS),
+            "--out", str(out)]  # fmt: skip
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "for public data only" in err and "--public" in err
+    assert not out.exists()
