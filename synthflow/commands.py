@@ -136,6 +136,8 @@ def _demo(args: argparse.Namespace) -> int:
         repeats=args.repeats,
         workers=args.workers,
         show_progress=not args.quiet,
+        models=tuple(m.strip() for m in args.models.split(",") if m.strip()),
+        exact_fallback=args.exact_fallback,
     )
     print(f"shortlist: {result.shortlist}", file=sys.stderr)
     print(
@@ -181,8 +183,19 @@ def register(sub: argparse._SubParsersAction) -> None:
         "demo", help="main job: a whole release on the embedded default data; prints its path"
     )
     p.add_argument("--out", help="new output directory (default: runs/demo-<timestamp>)")
-    p.add_argument("--sample", type=int, default=24, help="configurations to pre-screen")
+    p.add_argument(
+        "--sample", type=int, help="configurations to pre-screen (default: all of --models)"
+    )
     p.add_argument("--repeats", type=int, default=2, help="runs per configuration")
+    p.add_argument(
+        "--models", default="workload", help="generator families to screen (comma-separated)"
+    )
+    p.add_argument(
+        "--exact-fallback",
+        action="store_true",
+        help="if nothing passes with DP noise, shortlist configurations passing without "
+        "noise (selection may then never release)",
+    )
     p.add_argument("--workers", type=int, help="Dask workers (default: CPU count)")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=_demo)

@@ -55,6 +55,11 @@ until one passed; how many attempts that took is not published.
 - Accuracy is checked only for the criteria above; the DP noise on those checks means
   a criterion may pass by chance when the true value is close to its threshold.
 - Binned values keep only the public bins listed in `spec.yaml`.
+- Floating point: the Laplace noise is drawn from 53-bit uniforms, so its magnitude is
+  bounded (about 73.5 times its scale) and the exponential mechanism's smallest
+  probabilities round to zero; pure DP fails only on events of probability below about
+  1e-30. The guarantee is therefore (epsilon, delta) with delta below 1e-30 on top of the
+  epsilon above (details: synthflow's `docs/privacy.md`).
 """)
 
 

@@ -173,7 +173,7 @@ def release_command(
         fit_once=fit_once,
         fit=fit,
         max_attempts=max_attempts,
-        on_attempt=lambda k, ok: bar.update(1),
+        on_attempt=lambda k, ok: bar.update(k - bar.n),  # the selection's attempt number
         dataset_ledger=shared,
     )
     bar.close()

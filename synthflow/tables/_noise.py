@@ -87,17 +87,6 @@ def gaussian_sigma(*, epsilon: float, delta: float, sensitivity: float) -> float
     return float(math.sqrt(mech.variance(0.0)))
 
 
-def _geometric(shape: tuple[int, ...], ratio: float, gen: np.random.Generator) -> np.ndarray:
-    """Two-sided geometric noise P(k) proportional to ratio**|k| (diffprivlib's formula)."""
-    scale = math.log(ratio)  # diffprivlib's ``_scale`` = -epsilon / sensitivity
-    u = (gen.random(shape) - 0.5) * (1.0 + ratio)
-    sgn = np.where(u < 0, -1.0, 1.0)
-    # u == 0 (probability 2**-53) would be an infinite draw: read it as the smallest
-    # positive double, i.e. a draw from the far tail instead of an overflow.
-    mag = np.floor(np.log(np.maximum(sgn * u, np.finfo(np.float64).tiny)) / scale)
-    return (sgn * mag).astype(np.int64)
-
-
 def add_noise(
     values: np.ndarray,
     *,
@@ -133,8 +122,10 @@ def add_noise(
         return rng.laplace(arr, sensitivity=sens, epsilon=epsilon)
     if mechanism == "geometric":
         sens = histogram_sensitivity(neighbouring, 1)
-        noise = _geometric(arr.shape, math.exp(-epsilon / sens), rng.generator())
-        return arr + noise
+        # Two-sided geometric = discrete Laplace, P(k) proportional to exp(-|k| eps / sens):
+        # OpenDP's exact sampler in release mode (no floating-point tail cut-off).
+        zeros = np.zeros(arr.shape, dtype=np.int64)
+        return arr + rng.discrete_laplace(zeros, scale=sens / epsilon)
     sigma = gaussian_sigma(
         epsilon=epsilon, delta=delta, sensitivity=histogram_sensitivity(neighbouring, 2)
     )

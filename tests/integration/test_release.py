@@ -431,3 +431,31 @@ def test_killed_release_resumes_without_spending_twice(tmp_path, small_csv):
     attempts = [e["attempt"] for e in events if e["event"] == "attempt"]
     assert attempts == list(range(1, done + 3))  # continued, not restarted
     assert not (tmp_path / "release").exists()
+
+
+def test_attempt_count_is_not_displayed_by_default(tmp_path, small_csv, capsys):
+    # DP audit finding 5: the number of attempts is private; neither the progress
+    # display nor the pause message shows it unless --show-attempts is given.
+    import re
+
+    from synthflow.config import load_spec
+
+    raw = yaml.safe_load((REPO / "configs" / "example_small.yaml").read_text())
+    raw["acceptance"]["criteria"][0]["threshold"] = -1.0  # never passes
+    spec_path = tmp_path / "never.yaml"
+    spec_path.write_text(yaml.safe_dump(raw))
+    spec = load_spec(spec_path)
+    cands = tmp_path / "candidates.yaml"
+    configurations = [c.to_json() for c in expand_space(spec) if c.letters == "aaaa"]
+    cands.write_text(yaml.safe_dump({"spec_sha256": spec.sha256, "configurations": configurations}))
+    argv = ["release", str(spec_path), "--data", str(small_csv), "--candidates", str(cands),
+            "--out", str(tmp_path / "release"), "--private-dir", str(tmp_path / "enclave"),
+            "--ledger", str(tmp_path / "budget.jsonl"), "--max-attempts", "3"]  # fmt: skip
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "max-attempts limit" in err
+    assert not re.search(r"\b3\s*attempt", err) and "3/" not in err
+    # With --show-attempts the steward sees the count on the terminal.
+    argv[-1] = "4"
+    assert main([*argv, "--show-attempts"]) == 2
+    assert re.search(r"\b4\s*attempt", capsys.readouterr().err)
