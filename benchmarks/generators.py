@@ -14,6 +14,7 @@ allocator not), at the cost of slowing pure-Python code down.
 
 Settings (SPEC sec. 9 grid points, see ``SETTINGS``):
 
+* workload: one_way_share 0.2, constrained_share 0.4 (3000 mirror-descent iterations).
 * PrivBayes: theta flavor, theta 16, epsilon_split 0.25.
 * MWEM: num_query 1024, num_iterations 1000, num_inner_updates 25.
 * MST: delta 1e-9.
@@ -60,6 +61,7 @@ MIN_COUNT = 3
 GANS = ("dpctgan", "patectgan")
 
 SETTINGS: dict[str, dict[str, Any]] = {
+    "workload": {"one_way_share": 0.2, "constrained_share": 0.4},
     "privbayes": {"flavor": "theta", "epsilon_split": 0.25, "theta": 16},
     "mwem": {"num_query": 1024, "num_iterations": 1000, "num_inner_updates": 25},
     "mst": {"delta": 1e-9},
