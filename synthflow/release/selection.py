@@ -145,6 +145,26 @@ class _Enclave:
         self.fit_path = root / "regression_fit.pkl"
         self.outcome = root / "outcome.json"
 
+    def lock(self) -> Any:
+        """Hold an exclusive OS lock on the enclave (released when the process dies).
+
+        Raises:
+            ConfigError: If another process holds it (a selection is running there).
+        """
+        import fcntl  # noqa: PLC0415  (POSIX only; enclaves run on Linux)
+
+        fh = (self.root / ".lock").open("a+")
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            fh.close()
+            raise ConfigError(
+                f"another synthflow release holds the lock {str(self.root / '.lock')!r}: one "
+                "selection per enclave at a time; wait for it to finish (or stop it), then "
+                "re-run to continue the same selection"
+            ) from None
+        return fh
+
     def log(self, event: dict[str, Any]) -> None:
         with self.transcript.open("a", encoding="utf-8") as fh:
             fh.write(json.dumps(event, default=str) + "\n")
@@ -212,6 +232,42 @@ def private_selection(
             "the regression fit once per release"
         )
     enclave = _Enclave(enclave_dir)
+    lock = enclave.lock()
+    try:
+        return _select(
+            spec,
+            candidates,
+            enclave=enclave,
+            cost=cost,
+            attempt=attempt,
+            rng=rng,
+            stop_probability=stop_probability,
+            fit_once=fit_once,
+            fit=fit,
+            max_attempts=max_attempts,
+            on_attempt=on_attempt,
+            dataset_ledger=dataset_ledger,
+        )
+    finally:
+        lock.close()  # releases the lock
+
+
+def _select(
+    spec: ReleaseSpec,
+    candidates: Sequence[Configuration],
+    *,
+    enclave: _Enclave,
+    cost: SelectionCost,
+    attempt: Attempt,
+    rng: PrivacyRNG,
+    stop_probability: float,
+    fit_once: bool,
+    fit: Callable[[Ledger, PrivacyRNG], Any] | None,
+    max_attempts: int | None,
+    on_attempt: Callable[[int, bool], None] | None,
+    dataset_ledger: Ledger | None,
+) -> SelectionOutcome:
+    enclave_dir = enclave.root
     if enclave.outcome.exists():
         raise ConfigError(
             f"the selection in {str(enclave_dir)!r} has already ended; use a new --private-dir "

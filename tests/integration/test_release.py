@@ -459,3 +459,52 @@ def test_attempt_count_is_not_displayed_by_default(tmp_path, small_csv, capsys):
     argv[-1] = "4"
     assert main([*argv, "--show-attempts"]) == 2
     assert re.search(r"\b4\s*attempt", capsys.readouterr().err)
+
+
+def test_one_selection_per_enclave_at_a_time(tmp_path, small_spec):
+    # An OS lock (dies with its process, unlike a marker file): a second selection on
+    # the same enclave is refused at once, before anything is charged.
+    import fcntl
+
+    from synthflow.errors import ConfigError
+
+    enclave = tmp_path / "e"
+    enclave.mkdir()
+    with (enclave / ".lock").open("a+") as held:
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        with pytest.raises(ConfigError, match="holds the lock"):
+            private_selection(
+                small_spec,
+                expand_space(small_spec),
+                attempt=_toy_attempt(1.0),
+                enclave_dir=enclave,
+                rng=PrivacyRNG.from_seed(0),
+            )
+        assert not (enclave / "ledger.jsonl").exists()
+    # Released: the selection runs.
+    out = private_selection(
+        small_spec,
+        expand_space(small_spec),
+        attempt=_toy_attempt(1.0),
+        enclave_dir=enclave,
+        rng=PrivacyRNG.from_seed(0),
+    )
+    assert out.configuration is not None
+
+
+@pytest.mark.parametrize("layout", ["same", "enclave_in_out", "out_in_enclave"])
+def test_enclave_and_release_dirs_must_not_nest(tmp_path, small_spec, small_csv, layout, capsys):
+    out = tmp_path / "rel"
+    enclave = {"same": out, "enclave_in_out": out / "enc", "out_in_enclave": tmp_path}[layout]
+    if layout == "out_in_enclave":
+        out = tmp_path / "enc_child"
+    cands = tmp_path / "c.yaml"
+    configurations = [c.to_json() for c in expand_space(small_spec)[:1]]
+    cands.write_text(
+        yaml.safe_dump({"spec_sha256": small_spec.sha256, "configurations": configurations})
+    )
+    argv = ["release", small_spec.path, "--data", str(small_csv), "--candidates", str(cands),
+            "--out", str(out), "--private-dir", str(enclave), "--public"]  # fmt: skip
+    assert main(argv) == 2
+    assert "neither inside the other" in capsys.readouterr().err
+    assert not list(tmp_path.rglob("ledger.jsonl"))
