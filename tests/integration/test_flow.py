@@ -291,3 +291,18 @@ def test_one_ledger_per_private_dataset(tmp_path, small_spec, small_csv, capsys)
     args = ["run", small_spec.path, "--data", str(other), "--config", cfg.id, "--quiet"]
     assert main([*args, "--out", str(tmp_path / "r4"), "--ledger", str(ledger)]) == 2
     assert "belongs to another dataset" in capsys.readouterr().err
+
+
+def test_space_into_a_closed_pipe_is_quiet(births_spec):
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        f"{sys.executable} -m synthflow space {births_spec.path} | head -1",
+        shell=True,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.stdout.startswith("id")
+    assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr
