@@ -192,7 +192,9 @@ class Ledger:
 
 
 def _read_charges(path: Path, ledger: Ledger) -> Iterator[Charge]:
-    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    text = path.read_text(encoding="utf-8")
+    lines = text.splitlines()
+    for lineno, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
@@ -202,9 +204,19 @@ def _read_charges(path: Path, ledger: Ledger) -> Iterator[Charge]:
                 continue
             yield Charge(**obj)
         except (json.JSONDecodeError, TypeError) as exc:
-            raise ValueError(
-                f"{path}:{lineno} is not a synthflow ledger line ({exc}); "
-                "point the run at a fresh output directory"
+            if lineno == len(lines) and not text.endswith("\n"):
+                # Each charge is written as one line ending in a newline before anything
+                # it covers is released: a last line without its newline is a write cut
+                # short by a crash, so nothing after it was released.
+                raise ConfigError(
+                    f"{path}:{lineno}: the last ledger line is incomplete (the process stopped "
+                    "while writing it, before releasing what it covers). Keep a copy of the "
+                    "file, then delete that partial last line to continue; do not start a "
+                    "new ledger, which would forget what was spent"
+                ) from exc
+            raise ConfigError(
+                f"{path}:{lineno} is not a synthflow ledger line ({exc}); the ledger is "
+                "damaged: restore it from a backup (a new ledger would forget what was spent)"
             ) from exc
 
 

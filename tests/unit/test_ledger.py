@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from synthflow.errors import BudgetExceededError
+from synthflow.errors import BudgetExceededError, ConfigError
 from synthflow.ledger import Ledger
 
 
@@ -70,5 +70,17 @@ def test_invalid_epsilon(eps):
 def test_corrupt_ledger_file_is_an_error(tmp_path):
     path = tmp_path / "ledger.jsonl"
     path.write_text("not json\n")
-    with pytest.raises(ValueError, match="is not a synthflow ledger line"):
+    with pytest.raises(ValueError, match="is not a synthflow ledger line|incomplete"):
         Ledger(total_epsilon=1.0, path=path)
+
+
+def test_torn_last_line_is_recognised(tmp_path):
+    # A crash while writing leaves a partial last line (no newline): named as such,
+    # with advice that does not spend again.
+    path = tmp_path / "ledger.jsonl"
+    ledger = Ledger(total_epsilon=1.0, path=path)
+    ledger.charge("a", epsilon=0.25)
+    path.write_text(path.read_text() + '{"what": "b", "epsi')
+    with pytest.raises(ConfigError, match="last ledger line is incomplete") as info:
+        Ledger(total_epsilon=1.0, path=path)
+    assert "do not start a new ledger" in str(info.value)
