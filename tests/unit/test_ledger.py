@@ -70,7 +70,7 @@ def test_invalid_epsilon(eps):
 def test_corrupt_ledger_file_is_an_error(tmp_path):
     path = tmp_path / "ledger.jsonl"
     path.write_text("not json\n")
-    with pytest.raises(ValueError, match="is not a synthflow ledger line|incomplete"):
+    with pytest.raises(ValueError, match="is not a synthflow ledger line"):
         Ledger(total_epsilon=1.0, path=path)
 
 
