@@ -82,7 +82,8 @@ def _attempt_fn(
             },
             "spent_epsilon": ledger.spent_epsilon,
         }
-        payload = (result, report) if report.passed else None
+        # Only the candidate (public once released) and its report: never D_T.
+        payload = (result.candidate, report) if report.passed else None
         return AttemptResult(passed=report.passed, transcript=transcript, payload=payload)
 
     return attempt
@@ -179,16 +180,23 @@ def release_command(
     bar.close()
     if outcome.configuration is None:
         return None
-    result, report = outcome.payload
-    return write_release(
-        out,
-        spec=spec,
-        configuration=outcome.configuration,
-        transformer=result.transformer,
-        candidate=result.candidate,
-        report=report,
-        cost=outcome.cost,
-    )
+    candidate, report = outcome.payload
+    try:
+        return write_release(
+            out,
+            spec=spec,
+            configuration=outcome.configuration,
+            transformer=Transformer(spec, outcome.configuration.transformations),
+            candidate=candidate,
+            report=report,
+            cost=outcome.cost,
+        )
+    except OSError as exc:
+        raise ConfigError(
+            f"writing the release to {str(out)!r} failed ({exc.strerror or exc}); the selected "
+            f"candidate is saved in {str(private_dir)!r}: free space or fix --out, then re-run "
+            "the same command to publish it without spending again"
+        ) from exc
 
 
 def _release(args: argparse.Namespace) -> int:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import os
 import pickle
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -137,6 +138,29 @@ def _delta_of(configuration: Configuration) -> float:
     return gen.privacy_cost.delta
 
 
+def _atomic_bytes(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    with tmp.open("wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def _read_outcome(enclave: _Enclave) -> dict[str, Any]:
+    try:
+        doc = json.loads(enclave.outcome.read_text("utf-8"))
+        if not isinstance(doc, dict) or "selected" not in doc:
+            raise ValueError("not an outcome record")
+        return doc
+    except (ValueError, OSError) as exc:
+        raise ConfigError(
+            f"{str(enclave.outcome)!r} is damaged ({exc}); the selection's result cannot be "
+            "read. Do not start a new selection on these data to replace it (that spends "
+            "again): restore the file from a backup"
+        ) from exc
+
+
 class _Enclave:
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -144,6 +168,7 @@ class _Enclave:
         self.transcript = root / "transcript.jsonl"
         self.fit_path = root / "regression_fit.pkl"
         self.outcome = root / "outcome.json"
+        self.selected = root / "selected.pkl"
 
     def lock(self) -> Any:
         """Hold an exclusive OS lock on the enclave (released when the process dies).
@@ -268,10 +293,11 @@ def _select(
     dataset_ledger: Ledger | None,
 ) -> SelectionOutcome:
     enclave_dir = enclave.root
-    if enclave.outcome.exists():
+    ended = _read_outcome(enclave) if enclave.outcome.exists() else None
+    if ended is not None and (ended.get("selected") is None or not enclave.selected.exists()):
         raise ConfigError(
-            f"the selection in {str(enclave_dir)!r} has already ended; use a new --private-dir "
-            "for a new release (its budget is spent)"
+            f"the selection in {str(enclave_dir)!r} has already ended without a release; use a "
+            "new --private-dir for a new release (its budget is spent)"
         )
     # The mechanism is fixed when selection starts: the spec (budgets, thresholds), the
     # candidate set, gamma and the fit-once choice. Resuming with any of them changed
@@ -304,6 +330,17 @@ def _select(
         )
     else:
         enclave.log({"event": "start", **fixed})
+    if ended is not None:
+        # Selected earlier, publishing failed (disk full, unwritable --out): hand back the
+        # saved selection; nothing is drawn or charged again.
+        saved = pickle.loads(enclave.selected.read_bytes())
+        by_id_saved = {c.id: c for c in candidates}
+        return SelectionOutcome(
+            configuration=by_id_saved[ended["selected"]],
+            payload=saved,
+            attempts=int(ended["attempts"]),
+            cost=cost,
+        )
     shared_what = f"{SELECTION_CHARGE}: release with enclave {enclave_dir.resolve()}"
     if dataset_ledger is not None and not any(
         c.what == shared_what for c in dataset_ledger.charges
@@ -369,11 +406,18 @@ def _select(
         if on_attempt:
             on_attempt(number, result.passed)
         if result.passed:
-            enclave.outcome.write_text(json.dumps({"selected": cfg.id, "attempts": number}))
+            # The selection is saved inside the enclave before the outcome says so and
+            # before anything is published, so a failed publish loses no budget.
+            _atomic_bytes(enclave.selected, pickle.dumps(result.payload))
+            _atomic_bytes(
+                enclave.outcome, json.dumps({"selected": cfg.id, "attempts": number}).encode()
+            )
             return SelectionOutcome(
                 configuration=cfg, payload=result.payload, attempts=number, cost=cost
             )
         if stop_probability > 0 and rng.bernoulli(stop_probability):
             enclave.log({"event": "stopped", "attempt": number})
-            enclave.outcome.write_text(json.dumps({"selected": None, "attempts": number}))
+            _atomic_bytes(
+                enclave.outcome, json.dumps({"selected": None, "attempts": number}).encode()
+            )
             return SelectionOutcome(configuration=None, payload=None, attempts=number, cost=cost)

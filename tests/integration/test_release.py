@@ -508,3 +508,40 @@ def test_enclave_and_release_dirs_must_not_nest(tmp_path, small_spec, small_csv,
     assert main(argv) == 2
     assert "neither inside the other" in capsys.readouterr().err
     assert not list(tmp_path.rglob("ledger.jsonl"))
+
+
+def test_failed_publish_is_recovered_without_a_new_charge(
+    tmp_path, small_spec, small_csv, monkeypatch, capsys
+):
+    # Disk full while writing the package: the selection is already saved in the
+    # enclave, so re-running the same command publishes it with no new charge or draw.
+    import errno
+
+    from synthflow.release import publish
+
+    cands = tmp_path / "candidates.yaml"
+    configurations = [c.to_json() for c in expand_space(small_spec) if c.letters == "aaaa"]
+    cands.write_text(
+        yaml.safe_dump({"spec_sha256": small_spec.sha256, "configurations": configurations})
+    )
+    argv = ["release", small_spec.path, "--data", str(small_csv), "--candidates", str(cands),
+            "--out", str(tmp_path / "release"), "--private-dir", str(tmp_path / "enclave"),
+            "--ledger", str(tmp_path / "budget.jsonl"), "--quiet"]  # fmt: skip
+    real = publish.sha256_file
+
+    def full(path):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(publish, "sha256_file", full)
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "No space left on device" in err and "without spending again" in err
+    assert "Traceback" not in err
+    assert not (tmp_path / "release").exists()
+    transcript = (tmp_path / "enclave" / "transcript.jsonl").read_text()
+    monkeypatch.setattr(publish, "sha256_file", real)
+    assert main(argv) == 0
+    assert (tmp_path / "enclave" / "transcript.jsonl").read_text() == transcript  # no new draw
+    for path in (tmp_path / "enclave" / "ledger.jsonl", tmp_path / "budget.jsonl"):
+        assert len(Ledger(total_epsilon=100, path=path).charges) == 1
+    assert audit_release(tmp_path / "release").ok
