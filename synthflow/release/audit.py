@@ -1,9 +1,17 @@
 """Audit a published release using only its files (and optionally the reviewer's spec).
 
-Checks: file hashes against the manifest; schema and domains; minimal occurrence and
-k-anonymity of every projection that leaves out one column; synthetic constraints;
-each pass decision from the published value and threshold; each sensitivity
-recomputed from the published data and parameters; the epsilon arithmetic.
+Checks: exactly the package's files, with hashes against the manifest; the data's hash
+recorded in ``acceptance.json``; the release's spec against the reviewer's (byte for
+byte, with ``--spec``); schema and domains; minimal occurrence and k-anonymity of every
+projection that leaves out one column; synthetic constraints; each pass decision from
+the published value and threshold; each criterion's epsilon and mechanism against the
+spec, its sensitivity recomputed from the published data and parameters, and its noise
+sd recomputed from the sensitivity and epsilon; the epsilon arithmetic.
+
+What it cannot check (listed in every report, :data:`NOT_CHECKED`): that the released
+values were computed on the private data, that the rows came from the stated generator
+and configuration, and anything about the enclave (ledger, transcript). Nothing is
+signed: a tamperer who rewrites every file consistently is not detected.
 """
 
 from __future__ import annotations
@@ -20,12 +28,29 @@ import pandas as pd
 from synthflow.config import ReleaseSpec, load_spec
 from synthflow.errors import ConfigError, DataError
 from synthflow.filtering import binned_violations
-from synthflow.release.publish import DATA_FILE, MANIFEST, public_parameters, sha256_file
+from synthflow.release.publish import (
+    DATA_FILE,
+    MANIFEST,
+    RELEASE_FILES,
+    public_parameters,
+    sha256_file,
+)
 from synthflow.release.selection import SelectionCost
 from synthflow.space import find_configuration
 from synthflow.transform import Transformer
 
-__all__ = ["AuditReport", "audit_release"]
+__all__ = ["NOT_CHECKED", "AuditReport", "audit_release"]
+
+NOT_CHECKED = (
+    "that the released DP values were computed on the private data (they need the data)",
+    "that the rows came from the stated generator and configuration",
+    "the enclave's ledger and transcript (they never leave the enclave)",
+    "who made the release: nothing is signed; a consistent rewrite of every file passes",
+)
+"""What the audit cannot verify from the published files; printed with every report."""
+
+_MECHANISM = {"regression_coefficients": "functional"}
+"""Mechanism of each criterion kind in the DP evaluation (Laplace unless listed)."""
 
 _REL_TOL = 1e-9
 
@@ -51,6 +76,34 @@ class AuditReport:
         return [f"{n}: {d}" for n, ok, d in self.checks if not ok]
 
 
+def _check_budget_fields(
+    report: AuditReport, crit: Any, c: dict[str, Any], *, fit_once: bool
+) -> None:
+    """A criterion's epsilon, mechanism and noise sd against the spec and its sensitivity."""
+    reused = fit_once and crit.kind == "regression_coefficients"
+    want_eps = 0.0 if reused else crit.epsilon
+    ok = c.get("epsilon") is not None and _close(float(c["epsilon"]), want_eps)
+    report.add(
+        f"epsilon {crit.name}", ok, "" if ok else f"published {c.get('epsilon')}, spec {want_eps}"
+    )
+    mech = _MECHANISM.get(crit.kind, "laplace")
+    want_mech = f"{mech} (fit once per release)" if reused else mech
+    ok = c.get("mechanism") == want_mech
+    report.add(
+        f"mechanism {crit.name}",
+        ok,
+        "" if ok else f"published {c.get('mechanism')!r}, the spec's criterion uses {want_mech!r}",
+    )
+    if want_mech == "laplace" and c.get("sensitivity") is not None and want_eps > 0:
+        sd = math.sqrt(2.0) * float(c["sensitivity"]) / want_eps  # Laplace(b): sd = sqrt(2) b
+        ok = c.get("noise_sd") is not None and _close(float(c["noise_sd"]), sd)
+        report.add(
+            f"noise sd {crit.name}",
+            ok,
+            "" if ok else f"published {c.get('noise_sd')}, sensitivity / epsilon give {sd:.6g}",
+        )
+
+
 def _close(a: float, b: float) -> bool:
     return math.isclose(a, b, rel_tol=_REL_TOL, abs_tol=1e-15)
 
@@ -68,8 +121,17 @@ def audit_release(release_dir: str | Path, *, spec_path: str | Path | None = Non
         raise DataError(
             f"{str(root)!r} is not a synthflow release (needs {MANIFEST} and acceptance.json)"
         )
-    # 1. hashes
+    # 1. files and hashes
     manifest = json.loads(manifest_path.read_text("utf-8"))["files"]
+    entries = {p.name for p in root.iterdir()}
+    unexpected = sorted(entries - set(RELEASE_FILES))
+    report.add(
+        "file set",
+        not unexpected and set(manifest) == set(RELEASE_FILES) - {MANIFEST},
+        f"unexpected {unexpected}; a release holds exactly {list(RELEASE_FILES)}"
+        if unexpected
+        else f"the manifest lists {sorted(manifest)}",
+    )
     present = {p.name for p in root.iterdir() if p.is_file()} - {MANIFEST}
     for name in sorted(set(manifest) | present):
         if name not in manifest:
@@ -80,10 +142,24 @@ def audit_release(release_dir: str | Path, *, spec_path: str | Path | None = Non
             ok = sha256_file(root / name) == manifest[name]
             report.add(f"hash {name}", ok, "" if ok else "SHA-256 differs from the manifest")
     acc: dict[str, Any] = json.loads((root / "acceptance.json").read_text("utf-8"))
+    if (root / DATA_FILE).is_file():
+        ok = acc.get("data_sha256") == sha256_file(root / DATA_FILE)
+        report.add(
+            "data hash in acceptance.json",
+            ok,
+            "" if ok else f"{DATA_FILE} differs from the data the criteria were released for",
+        )
     # 2. spec
     spec: ReleaseSpec = load_spec(spec_path or root / "spec.yaml")
     ok = spec.sha256 == acc["spec"]["sha256"]
     report.add("spec hash", ok, "" if ok else "the spec differs from the one the release used")
+    if spec_path is not None and (root / "spec.yaml").is_file():
+        same = sha256_file(root / "spec.yaml") == sha256_file(Path(spec_path))
+        report.add(
+            "release spec.yaml equals the reviewer's spec",
+            same,
+            "" if same else "the published spec.yaml is not the reviewer's file (byte for byte)",
+        )
     try:
         cfg = find_configuration(spec, acc["configuration"]["id"])
     except ConfigError as exc:
@@ -128,6 +204,7 @@ def audit_release(release_dir: str | Path, *, spec_path: str | Path | None = Non
         fit_epsilon=acc["budget"]["regression_fit_once_epsilon"] or 0.0,
     )
     params = public_parameters(spec, tr, codes, fit_once=cost.fit_once)
+    fit_once = cost.fit_once
     published = {c["name"]: c for c in acc["criteria"]}
     for crit in spec.criteria:
         c = published.get(crit.name)
@@ -152,6 +229,7 @@ def audit_release(release_dir: str | Path, *, spec_path: str | Path | None = Non
             else f"value {c['value']} vs threshold {c['threshold']} gives passed={decision}, "
             f"published {c['passed']}",
         )
+        _check_budget_fields(report, crit, c, fit_once=fit_once)
         sens = params[crit.name]["sensitivity"]
         ok_s = c["sensitivity"] is not None and _close(c["sensitivity"], sens)
         report.add(
@@ -173,6 +251,17 @@ def audit_release(release_dir: str | Path, *, spec_path: str | Path | None = Non
         cost.generator_epsilon, spec.privacy.generator_epsilon
     )
     report.add("budget components", ok_e, "" if ok_e else "differ from the spec")
+    charged = math.fsum(
+        crit.epsilon
+        for crit in spec.criteria
+        if not (cost.fit_once and crit.kind == "regression_coefficients")
+    )
+    ok_c = _close(float(acc.get("evaluation_epsilon_charged", -1.0)), charged)
+    report.add(
+        "evaluation epsilon charged",
+        ok_c,
+        "" if ok_c else f"published {acc.get('evaluation_epsilon_charged')}, spec gives {charged}",
+    )
     ok_total = _close(acc["budget"]["total_epsilon"], cost.total)
     report.add(
         "budget total",

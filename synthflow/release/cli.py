@@ -17,7 +17,7 @@ from synthflow.data import load_data
 from synthflow.errors import ConfigError, InfeasibleConfigurationError, NotEnoughRowsError
 from synthflow.flow import run_flow
 from synthflow.ledger import Ledger, command_ledger
-from synthflow.release.audit import audit_release
+from synthflow.release.audit import NOT_CHECKED, audit_release
 from synthflow.release.publish import write_release
 from synthflow.release.selection import AttemptResult, private_selection
 from synthflow.rng import PrivacyRNG
@@ -227,6 +227,9 @@ def _audit(args: argparse.Namespace) -> int:
     for name, ok, detail in report.checks:
         line = f"{'PASS' if ok else 'FAIL'}  {name}"
         print(line + (f"  ({detail})" if detail and not ok else ""))
+    print("not checked (cannot be, from the published files):")
+    for item in NOT_CHECKED:
+        print(f"  - {item}")
     print("audit passed" if report.ok else f"audit FAILED: {len(report.failures)} check(s)")
     return 0 if report.ok else 1
 

@@ -129,6 +129,10 @@ def public_parameters(
     return out
 
 
+RELEASE_FILES = (DATA_FILE, "acceptance.json", "spec.yaml", "README.md", MANIFEST)
+"""Exactly the files of a release package (the audit refuses any other)."""
+
+
 def write_release(
     out_dir: Path,
     *,
@@ -147,6 +151,7 @@ def write_release(
     labels = transformer.to_labels(candidate)
     labels.to_csv(tmp / DATA_FILE, index=False)
     shutil.copyfile(spec.path, tmp / "spec.yaml")
+    data_sha256 = sha256_file(tmp / DATA_FILE)
     params = public_parameters(spec, transformer, candidate, fit_once=cost.fit_once)
     criteria = []
     for r in report.criteria:
@@ -158,6 +163,7 @@ def write_release(
         "spec": {"name": spec.name, "sha256": spec.sha256, "file": "spec.yaml"},
         "configuration": configuration.to_json(),
         "rows": len(candidate),
+        "data_sha256": data_sha256,
         "neighbouring": spec.privacy.neighbouring,
         "criteria": criteria,
         "passed": report.passed,
@@ -172,6 +178,8 @@ def write_release(
         "utf-8",
     )
     files = sorted(p.name for p in tmp.iterdir())
+    if set(files) != set(RELEASE_FILES) - {MANIFEST}:  # never publish anything else
+        raise RuntimeError(f"release package holds unexpected files {files}")
     manifest = {"files": {f: sha256_file(tmp / f) for f in files}}
     (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", "utf-8")
     if out_dir.exists():

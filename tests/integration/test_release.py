@@ -261,6 +261,9 @@ def test_tampering_with_a_row_creates_a_unique_record(release_dir, fix_manifest)
         ("value", 1e9, "decision"),
         ("threshold", 1e9, "threshold"),
         ("sensitivity", 1.0, "sensitivity"),
+        ("epsilon", 5.0, "epsilon"),
+        ("noise_sd", 1e-9, "noise sd"),
+        ("mechanism", "gaussian", "mechanism"),
     ],
 )
 def test_tampering_with_published_numbers(release_dir, field, value, expect):
@@ -281,6 +284,59 @@ def test_tampering_with_the_budget(release_dir):
     path.write_text(json.dumps(acc))
     _refresh_manifest(release_dir)
     assert any(f.startswith("budget total") for f in audit_release(release_dir).failures)
+
+
+def test_tampering_with_the_charged_evaluation_epsilon(release_dir):
+    path = release_dir / "acceptance.json"
+    acc = json.loads(path.read_text())
+    acc["evaluation_epsilon_charged"] = 0.01
+    path.write_text(json.dumps(acc))
+    _refresh_manifest(release_dir)
+    failures = audit_release(release_dir).failures
+    assert any(f.startswith("evaluation epsilon charged") for f in failures)
+
+
+def test_an_added_file_fails_even_when_listed(release_dir):
+    (release_dir / "transcript.jsonl").write_text('{"event": "attempt"}\n')
+    _refresh_manifest(release_dir)
+    failures = audit_release(release_dir).failures
+    assert any(f.startswith("file set") and "transcript.jsonl" in f for f in failures)
+
+
+def test_a_rewritten_spec_fails_against_the_reviewers(release_dir, small_spec):
+    text = (release_dir / "spec.yaml").read_text()
+    (release_dir / "spec.yaml").write_text(text + "\n# harmless-looking edit\n")
+    _refresh_manifest(release_dir)
+    failures = audit_release(release_dir, spec_path=small_spec.path).failures
+    assert any(f.startswith("release spec.yaml equals the reviewer's spec") for f in failures)
+
+
+def test_values_swapped_between_equal_count_records_fail(release_dir):
+    # Counts, 1-way margins and every public parameter stay the same; only the data
+    # hash recorded in acceptance.json (which the forger did not rewrite) tells.
+    df = pd.read_csv(release_dir / "synthetic.csv", dtype=str, keep_default_na=False)
+    counts = df.value_counts()
+    col = df.columns[-1]
+    pairs = [
+        (a, b)
+        for a in counts.index
+        for b in counts.index
+        if a < b and counts[a] == counts[b] and a[-1] != b[-1] and a[:-1] != b[:-1]
+    ]
+    a, b = pairs[0]
+    rows_a = (df.apply(tuple, axis=1) == a).to_numpy()
+    rows_b = (df.apply(tuple, axis=1) == b).to_numpy()
+    df.loc[rows_a, col], df.loc[rows_b, col] = b[-1], a[-1]
+    df.to_csv(release_dir / "synthetic.csv", index=False)
+    _refresh_manifest(release_dir)
+    report = audit_release(release_dir)
+    assert any(f.startswith("data hash in acceptance.json") for f in report.failures)
+
+
+def test_audit_says_what_it_cannot_check(release_dir, capsys):
+    assert main(["audit", str(release_dir)]) == 0
+    out = capsys.readouterr().out
+    assert "not checked" in out and "nothing is signed" in out
 
 
 def test_swapped_file_fails_the_hash(release_dir, tmp_path):
