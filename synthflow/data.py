@@ -175,10 +175,17 @@ def load_data(
             for c in spec.columns
             if c.name in missing_cols
         ]
+        # The header is shown only for public input: a file without a header row would
+        # otherwise print its first record.
+        has = (
+            f"the file has columns {list(map(str, raw.columns))}"
+            if public
+            else f"the file has {len(raw.columns)} column(s) (names not shown: the input is "
+            "not declared public, and a file without a header row would show a record)"
+        )
         raise DataError(
-            f"input lacks column(s) {', '.join(hints)}; the file has "
-            f"{list(map(str, raw.columns))}: rename the columns or add input.mapping entries "
-            "to the spec"
+            f"input lacks column(s) {', '.join(hints)}; {has}: check that the file has a "
+            "header row, rename the columns or add input.mapping entries to the spec"
         )
     absent = [c for c in extra_columns if c not in raw.columns]
     if absent:
