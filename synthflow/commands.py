@@ -44,6 +44,13 @@ def _space(args: argparse.Namespace) -> int:
 
 
 def _check_out(out: Path) -> None:
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out {str(out)!r} is a file; give a new directory")
+    if (out / "MANIFEST.json").exists():
+        raise ConfigError(
+            f"--out {str(out)!r} holds a release package; a run never writes into a release "
+            "(the audit would fail): choose a new --out"
+        )
     clash = [f for f in _RUN_FILES if (out / f).exists()]
     if clash:
         raise ConfigError(

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from synthflow._outputs import check_output_file
 from synthflow.acceptance.evaluate import AcceptanceReport, evaluate
 from synthflow.config import ReleaseSpec, load_spec
 from synthflow.data import load_data, read_table
@@ -85,6 +86,10 @@ def _run(args: argparse.Namespace) -> int:
             "--seed makes the noise reproducible and is only for public data; add --public "
             "to declare the original public, or drop --seed"
         )
+    inputs = [args.original, args.candidate, args.spec]
+    check_output_file(args.json, force=args.force, option="--json", protected=inputs)
+    if args.report:
+        check_output_file(args.report, force=args.force, option="--report", protected=inputs)
     spec = load_spec(args.spec)
     report, transformer, orig, cand = evaluate_command(
         spec,
@@ -133,4 +138,5 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--seed", type=int, help="reproducible noise; public data only")
     p.add_argument("--public", action="store_true", help="declare the original public")
+    p.add_argument("--force", action="store_true", help="replace existing --json/--report files")
     p.set_defaults(func=_run)

@@ -106,18 +106,18 @@ def release_command(
     ledger_path: str | Path | None = None,
 ) -> Path | None:
     """Private selection, then the release package; returns RELEASE_DIR or None."""
-    spec = load_spec(spec_path)
-    candidates = read_candidates(spec, candidates_path)
-    if out.exists() and any(out.iterdir()):
-        raise ConfigError(f"release directory {str(out)!r} is not empty; choose a new --out")
-    if seed is not None and not public:
-        raise ConfigError("--seed is for tests and public data only; add --public or drop --seed")
     enc, pub = private_dir.resolve(), out.resolve()
     if enc == pub or pub in enc.parents or enc in pub.parents:
         raise ConfigError(
             "--private-dir and --out must be separate directories, neither inside the other: "
             "enclave files (ledger, transcript) are never published"
         )
+    spec = load_spec(spec_path)
+    candidates = read_candidates(spec, candidates_path)
+    if out.exists() and any(out.iterdir()):
+        raise ConfigError(f"release directory {str(out)!r} is not empty; choose a new --out")
+    if seed is not None and not public:
+        raise ConfigError("--seed is for tests and public data only; add --public or drop --seed")
     from synthflow.generators import REGISTRY  # noqa: PLC0415
 
     needs_public = sorted(

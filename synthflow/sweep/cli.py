@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
+from synthflow._outputs import check_output_file
 from synthflow.config import load_spec
 from synthflow.errors import ConfigError
 from synthflow.sweep.evaluation import load_evaluator
@@ -58,11 +58,14 @@ def _shortlist(args: argparse.Namespace) -> int:
     try:
         if not 0 <= args.min_pass <= 1:
             raise ConfigError(f"--min-pass ({args.min_pass}) must be in [0, 1]")
+        target = check_output_file(
+            args.out, force=args.force, option="--out", protected=[args.store]
+        )
         estimates = estimate(args.store, basis=args.basis, z=args.z)
         out = write_shortlist(
             args.store,
             estimates,
-            Path(args.out),
+            target,
             min_pass=args.min_pass,
             basis=args.basis,
             z=args.z,
@@ -79,7 +82,10 @@ def _report(args: argparse.Namespace) -> int:
     from synthflow.sweep.report import write_report  # noqa: PLC0415  (imports matplotlib)
 
     try:
-        out = write_report(args.store, Path(args.out), min_pass=args.min_pass)
+        target = check_output_file(
+            args.out, force=args.force, option="--out", protected=[args.store]
+        )
+        out = write_report(args.store, target, min_pass=args.min_pass)
     except StoreError as exc:
         return _error("sweep-report", exc)
     print(out)
@@ -124,10 +130,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="pass decision with release noise (dp, default) or without (exact)",
     )
     p.add_argument("--z", type=float, default=1.96, help="Wilson interval z (default 1.96: 95%%)")
+    p.add_argument("--force", action="store_true", help="replace an existing --out file")
     p.set_defaults(func=_shortlist)
 
     p = sub.add_parser("sweep-report", help="HTML report of a sweep's pass rates")
     p.add_argument("--store", required=True, help="sweep results file")
     p.add_argument("--out", required=True, help="HTML file to write")
     p.add_argument("--min-pass", type=float, default=0.10, help="shortlist threshold")
+    p.add_argument("--force", action="store_true", help="replace an existing --out file")
     p.set_defaults(func=_report)

@@ -17,6 +17,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from synthflow._outputs import check_output_file
 from synthflow.config import ReleaseSpec, load_spec
 from synthflow.data import load_data
 from synthflow.errors import ConfigError, DataError
@@ -167,6 +168,9 @@ def _compare(args: argparse.Namespace) -> int:
             "data (e.g. the NVSS samples); to protect private tables use 'synthflow tables "
             "protect', which publishes only the protected tables"
         )
+    check_output_file(
+        args.out, force=args.force, option="--out", protected=[args.data, args.spec, args.tables]
+    )
     spec = load_spec(args.spec)
     tables = load_tables(args.tables, spec)
     rng = _rng(args)
@@ -263,4 +267,5 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="publish negative DP counts (default: clip to 0)",
     )
     p.add_argument("--heatmap-epsilon", type=float, help="epsilon of the DP heatmaps")
+    p.add_argument("--force", action="store_true", help="replace an existing --out file")
     p.set_defaults(func=_compare)

@@ -1,0 +1,39 @@
+"""Every case of ``bad_inputs.yaml`` on the real CLI: exit code, message, nothing lost."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from synthflow.cli import main
+from synthflow.space import expand_space
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+CASES = yaml.safe_load((HERE / "bad_inputs.yaml").read_text())
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
+def test_bad_input(case, tmp_path, small_spec, small_csv, capsys):
+    for name, content in (case.get("files") or {}).items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content)
+    before = {n: (tmp_path / n).read_bytes() for n in case.get("unchanged", [])}
+    subs = {
+        "tmp": str(tmp_path),
+        "births": str(REPO / "configs" / "births.yaml"),
+        "small": small_spec.path,
+        "small_csv": str(small_csv),
+        "tables": str(REPO / "configs" / "tables_births.yaml"),
+        "config": next(c.id for c in expand_space(small_spec) if c.model == "privbayes"),
+    }
+    argv = [str(a).format(**subs) for a in case["argv"]]
+    assert main(argv) == case["exit"]
+    captured = capsys.readouterr()
+    assert case["message"] in captured.err, captured.err
+    assert "Traceback" not in captured.err
+    for name, data in before.items():
+        assert (tmp_path / name).read_bytes() == data, f"{name} was changed"
