@@ -25,7 +25,19 @@ def _space(args: argparse.Namespace) -> int:
     spec = load_spec(args.spec)
     configs = expand_space(spec)
     if args.model:
-        configs = [c for c in configs if c.model in set(args.model.split(","))]
+        wanted = {m.strip() for m in args.model.split(",") if m.strip()}
+        unknown = sorted(wanted - {c.model for c in configs})
+        if unknown:
+            raise ConfigError(
+                f"--model {', '.join(unknown)}: not in the spec's space; its families are "
+                f"{sorted({c.model for c in configs})}"
+            )
+        configs = [c for c in configs if c.model in wanted]
+    if not configs:
+        raise ConfigError(
+            f"the space of {str(args.spec)!r} is empty: give space.models at least one "
+            "model with a grid, and space.min_count at least one value"
+        )
     if args.json:
         json.dump([c.to_json() for c in configs], sys.stdout, indent=1)
         print()

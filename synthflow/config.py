@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,13 +58,56 @@ def _keys(where: str, raw: Any, required: set[str], optional: set[str]) -> dict[
     return raw
 
 
-def _number(where: str, value: Any, *, lo: float = -math.inf, lo_open: bool = False) -> float:
+def _number(
+    where: str,
+    value: Any,
+    *,
+    lo: float = -math.inf,
+    lo_open: bool = False,
+    hi: float = math.inf,
+    hi_open: bool = False,
+) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
         raise ConfigError(f"{where}: expected a number, got {value!r}")
+    if not math.isfinite(value):
+        raise ConfigError(f"{where}: must be a finite number, got {value!r}")
     if value < lo or (lo_open and value == lo):
         op = ">" if lo_open else ">="
         raise ConfigError(f"{where}: must be {op} {lo}, got {value!r}")
+    if value > hi or (hi_open and value == hi):
+        op = "<" if hi_open else "<="
+        raise ConfigError(f"{where}: must be {op} {hi}, got {value!r}")
     return float(value)
+
+
+class _SpecLoader(yaml.SafeLoader):
+    """YAML 1.2 numbers (``3.0e1`` is a float) and no duplicate keys."""
+
+
+def _mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool = False) -> Any:
+    keys = set()
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        if key in keys:
+            raise ConfigError(
+                f"duplicate key {key!r} (line {key_node.start_mark.line + 1}); YAML would keep "
+                "only the last one: remove or rename one of them"
+            )
+        keys.add(key)
+    return loader.construct_mapping(node, deep=deep)
+
+
+_SpecLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping)
+_SpecLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?(?:\d+\.?\d*|\.\d+)[eE][-+]?\d+$"),
+    list("-+0123456789."),
+)
+
+
+def read_yaml(data: bytes | str) -> Any:
+    """Parse YAML the way specs are read: 1.2 floats, duplicate keys refused."""
+    return yaml.load(data, Loader=_SpecLoader)  # a SafeLoader subclass: no arbitrary objects
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -321,9 +365,11 @@ def _parse_column(name: str, raw: Any, source: ColumnSource | None) -> Column:
     bounds = None
     if "bounds" in raw:
         b = raw["bounds"]
-        if not (isinstance(b, list) and len(b) == 2 and b[0] < b[1]):
+        if not (isinstance(b, list) and len(b) == 2):
             raise ConfigError(f"{where}.bounds: expected [L, U] with L < U, got {b!r}")
         bounds = (_number(f"{where}.bounds", b[0]), _number(f"{where}.bounds", b[1]))
+        if not bounds[0] < bounds[1]:
+            raise ConfigError(f"{where}.bounds: expected [L, U] with L < U, got {b!r}")
     groups: tuple[Bin, ...] = ()
     if "groups" in raw:
         groups = tuple(expand_bins(raw["groups"], where=f"{where}.groups")) if kind == "int" else ()
@@ -566,9 +612,11 @@ def load_spec(path: str | Path) -> ReleaseSpec:
         raise ConfigError(f"spec file {str(p)!r} does not exist; pass e.g. configs/births.yaml")
     data = p.read_bytes()
     try:
-        raw = yaml.safe_load(data)
+        raw = read_yaml(data)
     except yaml.YAMLError as exc:
         raise ConfigError(f"spec file {str(p)!r} is not valid YAML: {exc}") from exc
+    except ConfigError as exc:
+        raise ConfigError(f"spec file {str(p)!r}: {exc}") from exc
     raw = _keys(
         str(p),
         raw,
@@ -610,7 +658,9 @@ def load_spec(path: str | Path) -> ReleaseSpec:
         generator_epsilon=_number(
             "privacy.generator_epsilon", pr["generator_epsilon"], lo=0, lo_open=True
         ),
-        total_delta=_number("privacy.total_delta", pr.get("total_delta", 0.0), lo=0),
+        total_delta=_number(
+            "privacy.total_delta", pr.get("total_delta", 0.0), lo=0, hi=1, hi_open=True
+        ),
     )
     raw_rules, syn_rules = _parse_constraints(raw["constraints"], columns)
     acc = _keys("acceptance", raw["acceptance"], {"criteria"}, set())

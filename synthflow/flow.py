@@ -25,7 +25,7 @@ from tqdm.auto import tqdm
 from synthflow import __version__
 from synthflow.config import ReleaseSpec
 from synthflow.data import CleaningReport
-from synthflow.errors import ConfigError, NotEnoughRowsError
+from synthflow.errors import ConfigError, InfeasibleConfigurationError, NotEnoughRowsError
 from synthflow.filtering import binned_violations
 from synthflow.generators import REGISTRY, Generator, make_generator
 from synthflow.kanon import project_min_count
@@ -145,6 +145,12 @@ def run_flow(
     original = transformer.forward(raw)
     n = len(original)
     timings["transform_s"] = time.perf_counter() - t0
+    if n < configuration.min_count:  # n is public: refuse before anything is charged
+        raise InfeasibleConfigurationError(
+            f"{n} rows cannot be projected so that every record appears at least "
+            f"{configuration.min_count} times (min_count); give more rows or a configuration "
+            "with a smaller min_count"
+        )
     steps.update()
 
     t0 = time.perf_counter()

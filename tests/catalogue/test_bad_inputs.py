@@ -22,18 +22,27 @@ def test_bad_input(case, tmp_path, small_spec, small_csv, capsys):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(content)
     before = {n: (tmp_path / n).read_bytes() for n in case.get("unchanged", [])}
+    spec_text = Path(small_spec.path).read_text()
+    for old, new in (case.get("spec_edit") or {}).items():
+        assert old in spec_text, f"spec_edit: {old!r} not in the small spec"
+        spec_text = spec_text.replace(old, new)
+    (tmp_path / "spec.yaml").write_text(spec_text)
     subs = {
         "tmp": str(tmp_path),
+        "spec": str(tmp_path / "spec.yaml"),
         "births": str(REPO / "configs" / "births.yaml"),
         "small": small_spec.path,
         "small_csv": str(small_csv),
         "tables": str(REPO / "configs" / "tables_births.yaml"),
         "config": next(c.id for c in expand_space(small_spec) if c.model == "privbayes"),
+        "config3": next(c.id for c in expand_space(small_spec) if c.min_count == 3),
     }
     argv = [str(a).format(**subs) for a in case["argv"]]
     assert main(argv) == case["exit"]
     captured = capsys.readouterr()
     assert case["message"] in captured.err, captured.err
     assert "Traceback" not in captured.err
+    for name in case.get("absent", []):
+        assert not (tmp_path / name).exists(), f"{name} was written"
     for name, data in before.items():
         assert (tmp_path / name).read_bytes() == data, f"{name} was changed"
