@@ -10,7 +10,9 @@ reported only when the caller declares the input public.
 
 from __future__ import annotations
 
+import gzip
 import logging
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -76,6 +78,8 @@ def read_table(path: str | Path) -> pd.DataFrame:
         DataError: If the file is missing, empty or unreadable.
     """
     p = Path(path)
+    if p.is_dir():
+        raise DataError(f"data file {str(p)!r} is a directory; pass the data file inside it")
     if not p.is_file():
         raise DataError(f"data file {str(p)!r} does not exist; check the path")
     if p.stat().st_size == 0:
@@ -85,11 +89,33 @@ def read_table(path: str | Path) -> pd.DataFrame:
             frame = pd.read_parquet(p)
         else:
             frame = pd.read_csv(p, low_memory=False)
-    except (pd.errors.EmptyDataError, pd.errors.ParserError, OSError, ValueError) as exc:
+    except UnicodeDecodeError as exc:
+        raise DataError(
+            f"{str(p)!r} is not UTF-8 text (byte {exc.start}); convert it, e.g. "
+            "iconv -f latin1 -t utf-8"
+        ) from exc
+    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        raise DataError(
+            f"{str(p)!r} is a truncated or damaged compressed file ({type(exc).__name__}); "
+            "copy it again"
+        ) from exc
+    except pd.errors.ParserError as exc:
+        # pandas names only field counts and line numbers here, never values.
+        detail = str(exc).split("C error: ")[-1].strip()
+        raise DataError(
+            f"{str(p)!r} has rows with different numbers of fields ({detail}); every row "
+            "needs one value per header column"
+        ) from exc
+    except (pd.errors.EmptyDataError, OSError, ValueError) as exc:
         raise DataError(
             f"cannot read {str(p)!r} as CSV/Parquet ({type(exc).__name__}); "
             "pass a CSV (optionally .gz) or Parquet file"
         ) from exc
+    if frame.shape[1] == 1 and ";" in str(frame.columns[0]):
+        raise DataError(
+            f"{str(p)!r} looks semicolon-separated (one column whose header holds ';'); save "
+            "it with commas as separators"
+        )
     if frame.empty:
         raise DataError(f"data file {str(p)!r} has no rows; it needs a header and data rows")
     return frame

@@ -8,10 +8,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import yaml
 from tqdm.auto import tqdm
 
 from synthflow.acceptance import evaluate, fit_dp_regression
+from synthflow.candidates import read_candidates
 from synthflow.config import ReleaseSpec, load_spec
 from synthflow.data import load_data
 from synthflow.errors import ConfigError, InfeasibleConfigurationError, NotEnoughRowsError
@@ -21,31 +21,10 @@ from synthflow.release.audit import NOT_CHECKED, audit_release
 from synthflow.release.publish import write_release
 from synthflow.release.selection import AttemptResult, private_selection
 from synthflow.rng import PrivacyRNG
-from synthflow.space import Configuration, find_configuration
+from synthflow.space import Configuration
 from synthflow.transform import Transformer
 
-__all__ = ["read_candidates", "register", "release_command"]
-
-
-def read_candidates(spec: ReleaseSpec, path: Path) -> list[Configuration]:
-    """The shortlist written by ``synthflow shortlist``, checked against ``spec``.
-
-    Raises:
-        ConfigError: If the file is missing, malformed or made for another spec.
-    """
-    if not path.is_file():
-        raise ConfigError(
-            f"candidates file {str(path)!r} does not exist; run 'synthflow shortlist'"
-        )
-    doc = yaml.safe_load(path.read_text("utf-8"))
-    if not isinstance(doc, dict) or "configurations" not in doc:
-        raise ConfigError(f"{str(path)!r} is not a shortlist written by 'synthflow shortlist'")
-    if doc.get("spec_sha256") != spec.sha256:
-        raise ConfigError(
-            f"{str(path)!r} was screened with another spec (sha256 {doc.get('spec_sha256')!r}); "
-            f"re-run the sweep and shortlist with {spec.path}"
-        )
-    return [find_configuration(spec, str(c["id"])) for c in doc["configurations"]]
+__all__ = ["read_candidates", "register", "release_command"]  # read_candidates: compat
 
 
 def _attempt_fn(

@@ -10,13 +10,11 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
-
+from synthflow.candidates import write_candidates
 from synthflow.errors import ConfigError
 from synthflow.sweep.store import SweepStore
 
@@ -135,7 +133,7 @@ def write_shortlist(
     with SweepStore.open_existing(store) as db:
         meta = db.meta()
     kept = [e for e in estimates if e.p >= min_pass]
-    doc = {
+    header = {
         "spec_sha256": meta["spec_sha256"],
         "public_data_sha256": meta["data_sha256"],
         "seed": int(meta["seed"]),
@@ -144,10 +142,10 @@ def write_shortlist(
         "basis": basis,
         "estimator": f"share of passing runs; Wilson score interval with z = {z}",
         "configurations_screened": len(estimates),
-        "configurations": [json.loads(json.dumps(e.to_json(), default=str)) for e in kept],
     }
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.tmp")
-    tmp.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
-    os.replace(tmp, out)
+    write_candidates(
+        out,
+        header=header,
+        configurations=[json.loads(json.dumps(e.to_json(), default=str)) for e in kept],
+    )
     return out

@@ -92,6 +92,8 @@ class RunRecord:
 
 def _check_existing(path: Path) -> sqlite3.Connection:
     """Open an existing file read-write only if it is a synthflow store; write nothing."""
+    if path.is_dir():
+        raise StoreError(f"store {str(path)!r} is a directory; give a file path (e.g. results.db)")
     size = path.stat().st_size
     with path.open("rb") as fh:
         head = fh.read(len(_SQLITE_MAGIC))
@@ -191,6 +193,8 @@ class SweepStore:
             StoreError: If it is missing, corrupt or not a synthflow store.
         """
         p = Path(path)
+        if p.is_dir():
+            raise StoreError(f"store {str(p)!r} is a directory; give the sweep's results file")
         if not p.is_file():
             raise StoreError(f"store {str(p)!r} does not exist; run 'synthflow sweep' first")
         return cls(_check_existing(p), p)

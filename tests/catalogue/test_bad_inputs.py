@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 from pathlib import Path
 
 import pytest
@@ -15,12 +16,22 @@ REPO = HERE.parents[1]
 CASES = yaml.safe_load((HERE / "bad_inputs.yaml").read_text())
 
 
+def _content(text: str) -> bytes:
+    """File bytes: ``latin1:`` encodes as Latin-1, ``gztrunc:`` gzips then cuts the end."""
+    if text.startswith("latin1:"):
+        return text.removeprefix("latin1:").encode("latin-1")
+    if text.startswith("gztrunc:"):
+        return gzip.compress(text.removeprefix("gztrunc:").encode())[:-12]
+    return text.encode()
+
+
 @pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
 def test_bad_input(case, tmp_path, small_spec, small_csv, capsys):
     for name, content in (case.get("files") or {}).items():
+        content = content.replace("{small_sha}", small_spec.sha256)
         path = tmp_path / name
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(content)
+        path.write_bytes(_content(content))
     before = {n: (tmp_path / n).read_bytes() for n in case.get("unchanged", [])}
     spec_text = Path(small_spec.path).read_text()
     for old, new in (case.get("spec_edit") or {}).items():

@@ -1,0 +1,84 @@
+"""The candidates file: the one format ``shortlist`` (and ``plan``) write and ``release`` reads.
+
+A YAML mapping with the spec's SHA-256 (``spec_sha256``), provenance fields, and
+``configurations``: a list of mappings each with at least the configuration ``id``
+(the other fields, estimates and intervals, are for people). Owning the format here
+keeps the release path free of the sweep machinery (Dask, SQLite).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from synthflow.config import ReleaseSpec
+from synthflow.errors import ConfigError
+from synthflow.space import Configuration, find_configuration
+
+__all__ = ["read_candidates", "write_candidates"]
+
+
+def write_candidates(
+    path: Path, *, header: Mapping[str, Any], configurations: Sequence[Mapping[str, Any]]
+) -> Path:
+    """Write a candidates file atomically (temporary file, then rename).
+
+    ``header`` must hold ``spec_sha256``; each configuration must hold ``id``.
+    """
+    if "spec_sha256" not in header:
+        raise ValueError("a candidates file records the spec's sha256 (spec_sha256)")
+    if any("id" not in c for c in configurations):
+        raise ValueError("every candidate needs its configuration id")
+    doc = {**header, "configurations": [dict(c) for c in configurations]}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+def read_candidates(spec: ReleaseSpec, path: Path) -> list[Configuration]:
+    """The candidates in ``path``, checked against ``spec``.
+
+    Raises:
+        ConfigError: If the file is missing, not YAML, malformed, empty, lists an id
+            that is not in the spec's space, or was made for another spec.
+    """
+    if not path.is_file():
+        raise ConfigError(
+            f"candidates file {str(path)!r} does not exist; run 'synthflow shortlist'"
+        )
+    try:
+        doc = yaml.safe_load(path.read_text("utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise ConfigError(
+            f"{str(path)!r} is not a readable YAML file ({type(exc).__name__}); pass the "
+            "candidates.yaml written by 'synthflow shortlist'"
+        ) from exc
+    if not isinstance(doc, dict) or not isinstance(doc.get("configurations"), list):
+        raise ConfigError(
+            f"{str(path)!r} is not a candidates file (a mapping with a 'configurations' list); "
+            "pass the file written by 'synthflow shortlist'"
+        )
+    if doc.get("spec_sha256") != spec.sha256:
+        raise ConfigError(
+            f"{str(path)!r} was screened with another spec (sha256 {doc.get('spec_sha256')!r}); "
+            f"re-run the sweep and shortlist with {spec.path}"
+        )
+    entries = doc["configurations"]
+    bad = [i for i, c in enumerate(entries) if not (isinstance(c, dict) and "id" in c)]
+    if bad:
+        raise ConfigError(
+            f"{str(path)!r}: configuration entries {bad} have no 'id'; each entry needs the "
+            "configuration id from 'synthflow space'"
+        )
+    if not entries:
+        raise ConfigError(
+            f"{str(path)!r} lists no configurations: the shortlist is empty; widen the sweep "
+            "or lower --min-pass"
+        )
+    return [find_configuration(spec, str(c["id"])) for c in entries]
