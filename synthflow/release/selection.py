@@ -198,7 +198,28 @@ class _Enclave:
     def events(self) -> list[dict[str, Any]]:
         if not self.transcript.exists():
             return []
-        return [json.loads(x) for x in self.transcript.read_text("utf-8").splitlines() if x]
+        text = self.transcript.read_text("utf-8")
+        lines = text.splitlines()
+        out = []
+        for lineno, line in enumerate(lines, start=1):
+            if not line:
+                continue
+            try:
+                out.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                torn = lineno == len(lines) and not text.endswith("\n")
+                raise ConfigError(
+                    f"{self.transcript}:{lineno}: "
+                    + (
+                        "the last line is incomplete (the process stopped while writing it). "
+                        "Keep a copy of the file, delete that partial last line, and re-run the "
+                        "same command: the selection continues without a new charge"
+                        if torn
+                        else "is not a transcript line; the enclave is damaged: restore "
+                        "transcript.jsonl from a backup (a new selection would spend again)"
+                    )
+                ) from exc
+        return out
 
 
 def private_selection(

@@ -601,3 +601,23 @@ def test_failed_publish_is_recovered_without_a_new_charge(
     for path in (tmp_path / "enclave" / "ledger.jsonl", tmp_path / "budget.jsonl"):
         assert len(Ledger(total_epsilon=100, path=path).charges) == 1
     assert audit_release(tmp_path / "release").ok
+
+
+def test_torn_transcript_line_is_named_with_safe_advice(tmp_path, small_spec):
+    from synthflow.errors import ConfigError
+
+    enclave = tmp_path / "e"
+    candidates = expand_space(small_spec)
+    kwargs = dict(attempt=_toy_attempt(0.0), enclave_dir=enclave, rng=PrivacyRNG.from_seed(3))
+    with pytest.raises(SelectionPaused):
+        private_selection(small_spec, candidates, max_attempts=2, **kwargs)
+    transcript = enclave / "transcript.jsonl"
+    transcript.write_text(transcript.read_text() + '{"event": "att')
+    with pytest.raises(ConfigError, match="last line is incomplete") as info:
+        private_selection(small_spec, candidates, max_attempts=4, **kwargs)
+    assert "without a new charge" in str(info.value)
+    # Following the advice continues the same selection with the one charge.
+    transcript.write_text(transcript.read_text().rsplit("\n", 1)[0] + "\n")
+    with pytest.raises(SelectionPaused):
+        private_selection(small_spec, candidates, max_attempts=4, **kwargs)
+    assert len(Ledger(total_epsilon=100, path=enclave / "ledger.jsonl").charges) == 1
