@@ -78,12 +78,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     ) as exc:
         print(f"synthflow {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print(
+            f"synthflow {args.command}: interrupted; what was finished is kept (re-run the "
+            "same command to resume a sweep or a selection)",
+            file=sys.stderr,
+        )
+        return 130
     except BrokenPipeError:
         # The reader went away (``synthflow space | head``): not an error of ours. Point
         # stdout at devnull so that the interpreter's final flush does not fail again.
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 0
+    except OSError as exc:
+        # Disk full, a path under a file, an unwritable directory: the operating system's
+        # reason and the file, never a traceback. Nothing spent is lost: ledgers and
+        # selections are written before anything they cover is released.
+        where = f" ({exc.filename})" if exc.filename else ""
+        print(
+            f"synthflow {args.command}: error: {exc.strerror or exc}{where}; free space or "
+            "choose another path, then re-run the same command",
+            file=sys.stderr,
+        )
+        return 2
 
 
 if __name__ == "__main__":

@@ -71,6 +71,18 @@ def _check_out(out: Path) -> None:
         )
 
 
+def _prepare_out(out: Path) -> None:
+    """Create ``out`` and check it is writable, before anything is charged.
+
+    A run whose budget is spent must be able to write its result; an OSError here
+    becomes a clear CLI error with nothing spent.
+    """
+    out.mkdir(parents=True, exist_ok=True)
+    probe = out / ".synthflow-write-test"
+    probe.write_bytes(b"")
+    probe.unlink()
+
+
 def run_command(
     spec: ReleaseSpec,
     configuration: Configuration,
@@ -94,6 +106,7 @@ def run_command(
         )
     _check_out(out)
     loaded = load_data(data, spec, public=public)
+    _prepare_out(out)
     rng = PrivacyRNG.from_seed(seed) if seed is not None else PrivacyRNG.secure()
     ledger = command_ledger(
         data=data,

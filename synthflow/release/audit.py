@@ -122,7 +122,16 @@ def audit_release(release_dir: str | Path, *, spec_path: str | Path | None = Non
             f"{str(root)!r} is not a synthflow release (needs {MANIFEST} and acceptance.json)"
         )
     # 1. files and hashes
-    manifest = json.loads(manifest_path.read_text("utf-8"))["files"]
+    try:
+        manifest = json.loads(manifest_path.read_text("utf-8"))["files"]
+        acc: dict[str, Any] = json.loads((root / "acceptance.json").read_text("utf-8"))
+        if not isinstance(manifest, dict) or not isinstance(acc, dict):
+            raise TypeError("not a JSON object")
+    except (ValueError, KeyError, TypeError) as exc:
+        raise DataError(
+            f"{str(root)!r}: {MANIFEST} or acceptance.json is not a synthflow release file "
+            f"({type(exc).__name__}); the release is damaged or not a release"
+        ) from exc
     entries = {p.name for p in root.iterdir()}
     unexpected = sorted(entries - set(RELEASE_FILES))
     report.add(
@@ -141,7 +150,6 @@ def audit_release(release_dir: str | Path, *, spec_path: str | Path | None = Non
         else:
             ok = sha256_file(root / name) == manifest[name]
             report.add(f"hash {name}", ok, "" if ok else "SHA-256 differs from the manifest")
-    acc: dict[str, Any] = json.loads((root / "acceptance.json").read_text("utf-8"))
     if (root / DATA_FILE).is_file():
         ok = acc.get("data_sha256") == sha256_file(root / DATA_FILE)
         report.add(
