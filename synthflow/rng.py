@@ -20,7 +20,6 @@ import secrets
 from collections.abc import Sequence
 
 import numpy as np
-from diffprivlib.mechanisms import Exponential, Laplace
 from randomgen import ChaCha
 
 __all__ = ["PrivacyRNG"]
@@ -90,6 +89,8 @@ class PrivacyRNG:
         arr = np.asarray(values, dtype=float)
         if sensitivity == 0:
             return arr.copy()
+        from diffprivlib.mechanisms import Laplace  # noqa: PLC0415  (imports scikit-learn)
+
         scale = sensitivity / epsilon
         u = self.generator().random((4, arr.size))
         noise = Laplace._laplace_sampler(u[0], u[1], u[2], u[3])
@@ -145,6 +146,8 @@ class PrivacyRNG:
         # exp() from overflowing for large utilities (counts at large n).
         top = max(u)
         u = [x - top for x in u]
+        from diffprivlib.mechanisms import Exponential  # noqa: PLC0415  (imports scikit-learn)
+
         mech = Exponential(
             epsilon=epsilon, sensitivity=sensitivity, utility=u, random_state=self._dpl_state()
         )

@@ -22,7 +22,6 @@ import math
 from typing import Literal
 
 import numpy as np
-from diffprivlib.mechanisms import GaussianAnalytic
 
 from synthflow.ledger import Ledger
 from synthflow.rng import PrivacyRNG
@@ -83,6 +82,8 @@ def gaussian_sigma(*, epsilon: float, delta: float, sensitivity: float) -> float
         )
     if sensitivity == 0:
         return 0.0
+    from diffprivlib.mechanisms import GaussianAnalytic  # noqa: PLC0415  (imports scikit-learn)
+
     mech = GaussianAnalytic(epsilon=epsilon, delta=delta, sensitivity=sensitivity)
     return float(math.sqrt(mech.variance(0.0)))
 
