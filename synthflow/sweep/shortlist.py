@@ -34,12 +34,11 @@ def wilson_interval(passes: int, runs: int, *, z: float = 1.96) -> tuple[float, 
         raise ValueError(f"runs ({runs}) must be at least 1")
     if not 0 <= passes <= runs:
         raise ValueError(f"passes ({passes}) must be in [0, runs={runs}]")
-    p = passes / runs
-    z2 = z * z
-    denom = 1 + z2 / runs
-    centre = (p + z2 / (2 * runs)) / denom
-    half = z * math.sqrt(p * (1 - p) / runs + z2 / (4 * runs * runs)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
+    from scipy.stats import binomtest, norm  # noqa: PLC0415
+
+    level = 2.0 * float(norm.cdf(z)) - 1.0  # z = 1.96 -> 95%
+    ci = binomtest(passes, runs).proportion_ci(confidence_level=level, method="wilson")
+    return max(0.0, float(ci.low)), min(1.0, float(ci.high))
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -112,6 +112,8 @@ def hellinger(original: np.ndarray, published: np.ndarray) -> float:
 
 
 def _v2(table: np.ndarray) -> float:
+    # Hand-written on purpose: scipy.stats.contingency.association accepts integer
+    # tables only, and the protected tables compared here hold noisy real counts.
     t = table[table.sum(axis=1) > 0][:, table.sum(axis=0) > 0]
     r, c = t.shape
     n = t.sum()
