@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from string import Template
 
-from synthflow.acceptance import AcceptanceReport
+from synthflow.acceptance import AcceptanceReport, CriterionResult
 from synthflow.config import ReleaseSpec
 from synthflow.release.selection import SelectionCost
 from synthflow.space import Configuration
@@ -63,6 +63,23 @@ until one passed; how many attempts that took is not published.
 """)
 
 
+NOISE_DOMINATES = 0.5
+"""A decision is flagged as decided mostly by noise when the released value's noise sd
+exceeds this share of the threshold's magnitude (one typical draw could flip it)."""
+
+
+def _criterion_line(r: CriterionResult) -> str:
+    line = f"- `{r.name}` ({r.kind}): threshold {r.threshold:g}, released value {r.value:.4g}"
+    if r.noise_sd is not None:
+        line += f" (noise sd {r.noise_sd:.3g})"
+        if r.noise_sd > NOISE_DOMINATES * abs(r.threshold):
+            line += (
+                "; **decided mostly by noise**: the noise sd is large next to the threshold, "
+                "so this pass says little about the data"
+            )
+    return line
+
+
 def render_datasheet(
     *,
     spec: ReleaseSpec,
@@ -74,10 +91,7 @@ def render_datasheet(
     """The datasheet text."""
     from synthflow import __version__  # noqa: PLC0415
 
-    criteria_list = "\n".join(
-        f"- `{r.name}` ({r.kind}): threshold {r.threshold:g}, released value {r.value:.4g}"
-        for r in report.criteria
-    )
+    criteria_list = "\n".join(_criterion_line(r) for r in report.criteria)
     fit_line = (
         f", and the regression fit made once (eps_fit = {cost.fit_epsilon:g})"
         if cost.fit_once

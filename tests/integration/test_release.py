@@ -218,6 +218,8 @@ def test_release_holds_only_publishable_files_and_audits(release_dir, capsys):
         } <= set(c)
     readme = (release_dir / "README.md").read_text()
     assert "carry **no accuracy guarantee**" in readme and "4.3-differentially private" in readme
+    assert readme.count("(noise sd ") == len(acc["criteria"])  # noise next to every value
+    assert "delta below 1e-30" in readme  # the floating-point bound
     assert audit_release(release_dir).ok
     assert main(["audit", str(release_dir)]) == 0
     assert capsys.readouterr().out.strip().endswith("audit passed")
@@ -621,3 +623,20 @@ def test_torn_transcript_line_is_named_with_safe_advice(tmp_path, small_spec):
     with pytest.raises(SelectionPaused):
         private_selection(small_spec, candidates, max_attempts=4, **kwargs)
     assert len(Ledger(total_epsilon=100, path=enclave / "ledger.jsonl").charges) == 1
+
+
+def test_datasheet_flags_decisions_decided_by_noise():
+    from synthflow.acceptance import CriterionResult
+    from synthflow.release._datasheet import _criterion_line
+
+    loud = CriterionResult(
+        name="r", kind="regression_coefficients", value=21.3, threshold=30.0, passed=True,
+        epsilon=0.43, mechanism="functional", sensitivity=1.0, noise_sd=1408.6,
+    )  # fmt: skip
+    quiet = CriterionResult(
+        name="m", kind="marginals", value=0.004, threshold=0.01, passed=True,
+        epsilon=0.01, mechanism="laplace", sensitivity=1e-5, noise_sd=0.0014,
+    )  # fmt: skip
+    assert "decided mostly by noise" in _criterion_line(loud)
+    assert "noise sd 1.41e+03" in _criterion_line(loud)
+    assert "decided mostly by noise" not in _criterion_line(quiet)
