@@ -133,21 +133,32 @@ def _run_one(
         result = run_flow(
             spec, configuration, frame, ledger=ledger, rng=rng, public=True, show_progress=False
         )
+        evaluation = evaluator(spec, result, rng=rng)
     except (NotEnoughRowsError, InfeasibleConfigurationError) as exc:
-        return RunRecord(
-            config_id=configuration.id,
-            repeat=repeat,
-            seed=seed,
-            seconds=time.perf_counter() - t0,
-            error=f"{type(exc).__name__}: {exc}",
-        )
-    evaluation = evaluator(spec, result, rng=rng)
+        return _failed(configuration, repeat, seed, t0, exc)
+    except Exception as exc:  # a MemoryError or a bug in one configuration
+        # One failing configuration must not end the sweep: the run is stored as failed
+        # (error class and message; sweeps run on public data only) and the sweep goes on.
+        log.warning("run %s/%d failed: %s", configuration.id, repeat, type(exc).__name__)
+        return _failed(configuration, repeat, seed, t0, exc)
     return RunRecord(
         config_id=configuration.id,
         repeat=repeat,
         seed=seed,
         seconds=time.perf_counter() - t0,
         evaluation=evaluation,
+    )
+
+
+def _failed(
+    configuration: Configuration, repeat: int, seed: int, t0: float, exc: BaseException
+) -> RunRecord:
+    return RunRecord(
+        config_id=configuration.id,
+        repeat=repeat,
+        seed=seed,
+        seconds=time.perf_counter() - t0,
+        error=f"{type(exc).__name__}: {exc}"[:500],
     )
 
 

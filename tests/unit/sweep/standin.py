@@ -103,3 +103,16 @@ class Swept:
     data: Path
     store: Path
     summary: SweepSummary
+
+
+class FailingEvaluator(StandInEvaluator):
+    """The stand-in, except that one configuration's runs raise MemoryError."""
+
+    def __init__(self, bad_id: str) -> None:
+        super().__init__()
+        self.bad_id = bad_id
+
+    def __call__(self, spec: ReleaseSpec, result: FlowResult, *, rng: PrivacyRNG) -> RunEvaluation:
+        if result.configuration.id == self.bad_id:
+            raise MemoryError("simulated: the configuration does not fit in memory")
+        return super().__call__(spec, result, rng=rng)

@@ -149,3 +149,30 @@ def test_address_joins_a_running_cluster(swept: Swept, tmp_path: Path) -> None:
         "runs_stored": 12,
         "runs_new": 12,
     }
+
+
+def test_a_failing_configuration_is_recorded_and_the_sweep_goes_on(
+    swept: Swept, tmp_path: Path
+) -> None:
+    from standin import FailingEvaluator
+
+    from synthflow.sweep.engine import select_configurations
+
+    bad = select_configurations(swept.spec)[0].id
+    store = tmp_path / "failing.db"
+    summary = run_sweep(
+        swept.spec,
+        swept.data,
+        store,
+        repeats=2,
+        workers=1,
+        seed=3,
+        evaluator=FailingEvaluator(bad),
+        show_progress=False,
+    )
+    assert summary.runs_stored == 24
+    with SweepStore.open_existing(store) as db:
+        runs = db.runs()
+    failed = runs[runs.status != "ok"]
+    assert set(failed.config_id) == {bad} and len(failed) == 2
+    assert failed.error.str.startswith("MemoryError").all()
