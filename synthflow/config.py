@@ -298,6 +298,8 @@ class ReleaseSpec:
     models: tuple[ModelGrid, ...]
     min_count: tuple[int, ...]
     sampling: SamplingSpec = field(default_factory=SamplingSpec)
+    unit: str = "record"
+    """What one row is, in words (e.g. ``birth``, ``person``): used in datasheets."""
     path: str = ""
     """File the spec was read from."""
     sha256: str = ""
@@ -601,6 +603,14 @@ def _parse_models(raw: Any) -> tuple[ModelGrid, ...]:
     return tuple(out)
 
 
+def _unit(value: Any) -> str:
+    if not isinstance(value, str) or not value.strip() or len(value) > 40:
+        raise ConfigError(
+            f"unit: expected a short noun for one row (e.g. birth, person), got {value!r}"
+        )
+    return value.strip()
+
+
 def load_spec(path: str | Path) -> ReleaseSpec:
     """Read and validate a release spec.
 
@@ -621,7 +631,7 @@ def load_spec(path: str | Path) -> ReleaseSpec:
         str(p),
         raw,
         {"name", "privacy", "columns", "constraints", "acceptance", "space"},
-        {"description", "input", "sampling"},
+        {"description", "input", "sampling", "unit"},
     )
     inp = _keys("input", raw.get("input") or {}, set(), {"mapping"})
     mapping = inp.get("mapping") or {}
@@ -686,6 +696,7 @@ def load_spec(path: str | Path) -> ReleaseSpec:
         models=_parse_models(space["models"]),
         min_count=tuple(mc),
         sampling=sampling,
+        unit=_unit(raw.get("unit", "record")),
         path=str(p),
         sha256=hashlib.sha256(data).hexdigest(),
     )

@@ -50,7 +50,7 @@ until one passed; how many attempts that took is not published.
 5. The acceptance criteria were computed with DP noise; all passed.
 
 ## Limitations
-- The data are synthetic: no row is a real birth, and joint patterns the generator
+- The data are synthetic: no row is a real $unit, and joint patterns the generator
   did not capture are lost or distorted.
 - Accuracy is checked only for the criteria above; the DP noise on those checks means
   a criterion may pass by chance when the true value is close to its threshold.
@@ -99,6 +99,7 @@ def render_datasheet(
     )
     return _TEMPLATE.substitute(
         name=spec.name,
+        unit=spec.unit,
         version=__version__,
         rows=rows,
         criteria_list=criteria_list,

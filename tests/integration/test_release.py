@@ -220,6 +220,7 @@ def test_release_holds_only_publishable_files_and_audits(release_dir, capsys):
     assert "carry **no accuracy guarantee**" in readme and "4.3-differentially private" in readme
     assert readme.count("(noise sd ") == len(acc["criteria"])  # noise next to every value
     assert "delta below 1e-30" in readme  # the floating-point bound
+    assert "no row is a real record" in readme  # the spec's unit (default), never "birth"
     assert audit_release(release_dir).ok
     assert main(["audit", str(release_dir)]) == 0
     assert capsys.readouterr().out.strip().endswith("audit passed")

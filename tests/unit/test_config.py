@@ -149,3 +149,8 @@ def test_unknown_configuration_id(births_spec):
 def test_spec_objects_are_frozen(births_spec):
     with pytest.raises(AttributeError):
         births_spec.name = "other"  # type: ignore[misc]
+
+
+def test_unit_of_a_row_comes_from_the_spec(births_spec, small_spec):
+    assert births_spec.unit == "birth"
+    assert small_spec.unit == "record"  # default when the spec says nothing
