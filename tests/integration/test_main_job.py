@@ -11,7 +11,8 @@ from synthflow.release.main_job import run_main_job
 
 @pytest.mark.slow
 def test_main_job_makes_an_audited_release(tmp_path):
-    result = run_main_job(tmp_path / "demo", repeats=2, workers=2, show_progress=False)
+    # 4 of the 8 workload configurations x 2 runs keep the test within a few minutes.
+    result = run_main_job(tmp_path / "demo", sample=4, repeats=2, workers=2, show_progress=False)
     assert result.audit.ok, result.audit.failures
     release = result.release_dir
     assert sorted(p.name for p in release.iterdir()) == [

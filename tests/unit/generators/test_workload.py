@@ -46,10 +46,10 @@ def test_plan_spends_exactly_epsilon_with_the_shares(births_spec):
     hp = WorkloadHyperparameters(one_way_share=0.2, constrained_share=0.4)
     plan = plan_measurements(workload_from_spec(births_spec), tr.domain, hp, 4.0)
     assert math.fsum(m.epsilon for m in plan) == pytest.approx(4.0, abs=1e-12)
-    by = {
-        f: math.fsum(m.epsilon for m in plan if m.family == f) for f in ("one_way", "constrained")
-    }
+    families = ("one_way", "constrained", "pairs")
+    by = {f: math.fsum(m.epsilon for m in plan if m.family == f) for f in families}
     assert by["one_way"] == pytest.approx(0.8)
+    assert by["constrained"] == pytest.approx(1.6)
     assert by["pairs"] == pytest.approx(1.6)
     # An empty family hands its share on: no constrained pairs -> the other pairs get 0.8.
     plan = plan_measurements(
