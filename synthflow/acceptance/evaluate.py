@@ -150,9 +150,13 @@ def _exact_condmean(c: CriterionSpec, x: _Ctx) -> float:
 
 def _ols_models(c: CriterionSpec, x: _Ctx) -> tuple[regression.LinearModel, ...]:
     target = _need(c.column, "column", c)
-    xo, yo, feats, _, _ = x.regression_design("original", target)
-    xr, yr, _, _, _ = x.regression_design("candidate", target)
-    return regression.ols(xo, yo, feats), regression.ols(xr, yr, feats)
+    key = f"ols:{target}"
+    if key not in x.cache:
+        xo, yo, feats, _, _ = x.regression_design("original", target)
+        xr, yr, _, _, _ = x.regression_design("candidate", target)
+        x.cache[key] = (regression.ols(xo, yo, feats), regression.ols(xr, yr, feats))
+    models: tuple[regression.LinearModel, ...] = x.cache[key]
+    return models
 
 
 def _std_candidate(c: CriterionSpec, x: _Ctx) -> regression.Standardization:
@@ -178,6 +182,19 @@ def _exact_faithfulness(c: CriterionSpec, x: _Ctx) -> float:
     ).unmatched_share
 
 
+def _exact(c: CriterionSpec, x: _Ctx) -> float:
+    """The exact value of ``c``, computed once per evaluation context.
+
+    A sweep's exact and DP evaluations share one context, so faithfulness (a maximum
+    matching), the marginals and the OLS fits are computed once, not twice.
+    """
+    key = f"exact:{c.name}"
+    if key not in x.cache:
+        x.cache[key] = _EXACT[c.kind](c, x)
+    value: float = x.cache[key]
+    return value
+
+
 _EXACT: dict[str, Callable[[CriterionSpec, _Ctx], float]] = {
     "marginals": _exact_marginals,
     "one_way_ratio": _exact_ratio,
@@ -196,7 +213,7 @@ def exact_value(
 ) -> float:
     """The exact (non-private) value of one criterion between two code tables."""
     ctx = _context(transformer.spec, transformer, original, candidate)
-    return _EXACT[criterion.kind](criterion, ctx)
+    return _exact(criterion, ctx)
 
 
 def exact_values(
@@ -204,7 +221,7 @@ def exact_values(
 ) -> dict[str, float]:
     """Exact values of every criterion of ``spec``, by name (pure; nothing charged)."""
     ctx = _context(spec, transformer, original, candidate)
-    return {c.name: _EXACT[c.kind](c, ctx) for c in spec.criteria}
+    return {c.name: _exact(c, ctx) for c in spec.criteria}
 
 
 def _context(
@@ -254,7 +271,7 @@ def _laplace_release(
 
 def _dp_marginals(c: CriterionSpec, x: _Ctx, ledger: Ledger, rng: PrivacyRNG) -> _Released:
     sens = marginals.marginal_sensitivity(len(x.original))
-    return _laplace_release(c, _exact_marginals(c, x), sens, ledger, rng)
+    return _laplace_release(c, _exact(c, x), sens, ledger, rng)
 
 
 def _dp_ratio(c: CriterionSpec, x: _Ctx, ledger: Ledger, rng: PrivacyRNG) -> _Released:
@@ -269,7 +286,7 @@ def _dp_ratio(c: CriterionSpec, x: _Ctx, ledger: Ledger, rng: PrivacyRNG) -> _Re
         assumed_min_count=c.assumed_min_count,
         min_count=m,
     )
-    return _laplace_release(c, _exact_ratio(c, x), sens, ledger, rng, threshold=threshold)
+    return _laplace_release(c, _exact(c, x), sens, ledger, rng, threshold=threshold)
 
 
 def _dp_condmean(c: CriterionSpec, x: _Ctx, ledger: Ledger, rng: PrivacyRNG) -> _Released:
@@ -348,7 +365,7 @@ def _dp_tstr(c: CriterionSpec, x: _Ctx, ledger: Ledger, rng: PrivacyRNG) -> _Rel
 
 def _dp_faithfulness(c: CriterionSpec, x: _Ctx, ledger: Ledger, rng: PrivacyRNG) -> _Released:
     sens = faithfulness.faithfulness_sensitivity(len(x.original))
-    return _laplace_release(c, _exact_faithfulness(c, x), sens, ledger, rng)
+    return _laplace_release(c, _exact(c, x), sens, ledger, rng)
 
 
 _RELEASE: dict[str, Callable[[CriterionSpec, _Ctx, Ledger, PrivacyRNG], _Released]] = {
@@ -438,10 +455,22 @@ def evaluate(
         BudgetExceededError: If the ledger cannot afford a criterion.
     """
     ctx = _context(spec, transformer, original, candidate)
+    return _evaluate_in(ctx, exact=exact, ledger=ledger, rng=rng, regression_fit=regression_fit)
+
+
+def _evaluate_in(
+    ctx: _Ctx,
+    *,
+    exact: bool,
+    ledger: Ledger | None,
+    rng: PrivacyRNG | None,
+    regression_fit: DPRegressionFit | None,
+) -> AcceptanceReport:
+    spec = ctx.spec
     if exact:
         results = []
         for c in spec.criteria:
-            v = _EXACT[c.kind](c, ctx)
+            v = _exact(c, ctx)
             results.append(
                 CriterionResult(
                     name=c.name, kind=c.kind, value=v, threshold=c.threshold, passed=v < c.threshold
@@ -521,17 +550,9 @@ def evaluate_exact_and_noisy(
 
     Without a ``ledger`` a throwaway one sized to the evaluation budget is used.
     """
-    exact = evaluate(spec, transformer, original, candidate, exact=True)
+    ctx = _context(spec, transformer, original, candidate)  # shared: exact values once
+    exact = _evaluate_in(ctx, exact=True, ledger=None, rng=None, regression_fit=None)
     if ledger is None:
         ledger = Ledger(total_epsilon=max(spec.evaluation_epsilon, 1e-12))
-    noisy = evaluate(
-        spec,
-        transformer,
-        original,
-        candidate,
-        exact=False,
-        ledger=ledger,
-        rng=rng,
-        regression_fit=regression_fit,
-    )
+    noisy = _evaluate_in(ctx, exact=False, ledger=ledger, rng=rng, regression_fit=regression_fit)
     return ExactAndNoisy(exact=exact, noisy=noisy)
