@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Measurement", "TreeSampler", "estimate"]
+__all__ = ["Measurement", "TreeSampler", "estimate", "model_size"]
 
 Clique = tuple[str, ...]
 
@@ -49,6 +49,23 @@ def _mbi() -> object:
     import mbi  # noqa: PLC0415  (jax import costs seconds; only generators that need it pay)
 
     return mbi
+
+
+def model_size(
+    names: Sequence[str], sizes: Sequence[int], cliques: Sequence[Clique]
+) -> tuple[float, Clique]:
+    """Megabytes of the graphical model over ``cliques`` and its largest clique (public).
+
+    The junction tree of the measured cliques decides memory and time; computed from
+    the public domain only, so a generator can refuse *before* charging the ledger.
+    """
+    mbi = _mbi()
+    domain = mbi.Domain(tuple(names), tuple(int(s) for s in sizes))  # type: ignore[attr-defined]
+    jtree, _ = mbi.junction_tree.make_junction_tree(domain, [tuple(c) for c in cliques])  # type: ignore[attr-defined]
+    nodes = [tuple(n) for n in jtree.nodes]
+    largest = max(nodes, key=domain.size) if nodes else ()
+    megabytes = sum(domain.size(n) for n in nodes) * 8 / 2**20
+    return float(megabytes), largest
 
 
 def estimate(

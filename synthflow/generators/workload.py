@@ -37,8 +37,8 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 
-from synthflow.errors import ConfigError
-from synthflow.generators._pgm import Measurement, TreeSampler, estimate
+from synthflow.errors import ConfigError, InfeasibleConfigurationError
+from synthflow.generators._pgm import Measurement, TreeSampler, estimate, model_size
 from synthflow.generators._workload_spec import Workload, structural_zeros, workload_from_spec
 from synthflow.generators.protocol import GeneratorBase, check_codes
 from synthflow.ledger import Ledger
@@ -96,6 +96,10 @@ class WorkloadHyperparameters:
     iters: int = 3000
     """Mirror-descent iterations of the Private-PGM estimation (1000 leaves the
     regression error about twice as large at 160K rows; 6000 gains little)."""
+    max_model_size: float = 256.0
+    """Largest graphical model (junction-tree parameters, MB) the fit may build; checked
+    from the public domain before anything is charged. The births release binning needs
+    about 2 MB; jax's working memory is several times the model."""
 
     def __post_init__(self) -> None:
         a = _share("one_way_share", self.one_way_share)
@@ -109,6 +113,8 @@ class WorkloadHyperparameters:
             raise ValueError(f"cell_power ({self.cell_power!r}) must be a number in [0, 2]")
         if isinstance(self.iters, bool) or not isinstance(self.iters, int) or self.iters < 1:
             raise ValueError(f"iters ({self.iters!r}) must be an integer >= 1")
+        if not isinstance(self.max_model_size, (int, float)) or not self.max_model_size > 0:
+            raise ValueError(f"max_model_size ({self.max_model_size!r}) must be > 0 (MB)")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -197,6 +203,19 @@ class WorkloadGenerator(GeneratorBase):
             workload = workload_from_spec(self.transformer.spec)
         return plan_measurements(workload, domain, self.hyperparameters, self.epsilon)
 
+    def _check_model_size(self, domain: Domain, cliques: list[tuple[str, ...]]) -> None:
+        """Refuse, before any charge, a model that would not fit (public domain only)."""
+        megabytes, largest = model_size(domain.names, domain.sizes, cliques)
+        limit = self.hyperparameters.max_model_size
+        if megabytes > limit:
+            sizes = ", ".join(f"{c} ({domain.size(c)} bins)" for c in largest)
+            raise InfeasibleConfigurationError(
+                f"the workload's graphical model would need {megabytes:,.0f} MB (limit "
+                f"{limit:g} MB, hyperparameter max_model_size); its largest junction-tree "
+                f"clique joins {sizes}. Measure fewer pairs (e.g. regression features, "
+                "marginals max_order in the spec), use coarser bins, or raise the limit"
+            )
+
     def fit(
         self, data: pd.DataFrame, *, domain: Domain, ledger: Ledger, rng: PrivacyRNG
     ) -> WorkloadGenerator:
@@ -204,12 +223,15 @@ class WorkloadGenerator(GeneratorBase):
 
         Raises:
             DataError: If the data fall outside the public domain.
-            ConfigError: Without a transformer (the spec gives the workload).
+            ConfigError: If the transformer does not match the data's domain.
+            InfeasibleConfigurationError: If the model would exceed max_model_size
+                (checked before anything is charged).
             BudgetExceededError: If the ledger cannot afford epsilon.
         """
         check_codes(data, domain)
         plan = self.plan(domain)
         zeros = structural_zeros(self.transformer) if self.transformer is not None else {}
+        self._check_model_size(domain, [m.clique for m in plan] + list(zeros))
         total = math.fsum(m.epsilon for m in plan)
         if not ledger.can_afford(total):  # refuse before the first family is charged
             ledger.charge("workload marginals", epsilon=total, mechanism="discrete_laplace")

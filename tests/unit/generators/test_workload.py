@@ -31,6 +31,15 @@ from synthflow.transform import Domain, Transformer
 RELEASE = {"mother_age": "b"}
 
 
+def _fitted(raw, tr, *, iters):
+    """A workload generator fitted at epsilon 1 on ``raw`` binned by ``tr`` (seeded)."""
+    gen = make_generator("workload", {"iters": iters}, epsilon=1.0, transformer=tr)
+    return gen.fit(
+        tr.forward(raw), domain=tr.domain, ledger=Ledger(total_epsilon=1.0),
+        rng=PrivacyRNG.from_seed(1),
+    )  # fmt: skip
+
+
 def test_births_workload_comes_from_the_criteria(births_spec):
     w = workload_from_spec(births_spec)
     assert w.one_way == tuple((c,) for c in births_spec.column_names)
@@ -150,13 +159,7 @@ def test_no_sampled_row_violates_a_synthetic_constraint(nvss_10k, births_spec):
         tr = Transformer(births_spec, letters)
         zeros = structural_zeros(tr)
         assert zeros and all(m.any() for m in zeros.values())
-        gen = make_generator("workload", {"iters": 300}, epsilon=1.0, transformer=tr)
-        gen.fit(
-            tr.forward(raw),
-            domain=tr.domain,
-            ledger=Ledger(total_epsilon=1.0),
-            rng=PrivacyRNG.from_seed(1),
-        )
+        gen = _fitted(raw, tr, iters=300)
         rows = gen.sample(200_000, rng=np.random.default_rng(2))
         assert not binned_violations(rows, births_spec.synthetic_constraints, tr).any()
 
@@ -211,14 +214,23 @@ def test_bad_shares_are_refused():
 
 def test_sample_is_reproducible_from_a_seeded_rng(nvss_10k, births_spec):
     raw = load_data(nvss_10k, births_spec, public=True).frame
-    tr = Transformer(births_spec, RELEASE)
-    gen = make_generator("workload", {"iters": 100}, epsilon=1.0, transformer=tr)
-    gen.fit(
-        tr.forward(raw),
-        domain=tr.domain,
-        ledger=Ledger(total_epsilon=1.0),
-        rng=PrivacyRNG.from_seed(1),
-    )
+    gen = _fitted(raw, Transformer(births_spec, RELEASE), iters=100)
     a = gen.sample(1000, rng=np.random.default_rng(5))
     b = gen.sample(1000, rng=np.random.default_rng(5))
     pd.testing.assert_frame_equal(a, b)
+
+
+def test_a_model_too_large_is_refused_before_any_charge():
+    # 16 columns of 10 bins, every pair measured: the junction tree is the whole
+    # 10^16-cell table. Refused from the public domain alone, nothing charged.
+    from synthflow.errors import InfeasibleConfigurationError
+
+    names = tuple(f"c{i}" for i in range(16))
+    domain = Domain(names=names, sizes=(10,) * 16)
+    data = pd.DataFrame({n: np.zeros(50, dtype=np.int16) for n in names})
+    ledger = Ledger(total_epsilon=1.0)
+    gen = make_generator("workload", {}, epsilon=1.0)
+    with pytest.raises(InfeasibleConfigurationError, match="max_model_size") as info:
+        gen.fit(data, domain=domain, ledger=ledger, rng=PrivacyRNG.from_seed(0))
+    assert "(10 bins)" in str(info.value)  # names the columns that cause it
+    assert ledger.charges == ()
