@@ -70,7 +70,14 @@ exceeds this share of the threshold's magnitude (one typical draw could flip it)
 
 def _criterion_line(r: CriterionResult) -> str:
     line = f"- `{r.name}` ({r.kind}): threshold {r.threshold:g}, released value {r.value:.4g}"
-    if r.noise_sd is not None:
+    if r.noise_sd is not None and (r.mechanism or "").startswith("functional"):
+        # The functional mechanism's noise is added to the fit's sufficient statistics;
+        # its effect on this value is not a Laplace sd on the value's scale.
+        line += (
+            f" (functional mechanism: noise sd {r.noise_sd:.3g} on the regression fit's "
+            "sufficient statistics, not on this value)"
+        )
+    elif r.noise_sd is not None:
         line += f" (noise sd {r.noise_sd:.3g})"
         if r.noise_sd > NOISE_DOMINATES * abs(r.threshold):
             line += (

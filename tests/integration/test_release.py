@@ -218,7 +218,8 @@ def test_release_holds_only_publishable_files_and_audits(release_dir, capsys):
         } <= set(c)
     readme = (release_dir / "README.md").read_text()
     assert "carry **no accuracy guarantee**" in readme and "4.3-differentially private" in readme
-    assert readme.count("(noise sd ") == len(acc["criteria"])  # noise next to every value
+    lines = [x for x in readme.splitlines() if x.startswith("- `")]
+    assert sum("noise sd " in x for x in lines) == len(acc["criteria"])  # next to every value
     assert "delta below 1e-30" in readme  # the floating-point bound
     assert "no row is a real record" in readme  # the spec's unit (default), never "birth"
     assert audit_release(release_dir).ok
@@ -631,8 +632,8 @@ def test_datasheet_flags_decisions_decided_by_noise():
     from synthflow.release._datasheet import _criterion_line
 
     loud = CriterionResult(
-        name="r", kind="regression_coefficients", value=21.3, threshold=30.0, passed=True,
-        epsilon=0.43, mechanism="functional", sensitivity=1.0, noise_sd=1408.6,
+        name="r", kind="conditional_mean", value=21.3, threshold=30.0, passed=True,
+        epsilon=0.01, mechanism="laplace", sensitivity=1.0, noise_sd=1408.6,
     )  # fmt: skip
     quiet = CriterionResult(
         name="m", kind="marginals", value=0.004, threshold=0.01, passed=True,
@@ -641,3 +642,8 @@ def test_datasheet_flags_decisions_decided_by_noise():
     assert "decided mostly by noise" in _criterion_line(loud)
     assert "noise sd 1.41e+03" in _criterion_line(loud)
     assert "decided mostly by noise" not in _criterion_line(quiet)
+    # The functional mechanism's sd is not on the value's scale: explained, not flagged.
+    import dataclasses
+
+    fm = _criterion_line(dataclasses.replace(loud, mechanism="functional"))
+    assert "sufficient statistics" in fm and "decided mostly by noise" not in fm
