@@ -15,14 +15,16 @@ import io
 import math
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-from matplotlib.axes import Axes
-from matplotlib.colors import LogNorm
-from matplotlib.figure import Figure
 
 from synthflow.tables.compare import FAMILIES, Comparison, ComparisonRow
 from synthflow.tables.measures import BANDS
+
+if TYPE_CHECKING:  # matplotlib loads only when a report is drawn (CLI start-up)
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 __all__ = ["render_html", "write_report"]
 
@@ -70,6 +72,8 @@ def _png(fig: Figure) -> str:
 
 def _bars(rows: Sequence[ComparisonRow], title: str) -> str:
     rows = [r for r in rows if r.method != "original"]
+    from matplotlib.figure import Figure  # noqa: PLC0415
+
     fig = Figure(figsize=(max(8, 0.32 * len(rows) + 2), 11))
     fig.subplots_adjust(left=0.08, right=0.98, top=0.96, bottom=0.16, hspace=0.12)
     axes: list[Axes] = list(fig.subplots(len(_BARS), 1, sharex=True))
@@ -95,6 +99,9 @@ def _bars(rows: Sequence[ComparisonRow], title: str) -> str:
 def _heatmaps(rows: Sequence[ComparisonRow], title: str) -> str:
     cols = 4
     lines = math.ceil(len(rows) / cols)
+    from matplotlib.colors import LogNorm  # noqa: PLC0415
+    from matplotlib.figure import Figure  # noqa: PLC0415
+
     fig = Figure(figsize=(3.6 * cols, 3.3 * lines + 0.8))
     fig.subplots_adjust(
         left=0.07,
