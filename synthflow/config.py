@@ -245,6 +245,8 @@ class CriterionSpec:
     """Resize margin = ceil(margin_fraction * n) + margin_plus."""
     margin_plus: int = 1
     match: MatchRule | None = None
+    features: tuple[str, ...] = ()
+    """Regression features (numerified columns); empty: every column but the target."""
 
 
 _CRITERION_KINDS = CriterionSpec.__dataclass_fields__["kind"].type
@@ -529,6 +531,7 @@ def _parse_criteria(raw: Any, columns: Mapping[str, Column]) -> tuple[CriterionS
                 "margin_fraction",
                 "margin_plus",
                 "match",
+                "features",
             },
         )
         if c["kind"] not in kinds:
@@ -567,12 +570,39 @@ def _parse_criteria(raw: Any, columns: Mapping[str, Column]) -> tuple[CriterionS
                 margin_fraction=float(c.get("margin_fraction", 0.01)),
                 margin_plus=int(c.get("margin_plus", 1)),
                 match=_parse_match(f"{where}.match", c["match"], columns) if "match" in c else None,
+                features=_parse_features(where, c, columns),
             )
         )
     names = [c.name for c in out]
+    targets: dict[str, tuple[str, ...]] = {}
+    for crit in out:
+        if crit.kind in ("regression_coefficients", "regression_tstr") and crit.column:
+            if targets.setdefault(crit.column, crit.features) != crit.features:
+                raise ConfigError(
+                    f"acceptance.criteria: the regression criteria on {crit.column!r} must use "
+                    "the same features (they share one DP fit); give them the same 'features'"
+                )
     if len(set(names)) != len(names):
         raise ConfigError(f"acceptance.criteria: names must be unique, got {names}")
     return tuple(out)
+
+
+def _parse_features(
+    where: str, c: Mapping[str, Any], columns: Mapping[str, Column]
+) -> tuple[str, ...]:
+    if "features" not in c:
+        return ()
+    feats = c["features"]
+    if c["kind"] not in ("regression_coefficients", "regression_tstr"):
+        raise ConfigError(f"{where}.features: only regression criteria take features")
+    if not isinstance(feats, list) or not feats or len(set(map(str, feats))) != len(feats):
+        raise ConfigError(f"{where}.features: expected a non-empty list of distinct columns")
+    for f in feats:
+        if f not in columns:
+            raise ConfigError(f"{where}.features: unknown column {f!r}")
+        if f == c.get("column"):
+            raise ConfigError(f"{where}.features: {f!r} is the target, not a feature")
+    return tuple(str(f) for f in feats)
 
 
 def _parse_models(raw: Any) -> tuple[ModelGrid, ...]:

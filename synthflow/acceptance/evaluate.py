@@ -118,11 +118,13 @@ class _Ctx:
     def sizes(self) -> tuple[int, ...]:
         return self.transformer.domain.sizes
 
-    def regression_design(self, which: str, target: str) -> tuple[Any, ...]:
-        key = f"design:{which}:{target}"
+    def regression_design(
+        self, which: str, target: str, features: tuple[str, ...] = ()
+    ) -> tuple[Any, ...]:
+        key = f"design:{which}:{target}:{features}"
         if key not in self.cache:
             codes = self.original if which == "original" else self.candidate
-            self.cache[key] = regression.design(codes, self.transformer, target)
+            self.cache[key] = regression.design(codes, self.transformer, target, features)
         return self.cache[key]
 
 
@@ -150,17 +152,17 @@ def _exact_condmean(c: CriterionSpec, x: _Ctx) -> float:
 
 def _ols_models(c: CriterionSpec, x: _Ctx) -> tuple[regression.LinearModel, ...]:
     target = _need(c.column, "column", c)
-    key = f"ols:{target}"
+    key = f"ols:{target}:{c.features}"
     if key not in x.cache:
-        xo, yo, feats, _, _ = x.regression_design("original", target)
-        xr, yr, _, _, _ = x.regression_design("candidate", target)
+        xo, yo, feats, _, _ = x.regression_design("original", target, c.features)
+        xr, yr, _, _, _ = x.regression_design("candidate", target, c.features)
         x.cache[key] = (regression.ols(xo, yo, feats), regression.ols(xr, yr, feats))
     models: tuple[regression.LinearModel, ...] = x.cache[key]
     return models
 
 
 def _std_candidate(c: CriterionSpec, x: _Ctx) -> regression.Standardization:
-    xr, yr, _, xb, yb = x.regression_design("candidate", _need(c.column, "column", c))
+    xr, yr, _, xb, yb = x.regression_design("candidate", _need(c.column, "column", c), c.features)
     return regression.Standardization.from_data(xr, yr, xb, yb)
 
 
@@ -171,7 +173,7 @@ def _exact_coef(c: CriterionSpec, x: _Ctx) -> float:
 
 def _exact_tstr(c: CriterionSpec, x: _Ctx) -> float:
     m_o, m_r = _ols_models(c, x)
-    xo, yo, _, _, yb = x.regression_design("original", _need(c.column, "column", c))
+    xo, yo, _, _, yb = x.regression_design("original", _need(c.column, "column", c), c.features)
     return regression.tstr_error(m_o, m_r, xo, yo, yb)
 
 
@@ -311,7 +313,7 @@ def _fit_for(c: CriterionSpec, x: _Ctx, ledger: Ledger, rng: PrivacyRNG) -> DPRe
     """The DP fit of this evaluation (given, or released now under ``c``'s budget)."""
     if "fit" not in x.cache:
         target = _need(c.column, "column", c)
-        xo, yo, feats, xb, yb = x.regression_design("original", target)
+        xo, yo, feats, xb, yb = x.regression_design("original", target, c.features)
         std = _std_candidate(c, x)
         ledger.charge(
             f"acceptance {c.name}: functional-mechanism fit",
@@ -356,7 +358,7 @@ def _dp_tstr(c: CriterionSpec, x: _Ctx, ledger: Ledger, rng: PrivacyRNG) -> _Rel
         )
     fit: DPRegressionFit = x.cache["fit"]
     target = _need(c.column, "column", c)
-    xo, yo, _, _, yb = x.regression_design("original", target)
+    xo, yo, _, _, yb = x.regression_design("original", target, c.features)
     _, m_r = _ols_models(c, x)
     stat = regression.tstr_error(fit.model, m_r, xo, yo, yb)
     sens = regression.tstr_sensitivity(yb, len(xo))
@@ -405,7 +407,7 @@ def fit_dp_regression(
     c = crits[0]
     target = _need(c.column, "column", c)
     codes = code_matrix(original, transformer, what="original")
-    xo, yo, feats, xb, yb = regression.design(codes, transformer, target)
+    xo, yo, feats, xb, yb = regression.design(codes, transformer, target, c.features)
     std = regression.Standardization.from_bounds(xb, yb)
     sens = float(regression.functional_mechanism_sensitivity(*std.box(xb, yb)).sum())
     ledger.charge(

@@ -98,10 +98,16 @@ class Standardization:
 
 
 def design(
-    codes: np.ndarray, transformer: Transformer, target: str
+    codes: np.ndarray,
+    transformer: Transformer,
+    target: str,
+    features: tuple[str, ...] = (),
 ) -> tuple[np.ndarray, np.ndarray, tuple[str, ...], np.ndarray, tuple[float, float]]:
-    """Numerified features, target, feature names, feature bounds ``(k, 2)``, target bounds."""
-    feats = tuple(n for n in transformer.domain.names if n != target)
+    """Numerified features, target, feature names, feature bounds ``(k, 2)``, target bounds.
+
+    ``features`` (the criterion's spec key) defaults to every column but the target.
+    """
+    feats = features or tuple(n for n in transformer.domain.names if n != target)
     x = np.column_stack([numbers(codes, transformer, f) for f in feats])
     y = numbers(codes, transformer, target)
     xb = np.array([feature_bounds(transformer.spec.column(f)) for f in feats], dtype=float)

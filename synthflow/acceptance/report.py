@@ -245,10 +245,10 @@ def _regression_section(
     c: CriterionSpec, transformer: Transformer, t: np.ndarray | None, r: np.ndarray
 ) -> str:
     target = c.column or ""
-    xr, yr, feats, _, _ = regression.design(r, transformer, target)
+    xr, yr, feats, _, _ = regression.design(r, transformer, target, c.features)
     models = {"candidate (OLS)": regression.ols(xr, yr, feats)}
     if t is not None:
-        xo, yo, _, _, _ = regression.design(t, transformer, target)
+        xo, yo, _, _, _ = regression.design(t, transformer, target, c.features)
         models = {"original (OLS)": regression.ols(xo, yo, feats), **models}
     terms = ["intercept", *feats]
     df = pd.DataFrame({"term": terms, **{k: [m.intercept, *m.coef] for k, m in models.items()}})

@@ -111,7 +111,7 @@ def public_parameters(
             )
         elif c.kind in ("regression_coefficients", "regression_tstr"):
             assert c.column is not None
-            x, y, _, xb, yb = regression.design(codes, transformer, c.column)
+            x, y, _, xb, yb = regression.design(codes, transformer, c.column, c.features)
             p["target_bounds"] = list(yb)
             if c.kind == "regression_tstr":
                 p["sensitivity"] = regression.tstr_sensitivity(yb, n)

@@ -154,3 +154,31 @@ def test_spec_objects_are_frozen(births_spec):
 def test_unit_of_a_row_comes_from_the_spec(births_spec, small_spec):
     assert births_spec.unit == "birth"
     assert small_spec.unit == "record"  # default when the spec says nothing
+
+
+def test_regression_features_key(tmp_path, small_spec):
+    import yaml
+
+    from synthflow.errors import ConfigError
+
+    raw = yaml.safe_load(open(small_spec.path).read())
+    regs = [c for c in raw["acceptance"]["criteria"] if c["kind"].startswith("regression")]
+    if not regs:  # the small spec has no regression: add one on visits
+        raw["acceptance"]["criteria"].append(
+            {"name": "reg", "kind": "regression_coefficients", "column": "visits",
+             "threshold": 1.0, "epsilon": 0.1}
+        )  # fmt: skip
+        regs = raw["acceptance"]["criteria"][-1:]
+    regs[0]["features"] = ["age"]
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    spec = load_spec(path)
+    assert spec.criterion(regs[0]["name"]).features == ("age",)
+    regs[0]["features"] = ["nope"]
+    path.write_text(yaml.safe_dump(raw))
+    with pytest.raises(ConfigError, match="features: unknown column 'nope'"):
+        load_spec(path)
+    regs[0]["features"] = [regs[0]["column"]]
+    path.write_text(yaml.safe_dump(raw))
+    with pytest.raises(ConfigError, match="is the target, not a feature"):
+        load_spec(path)

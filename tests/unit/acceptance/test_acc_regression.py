@@ -123,3 +123,44 @@ def test_tstr_sensitivity_neighbours(transformer, make_codes, seed, n):
     )
     moved = abs(tstr_error(m1, m2, x, y, yb) - tstr_error(m1, m2, x2, y2, yb))
     assert moved <= tstr_sensitivity(yb, n) + 1e-9
+
+
+def test_features_key_restricts_the_regression(spec, tmp_path, make_codes, frame):
+    # A spec whose regression criteria list only two features: the exact coefficient
+    # error is that of OLS on those two, and the DP evaluation charges as before.
+    import yaml
+
+    from synthflow.acceptance import evaluate, exact_values
+    from synthflow.config import load_spec
+    from synthflow.ledger import Ledger
+    from synthflow.rng import PrivacyRNG
+    from synthflow.transform import Transformer
+
+    raw = yaml.safe_load(open(spec.path).read())
+    for c in raw["acceptance"]["criteria"]:
+        if c["kind"].startswith("regression"):
+            c["features"] = ["gestation_week", "parity"]
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    s2 = load_spec(path)
+    tr = Transformer(s2, {})
+    g = np.random.default_rng(4)
+    a = frame(tr, make_codes(tr, 3000, g))
+    b = frame(tr, make_codes(tr, 3000, g))
+    exact = exact_values(s2, tr, a, b)
+
+    # By hand: OLS of weight on (gestation, parity) in each table, standardised by b.
+    def ols(f):
+        x = np.column_stack([tr.numbers(f, "gestation_week"), tr.numbers(f, "parity")])
+        return LinearRegression().fit(x, tr.numbers(f, "birth_weight")), x
+
+    (ma, _), (mb, xb) = ols(a), ols(b)
+    sd = xb.std(axis=0)
+    want = abs(
+        ma.intercept_ + ma.coef_ @ xb.mean(axis=0) - mb.intercept_ - mb.coef_ @ xb.mean(axis=0)
+    )
+    want += float(np.abs((ma.coef_ - mb.coef_) * sd).sum())
+    assert exact["regression_coef_error"] == pytest.approx(want, rel=1e-6)
+    rep = evaluate(s2, tr, a, b, exact=False, ledger=Ledger(total_epsilon=1.0),
+                   rng=PrivacyRNG.from_seed(0))  # fmt: skip
+    assert rep.epsilon_total == pytest.approx(s2.evaluation_epsilon)
