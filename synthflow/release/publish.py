@@ -10,7 +10,6 @@ number included, is written here.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os
@@ -32,6 +31,7 @@ from synthflow.acceptance import (
 )
 from synthflow.acceptance._common import code_matrix
 from synthflow.config import ReleaseSpec
+from synthflow.ledger import file_sha256
 from synthflow.release._datasheet import render_datasheet
 from synthflow.release.selection import SelectionCost
 from synthflow.space import Configuration
@@ -44,12 +44,8 @@ DATA_FILE = "synthetic.csv"
 
 
 def sha256_file(path: Path) -> str:
-    """SHA-256 of a file's bytes."""
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+    """SHA-256 of a file's bytes (the ledger's hashing, one implementation)."""
+    return file_sha256(path)
 
 
 def public_parameters(
