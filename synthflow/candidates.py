@@ -69,6 +69,13 @@ def read_candidates(spec: ReleaseSpec, path: Path) -> list[Configuration]:
             f"{str(path)!r} was screened with another spec (sha256 {doc.get('spec_sha256')!r}); "
             f"re-run the sweep and shortlist with {spec.path}"
         )
+    eps = doc.get("generator_epsilon")
+    if eps is not None and float(eps) != spec.privacy.generator_epsilon:
+        raise ConfigError(
+            f"{str(path)!r} lists configurations screened at generator epsilon {eps:g}, but the "
+            f"spec spends {spec.privacy.generator_epsilon:g} per fit: their pass estimates do "
+            "not hold; use 'synthflow plan', which writes a spec and candidates that agree"
+        )
     entries = doc["configurations"]
     bad = [i for i, c in enumerate(entries) if not (isinstance(c, dict) and "id" in c)]
     if bad:

@@ -32,6 +32,7 @@ _COMMAND_MODULES = (
     "synthflow.tables.cli",
     "synthflow.sweep.cli",
     "synthflow.release.cli",
+    "synthflow.plan.cli",
 )
 
 

@@ -9,6 +9,7 @@ package code. Errors name the key, the value and the fix.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import math
 import re
@@ -744,3 +745,29 @@ def load_spec(path: str | Path) -> ReleaseSpec:
 
 
 __all__ += ["parse_bin"]
+
+
+def with_generator_epsilon(spec: ReleaseSpec, epsilon: float) -> ReleaseSpec:
+    """``spec`` with another generator budget (a swept eps_gen on public data).
+
+    The file hash stays the spec's: stored runs record the budget they ran at.
+
+    Raises:
+        ConfigError: If ``epsilon`` is not a finite positive number, or it and the
+            criteria budgets exceed ``total_epsilon``.
+    """
+    if not (isinstance(epsilon, int | float) and math.isfinite(epsilon) and epsilon > 0):
+        raise ConfigError(f"generator epsilon ({epsilon!r}) must be a finite number > 0")
+    if epsilon + spec.evaluation_epsilon > spec.privacy.total_epsilon:
+        raise ConfigError(
+            f"generator epsilon {epsilon:g} plus the criteria budgets "
+            f"{spec.evaluation_epsilon:g} exceed the spec's total_epsilon "
+            f"{spec.privacy.total_epsilon:g}; choose a smaller generator epsilon"
+        )
+    if epsilon == spec.privacy.generator_epsilon:
+        return spec
+    privacy = dataclasses.replace(spec.privacy, generator_epsilon=float(epsilon))
+    return dataclasses.replace(spec, privacy=privacy)
+
+
+__all__ += ["with_generator_epsilon"]

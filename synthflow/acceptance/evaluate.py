@@ -13,6 +13,7 @@ spec can name and parametrise its own criteria in YAML.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -38,6 +39,7 @@ __all__ = [
     "exact_value",
     "exact_values",
     "fit_dp_regression",
+    "laplace_terms",
 ]
 
 DPRegressionFit = regression.DPRegressionFit
@@ -60,6 +62,9 @@ class CriterionResult:
     mechanism: str | None = None
     sensitivity: float | None = None
     noise_sd: float | None = None
+    public: dict[str, Any] = field(default_factory=dict)
+    """Public parameters of the DP release (candidate's counts, the DP regression fit and
+    D_R's OLS); never a statistic of D_T. Empty in exact mode."""
 
     def to_json(self) -> dict[str, Any]:
         """The JSON object of the CLI's ``criteria`` list."""
@@ -248,47 +253,91 @@ class _Released:
     mechanism: str
     sensitivity: float
     noise_sd: float
+    statistic: float | None = None
+    """The statistic the noise was added to (before noise)."""
+    public: dict[str, Any] = field(default_factory=dict)
+    """The candidate's public parameters its sensitivity and threshold were read from."""
+
+
+def laplace_terms(
+    c: CriterionSpec, spec: ReleaseSpec, public: dict[str, Any], epsilon: float
+) -> tuple[float, float]:
+    """Sensitivity and the (pseudo-)threshold of a Laplace-released criterion.
+
+    ``public`` holds the public parameters the evaluation recorded for the candidate
+    (``n``; ``min_count`` for the 1-way ratio; ``min_group_size`` for a conditional
+    mean). The one place these are computed: evaluation and ``synthflow plan`` both call
+    it, so a plan simulates exactly the mechanism a release runs.
+
+    Raises:
+        ConfigError: If ``c`` is not released by the Laplace mechanism (the regression
+            coefficients are released by the functional mechanism).
+    """
+    n = int(public["n"])
+    if c.kind in ("marginals", "faithfulness"):
+        sens = (
+            marginals.marginal_sensitivity(n)
+            if c.kind == "marginals"
+            else faithfulness.faithfulness_sensitivity(n)
+        )
+        return sens, c.threshold
+    if c.kind == "one_way_ratio":
+        clip = _need(c.clip, "clip", c)
+        m = int(public["min_count"])
+        threshold = ratio.release_threshold(
+            threshold=c.threshold,
+            clip=clip,
+            epsilon=epsilon,
+            false_positive_rate=c.false_positive_rate,
+            assumed_min_count=c.assumed_min_count,
+            min_count=m,
+        )
+        return ratio.one_way_ratio_sensitivity(m, clip=clip), threshold
+    if c.kind == "conditional_mean":
+        bounds = _need(spec.column(_need(c.column, "column", c)).bounds, "bounds", c)
+        return condmean.cond_mean_sensitivity(bounds, int(public["min_group_size"])), c.threshold
+    if c.kind == "regression_tstr":
+        target = spec.column(_need(c.column, "column", c))
+        from synthflow.acceptance._common import feature_bounds  # noqa: PLC0415
+
+        return regression.tstr_sensitivity(feature_bounds(target), n), c.threshold
+    raise ConfigError(f"criterion {c.name!r} (kind {c.kind!r}) is not a Laplace release")
 
 
 def _laplace_release(
     c: CriterionSpec,
+    spec: ReleaseSpec,
     stat: float,
-    sens: float,
+    *,
+    public: dict[str, Any],
     ledger: Ledger,
     rng: PrivacyRNG,
-    *,
-    threshold: float | None = None,
 ) -> _Released:
+    sens, threshold = laplace_terms(c, spec, public, c.epsilon)
     ledger.charge(f"acceptance {c.name}", epsilon=c.epsilon, mechanism="laplace", sensitivity=sens)
     noisy = float(rng.laplace(np.array([stat]), sensitivity=sens, epsilon=c.epsilon)[0])
     return _Released(
         value=noisy,
-        threshold=c.threshold if threshold is None else threshold,
+        threshold=threshold,
         epsilon=c.epsilon,
         mechanism="laplace",
         sensitivity=sens,
         noise_sd=math.sqrt(2) * sens / c.epsilon,
+        statistic=stat,
+        public=public,
     )
 
 
 def _dp_marginals(c: CriterionSpec, x: _Ctx, ledger: Ledger, rng: PrivacyRNG) -> _Released:
-    sens = marginals.marginal_sensitivity(len(x.original))
-    return _laplace_release(c, _exact(c, x), sens, ledger, rng)
+    return _laplace_release(
+        c, x.spec, _exact(c, x), public={"n": len(x.original)}, ledger=ledger, rng=rng
+    )
 
 
 def _dp_ratio(c: CriterionSpec, x: _Ctx, ledger: Ledger, rng: PrivacyRNG) -> _Released:
-    clip = _need(c.clip, "clip", c)
     m = int(min(cnt.min() for cnt in ratio.one_way_counts(x.candidate, x.sizes)))
-    sens = ratio.one_way_ratio_sensitivity(m, clip=clip)
-    threshold = ratio.release_threshold(
-        threshold=c.threshold,
-        clip=clip,
-        epsilon=c.epsilon,
-        false_positive_rate=c.false_positive_rate,
-        assumed_min_count=c.assumed_min_count,
-        min_count=m,
-    )
-    return _laplace_release(c, _exact(c, x), sens, ledger, rng, threshold=threshold)
+    public = {"n": len(x.original), "min_count": m}
+    return _laplace_release(c, x.spec, _exact(c, x), public=public, ledger=ledger, rng=rng)
 
 
 def _dp_condmean(c: CriterionSpec, x: _Ctx, ledger: Ledger, rng: PrivacyRNG) -> _Released:
@@ -304,9 +353,8 @@ def _dp_condmean(c: CriterionSpec, x: _Ctx, ledger: Ledger, rng: PrivacyRNG) -> 
         margin_fraction=c.margin_fraction,
         margin_plus=c.margin_plus,
     )
-    bounds = _need(x.spec.column(col).bounds, "bounds", c)
-    sens = condmean.cond_mean_sensitivity(bounds, min_size)
-    return _laplace_release(c, stat, sens, ledger, rng)
+    public = {"n": len(x.original), "min_group_size": int(min_size)}
+    return _laplace_release(c, x.spec, stat, public=public, ledger=ledger, rng=rng)
 
 
 def _fit_for(c: CriterionSpec, x: _Ctx, ledger: Ledger, rng: PrivacyRNG) -> DPRegressionFit:
@@ -338,7 +386,8 @@ def _fit_for(c: CriterionSpec, x: _Ctx, ledger: Ledger, rng: PrivacyRNG) -> DPRe
 def _dp_coef(c: CriterionSpec, x: _Ctx, ledger: Ledger, rng: PrivacyRNG) -> _Released:
     fit = _fit_for(c, x, ledger, rng)
     _, m_r = _ols_models(c, x)
-    value = regression.coefficient_error(fit.model, m_r, _std_candidate(c, x))
+    std = _std_candidate(c, x)
+    value = regression.coefficient_error(fit.model, m_r, std)
     charged = x.cache.get("fit_charged_by") == c.name
     return _Released(
         value=value,
@@ -347,6 +396,12 @@ def _dp_coef(c: CriterionSpec, x: _Ctx, ledger: Ledger, rng: PrivacyRNG) -> _Rel
         mechanism="functional" if charged else "functional (fit once per release)",
         sensitivity=fit.sensitivity,
         noise_sd=fit.noise_sd,
+        public={
+            "n": len(x.original),
+            "candidate_ols": {"intercept": m_r.intercept, "coef": list(m_r.coef)},
+            "candidate_standardization": dataclasses.asdict(std),
+            "dp_fit": {"intercept": fit.model.intercept, "coef": list(fit.model.coef)},
+        },
     )
 
 
@@ -361,13 +416,13 @@ def _dp_tstr(c: CriterionSpec, x: _Ctx, ledger: Ledger, rng: PrivacyRNG) -> _Rel
     xo, yo, _, _, yb = x.regression_design("original", target, c.features)
     _, m_r = _ols_models(c, x)
     stat = regression.tstr_error(fit.model, m_r, xo, yo, yb)
-    sens = regression.tstr_sensitivity(yb, len(xo))
-    return _laplace_release(c, stat, sens, ledger, rng)
+    return _laplace_release(c, x.spec, stat, public={"n": len(xo)}, ledger=ledger, rng=rng)
 
 
 def _dp_faithfulness(c: CriterionSpec, x: _Ctx, ledger: Ledger, rng: PrivacyRNG) -> _Released:
-    sens = faithfulness.faithfulness_sensitivity(len(x.original))
-    return _laplace_release(c, _exact(c, x), sens, ledger, rng)
+    return _laplace_release(
+        c, x.spec, _exact(c, x), public={"n": len(x.original)}, ledger=ledger, rng=rng
+    )
 
 
 _RELEASE: dict[str, Callable[[CriterionSpec, _Ctx, Ledger, PrivacyRNG], _Released]] = {
@@ -518,9 +573,11 @@ def _evaluate_in(
             mechanism=released[c.name].mechanism,
             sensitivity=released[c.name].sensitivity,
             noise_sd=released[c.name].noise_sd,
+            public=released[c.name].public,
         )
         for c in spec.criteria
     ]
+    ctx.cache["released"] = released
     return AcceptanceReport(
         criteria=tuple(results),
         passed=all(r.passed for r in results),
@@ -536,6 +593,9 @@ class ExactAndNoisy:
 
     exact: AcceptanceReport
     noisy: AcceptanceReport
+    planning: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Per criterion: the statistic the noise was added to and its public parameters
+    (public data only: what ``synthflow plan`` re-noises at other budgets)."""
 
 
 def evaluate_exact_and_noisy(
@@ -557,4 +617,13 @@ def evaluate_exact_and_noisy(
     if ledger is None:
         ledger = Ledger(total_epsilon=max(spec.evaluation_epsilon, 1e-12))
     noisy = _evaluate_in(ctx, exact=False, ledger=ledger, rng=rng, regression_fit=regression_fit)
-    return ExactAndNoisy(exact=exact, noisy=noisy)
+    planning = {
+        name: {"statistic": r.statistic, "public": r.public}
+        for name, r in ctx.cache["released"].items()
+    }
+    for c in spec.criteria:  # what the planner needs to re-draw the regression fit
+        if c.kind == "regression_tstr":
+            xo, yo, _, _, yb = ctx.regression_design("original", str(c.column), c.features)
+            _, m_r = _ols_models(c, ctx)
+            planning[c.name]["candidate_mae"] = regression.mae(m_r, xo, yo, yb)
+    return ExactAndNoisy(exact=exact, noisy=noisy, planning=planning)

@@ -28,10 +28,13 @@ __all__ = [
     "LinearModel",
     "Standardization",
     "coefficient_error",
+    "coefficient_errors",
     "design",
     "functional_mechanism_sensitivity",
     "functional_mechanism_statistics",
     "mae",
+    "mae_many",
+    "model_from_noisy_statistics",
     "ols",
     "solve_objective",
     "tstr_error",
@@ -196,6 +199,13 @@ def solve_objective(stats: np.ndarray, k: int) -> np.ndarray:
     return np.asarray(vecs @ ((vecs.T @ b) / vals))
 
 
+def model_from_noisy_statistics(
+    noisy: np.ndarray, std: Standardization, features: tuple[str, ...]
+) -> LinearModel:
+    """The released model: minimise the noisy objective, back to raw units (post-processing)."""
+    return model_from_standardized(solve_objective(noisy, len(features) + 1), std, features)
+
+
 def model_from_standardized(
     w: np.ndarray, std: Standardization, features: tuple[str, ...]
 ) -> LinearModel:
@@ -228,15 +238,45 @@ def coefficient_error(a: LinearModel, b: LinearModel, std: Standardization) -> f
     A raw-unit model has coefficient ``coef_j * scale_j`` on ``z_j`` and intercept
     ``intercept + sum coef_j * center_j``; the target stays in its own units.
     """
-    dc = np.asarray(a.coef) - np.asarray(b.coef)
-    di = a.intercept - b.intercept + float(np.sum(dc * np.asarray(std.center)))
-    return float(abs(di) + np.sum(np.abs(dc * np.asarray(std.scale))))
+    return float(coefficient_errors(np.array([a.intercept]), np.array([a.coef]), b, std)[0])
+
+
+def coefficient_errors(
+    intercepts: np.ndarray, coefs: np.ndarray, b: LinearModel, std: Standardization
+) -> np.ndarray:
+    """:func:`coefficient_error` of ``J`` models (``intercepts`` (J,), ``coefs`` (J, k))."""
+    dc = np.asarray(coefs, dtype=float) - np.asarray(b.coef)
+    di = np.asarray(intercepts, dtype=float) - b.intercept + dc @ np.asarray(std.center)
+    return np.abs(di) + np.abs(dc * np.asarray(std.scale)).sum(axis=1)
 
 
 def mae(model: LinearModel, x: np.ndarray, y: np.ndarray, y_bounds: tuple[float, float]) -> float:
     """Mean absolute error with predictions (and targets) clipped to the target's bounds."""
-    pred = np.clip(model.predict(x), *y_bounds)
-    return float(np.mean(np.abs(np.clip(y, *y_bounds) - pred)))
+    return float(mae_many(np.array([model.intercept]), np.array([model.coef]), x, y, y_bounds)[0])
+
+
+def mae_many(
+    intercepts: np.ndarray,
+    coefs: np.ndarray,
+    x: np.ndarray,
+    y: np.ndarray,
+    y_bounds: tuple[float, float],
+    *,
+    weights: np.ndarray | None = None,
+) -> np.ndarray:
+    """:func:`mae` of ``J`` models at once (``intercepts`` (J,), ``coefs`` (J, k)).
+
+    ``weights`` counts repeated rows (``x``, ``y`` may be the distinct rows of a table),
+    which gives the same value as the full table.
+    """
+    w = np.ones(len(x)) if weights is None else np.asarray(weights, dtype=float)
+    yc = np.clip(y, *y_bounds)[:, None]
+    out = np.empty(len(intercepts))
+    step = max(1, 2_000_000 // max(len(x), 1))  # bound the (rows x models) block
+    for lo in range(0, len(intercepts), step):
+        pred = np.clip(intercepts[lo : lo + step] + x @ coefs[lo : lo + step].T, *y_bounds)
+        out[lo : lo + step] = w @ np.abs(yc - pred) / w.sum()
+    return out
 
 
 def tstr_error(
@@ -282,9 +322,8 @@ def dp_fit(
     sens = float(functional_mechanism_sensitivity(u_box, y_box).sum())
     stats = functional_mechanism_statistics(x, y, std, x_bounds, y_bounds)
     noisy = laplace(stats, sensitivity=sens, epsilon=epsilon)  # type: ignore[operator]
-    w = solve_objective(np.asarray(noisy), u_box.shape[1])
     return DPRegressionFit(
-        model=model_from_standardized(w, std, features),
+        model=model_from_noisy_statistics(np.asarray(noisy), std, features),
         epsilon=epsilon,
         sensitivity=sens,
         noise_sd=float(np.sqrt(2) * sens / epsilon),

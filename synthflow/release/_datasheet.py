@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from string import Template
+from typing import Any
 
 from synthflow.acceptance import AcceptanceReport, CriterionResult
 from synthflow.config import ReleaseSpec
@@ -39,7 +40,7 @@ what was published. No record appears fewer than $min_count times (face privacy)
 $formula = epsilon $total, with eps_gen = $eps_gen (generator), eps_eval = $eps_eval
 (acceptance criteria)$fit_line. The factor 2 pays for private selection (Liu & Talwar
 2019): configurations were drawn at random from a shortlist screened on public data
-until one passed; how many attempts that took is not published.
+until one passed; how many attempts that took is not published.$plan_line
 
 ## How the data were made
 1. The original data were cleaned with the spec's raw constraints and binned with
@@ -94,8 +95,9 @@ def render_datasheet(
     report: AcceptanceReport,
     cost: SelectionCost,
     rows: int,
+    plan: dict[str, Any] | None = None,
 ) -> str:
-    """The datasheet text."""
+    """The datasheet text (``plan``: the budget plan's provenance, if the spec came from one)."""
     from synthflow import __version__  # noqa: PLC0415
 
     criteria_list = "\n".join(_criterion_line(r) for r in report.criteria)
@@ -118,6 +120,13 @@ def render_datasheet(
         eps_gen=f"{cost.generator_epsilon:g}",
         eps_eval=f"{cost.evaluation_epsilon:g}",
         fit_line=fit_line,
+        plan_line=(
+            "\nThe budgets were chosen by `synthflow plan` on public data only (plan.json "
+            f"SHA-256 {plan['plan_sha256']}), which predicted a release with probability "
+            f"{plan['predicted_release_probability']:.2f} at this total."
+            if plan
+            else ""
+        ),
         letters=", ".join(f"{k} {v}" for k, v in configuration.transformations.items()),
         model=configuration.model,
         hyperparameters=", ".join(f"{k}={v}" for k, v in configuration.hyperparameters.items()),

@@ -282,4 +282,18 @@ def audit_release(release_dir: str | Path, *, spec_path: str | Path | None = Non
         within,
         "" if within else f"{cost.total} > {spec.privacy.total_epsilon}",
     )
+    plan = acc.get("budget_plan")
+    if plan is not None:  # budgets from 'synthflow plan': the plan must be this spec's
+        ok_p = isinstance(plan, dict) and plan.get("planned_spec_sha256") == spec.sha256
+        report.add(
+            "budget plan made this spec",
+            ok_p,
+            "" if ok_p else "acceptance.json's budget_plan names another spec",
+        )
+        ok_pt = ok_p and _close(float(plan.get("total_epsilon", -1)), cost.total)
+        report.add(
+            "budget plan total",
+            ok_pt,
+            "" if ok_pt else f"the plan's total differs from the spent {cost.total}",
+        )
     return report

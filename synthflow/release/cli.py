@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -16,7 +17,7 @@ from synthflow.config import ReleaseSpec, load_spec
 from synthflow.data import load_data
 from synthflow.errors import ConfigError, InfeasibleConfigurationError, NotEnoughRowsError
 from synthflow.flow import run_flow
-from synthflow.ledger import Ledger, command_ledger
+from synthflow.ledger import Ledger, command_ledger, file_sha256
 from synthflow.release.audit import NOT_CHECKED, audit_release
 from synthflow.release.publish import write_release
 from synthflow.release.selection import AttemptResult, private_selection
@@ -75,16 +76,23 @@ def release_command(
     out: Path,
     private_dir: Path,
     *,
-    stop_probability: float = 0.0,
-    fit_once: bool = False,
+    stop_probability: float | None = None,
+    fit_once: bool | None = None,
     seed: int | None = None,
     public: bool = False,
     show_progress: bool = True,
     max_attempts: int | None = None,
     show_attempts: bool = False,
     ledger_path: str | Path | None = None,
+    plan_path: str | Path | None = None,
 ) -> Path | None:
-    """Private selection, then the release package; returns RELEASE_DIR or None."""
+    """Private selection, then the release package; returns RELEASE_DIR or None.
+
+    ``plan_path``: the plan.json of ``synthflow plan`` that made the spec: its fit mode
+    and stop probability are the defaults, and the package records its hash.
+    ``stop_probability`` defaults to the plan's, else 0; ``fit_once`` to the plan's,
+    else False.
+    """
     enc, pub = private_dir.resolve(), out.resolve()
     if enc == pub or pub in enc.parents or enc in pub.parents:
         raise ConfigError(
@@ -92,6 +100,19 @@ def release_command(
             "enclave files (ledger, transcript) are never published"
         )
     spec = load_spec(spec_path)
+    plan = _read_plan(plan_path, spec) if plan_path is not None else None
+    if plan is not None:
+        if fit_once is not None and fit_once != plan["fit_once"]:
+            raise ConfigError(
+                f"--fit-once {'given' if fit_once else 'absent'} but the plan was made for a "
+                f"regression fit {'once per release' if plan['fit_once'] else 'per candidate'}; "
+                "drop the flag (the plan's choice is used) or re-plan"
+            )
+        fit_once = bool(plan["fit_once"])
+        if stop_probability is None:
+            stop_probability = float(plan["options"]["stop_probability"])
+    fit_once = bool(fit_once)
+    stop_probability = 0.0 if stop_probability is None else stop_probability
     candidates = read_candidates(spec, candidates_path)
     if out.exists() and any(out.iterdir()):
         raise ConfigError(f"release directory {str(out)!r} is not empty; choose a new --out")
@@ -169,6 +190,17 @@ def release_command(
             candidate=candidate,
             report=report,
             cost=outcome.cost,
+            plan=(
+                {
+                    "plan_sha256": file_sha256(plan_path),
+                    "planned_spec_sha256": plan["planned_spec_sha256"],
+                    "total_epsilon": plan["total_epsilon"],
+                    "predicted_release_probability": plan["release_probability"],
+                    "stop_probability": plan["options"]["stop_probability"],
+                }
+                if plan is not None and plan_path is not None
+                else None
+            ),
         )
     except OSError as exc:
         raise ConfigError(
@@ -176,6 +208,29 @@ def release_command(
             f"candidate is saved in {str(private_dir)!r}: free space or fix --out, then re-run "
             "the same command to publish it without spending again"
         ) from exc
+
+
+def _read_plan(path: str | Path, spec: Any) -> dict[str, Any]:
+    """plan.json, checked to be the plan that wrote ``spec``."""
+    p = Path(path)
+    try:
+        plan = json.loads(p.read_text("utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(
+            f"--plan {str(p)!r} does not exist; give plan.json from 'synthflow plan'"
+        ) from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"--plan {str(p)!r} is not a plan.json ({type(exc).__name__})") from exc
+    needed = {"planned_spec_sha256", "fit_once", "options", "total_epsilon", "release_probability"}
+    if not isinstance(plan, dict) or not needed <= set(plan):
+        raise ConfigError(f"--plan {str(p)!r} is not a plan.json written by 'synthflow plan'")
+    if plan["planned_spec_sha256"] != spec.sha256:
+        raise ConfigError(
+            f"--plan {str(p)!r} planned another spec (sha256 "
+            f"{plan['planned_spec_sha256'][:12]}..., {spec.path} is {spec.sha256[:12]}...): "
+            "give the spec.yaml written beside that plan"
+        )
+    return plan
 
 
 def _release(args: argparse.Namespace) -> int:
@@ -186,13 +241,14 @@ def _release(args: argparse.Namespace) -> int:
         Path(args.out),
         Path(args.private_dir),
         stop_probability=args.stop_probability,
-        fit_once=args.fit_once,
+        fit_once=True if args.fit_once else None,
         seed=args.seed,
         public=args.public,
         show_progress=not args.quiet,
         max_attempts=args.max_attempts,
         show_attempts=args.show_attempts,
         ledger_path=args.ledger,
+        plan_path=args.plan,
     )
     if out is None:
         print("private selection stopped without a release (stop probability)", file=sys.stderr)
@@ -221,7 +277,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--candidates", required=True, help="shortlist from 'synthflow shortlist'")
     p.add_argument("--out", required=True, help="RELEASE_DIR: only publishable files")
     p.add_argument("--private-dir", required=True, help="ENCLAVE_DIR: ledger and transcript")
-    p.add_argument("--stop-probability", type=float, default=0.0, help="gamma in [0, 1)")
+    p.add_argument(
+        "--stop-probability",
+        type=float,
+        help="gamma in [0, 1) (default: the plan's, else 0)",
+    )
+    p.add_argument(
+        "--plan",
+        metavar="PLAN_JSON",
+        help="plan.json of 'synthflow plan' that wrote SPEC: its fit mode and stop probability "
+        "are used and its hash is published",
+    )
     p.add_argument(
         "--fit-once",
         action="store_true",

@@ -138,8 +138,13 @@ def write_release(
     candidate: pd.DataFrame,
     report: AcceptanceReport,
     cost: SelectionCost,
+    plan: dict[str, Any] | None = None,
 ) -> Path:
-    """Write the release package into a new directory ``out_dir`` (atomically)."""
+    """Write the release package into a new directory ``out_dir`` (atomically).
+
+    ``plan``: provenance of planned budgets (``plan_sha256``, ``planned_spec_sha256``,
+    ``predicted_release_probability``, ``total_epsilon``), published in acceptance.json.
+    """
     tmp = out_dir.with_name(f".{out_dir.name}.partial")
     if tmp.exists():
         shutil.rmtree(tmp)
@@ -166,10 +171,17 @@ def write_release(
         "evaluation_epsilon_charged": report.epsilon_total,
         "budget": cost.to_json(),
     }
+    if plan is not None:
+        acceptance["budget_plan"] = plan
     (tmp / "acceptance.json").write_text(json.dumps(acceptance, indent=2) + "\n", "utf-8")
     (tmp / "README.md").write_text(
         render_datasheet(
-            spec=spec, configuration=configuration, report=report, cost=cost, rows=len(candidate)
+            spec=spec,
+            configuration=configuration,
+            report=report,
+            cost=cost,
+            rows=len(candidate),
+            plan=plan,
         ),
         "utf-8",
     )

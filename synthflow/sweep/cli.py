@@ -20,11 +20,25 @@ def _error(command: str, exc: Exception) -> int:
     return 2
 
 
+def _epsilons(text: str) -> list[float]:
+    """``"2,3,4"`` -> [2.0, 3.0, 4.0]; a clear error for anything else."""
+    out = []
+    for part in text.split(","):
+        try:
+            out.append(float(part))
+        except ValueError:
+            raise ConfigError(
+                f"--generator-epsilon ({text!r}) must be comma-separated numbers, e.g. 2,3,4"
+            ) from None
+    return out
+
+
 def _sweep(args: argparse.Namespace) -> int:
     from synthflow.sweep.engine import run_sweep  # noqa: PLC0415  (imports Dask)
 
     spec = load_spec(args.spec)
     models = [m.strip() for m in args.models.split(",") if m.strip()] if args.models else None
+    epsilons = _epsilons(args.generator_epsilon) if args.generator_epsilon else None
     try:
         summary = run_sweep(
             spec,
@@ -38,6 +52,8 @@ def _sweep(args: argparse.Namespace) -> int:
             seed=args.seed,
             evaluator=load_evaluator(args.evaluator),
             show_progress=not args.quiet,
+            generator_epsilons=epsilons,
+            ids=[i.strip() for i in args.ids.split(",") if i.strip()] if args.ids else None,
         )
     except StoreError as exc:
         return _error("sweep", exc)
@@ -53,7 +69,11 @@ def _sweep(args: argparse.Namespace) -> int:
 
 
 def _shortlist(args: argparse.Namespace) -> int:
-    from synthflow.sweep.shortlist import estimate, write_shortlist  # noqa: PLC0415
+    from synthflow.sweep.shortlist import (  # noqa: PLC0415
+        estimate,
+        store_generator_epsilon,
+        write_shortlist,
+    )
 
     try:
         if not 0 <= args.min_pass <= 1:
@@ -69,11 +89,18 @@ def _shortlist(args: argparse.Namespace) -> int:
             min_pass=args.min_pass,
             basis=args.basis,
             z=args.z,
+            generator_epsilon=args.generator_epsilon,
         )
+        eps = store_generator_epsilon(args.store, args.generator_epsilon)
     except StoreError as exc:
         return _error("shortlist", exc)
-    kept = sum(e.p >= args.min_pass for e in estimates)
-    print(f"{kept} of {len(estimates)} configurations at or above {args.min_pass}", file=sys.stderr)
+    at = [e for e in estimates if e.generator_epsilon == eps]
+    kept = sum(e.p >= args.min_pass for e in at)
+    print(
+        f"{kept} of {len(at)} configurations at or above {args.min_pass} "
+        f"(generator epsilon {eps:g})",
+        file=sys.stderr,
+    )
     print(out)
     return 0
 
@@ -109,12 +136,18 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--address", metavar="CLUSTER", help="join a running Dask scheduler, e.g. tcp://host:8786"
     )
     p.add_argument("--models", metavar="NAMES", help="only these comma-separated families")
+    p.add_argument("--ids", metavar="IDS", help="only these comma-separated configuration ids")
     p.add_argument("--sample", type=int, metavar="K", help="a random sample of K configurations")
     p.add_argument("--seed", type=int, default=0, metavar="S", help="base seed (default 0)")
     p.add_argument(
         "--evaluator",
         metavar="MODULE:ATTR",
         help="evaluator plug-in (default: the spec's acceptance criteria)",
+    )
+    p.add_argument(
+        "--generator-epsilon",
+        metavar="E1,E2",
+        help="sweep these generator budgets as one more axis (default: the spec's)",
     )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_sweep)
@@ -130,6 +163,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="pass decision with release noise (dp, default) or without (exact)",
     )
     p.add_argument("--z", type=float, default=1.96, help="Wilson interval z (default 1.96: 95%%)")
+    p.add_argument(
+        "--generator-epsilon",
+        type=float,
+        metavar="E",
+        help="runs at this swept generator budget (default: the spec's); the release spec "
+        "must carry it",
+    )
     p.add_argument("--force", action="store_true", help="replace an existing --out file")
     p.set_defaults(func=_shortlist)
 

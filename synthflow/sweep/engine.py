@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
-from synthflow.config import ReleaseSpec
+from synthflow.config import ReleaseSpec, with_generator_epsilon
 from synthflow.data import load_data
 from synthflow.errors import ConfigError, InfeasibleConfigurationError, NotEnoughRowsError
 from synthflow.flow import run_flow
@@ -78,9 +78,14 @@ def _public_compilation_cache() -> None:
         os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", path)
 
 
-def run_seed(seed: int, config_id: str, repeat: int) -> int:
-    """Deterministic per-run seed from the base seed, configuration id and repeat."""
-    blob = f"{seed}:{config_id}:{repeat}".encode()
+def run_seed(seed: int, config_id: str, repeat: int, generator_epsilon: float | None = None) -> int:
+    """Deterministic per-run seed from the base seed, configuration id and repeat.
+
+    A swept generator epsilon other than the spec's enters the seed too (runs at the
+    spec's own epsilon keep the seeds they had before the axis existed).
+    """
+    suffix = "" if generator_epsilon is None else f":eps={generator_epsilon!r}"
+    blob = f"{seed}:{config_id}:{repeat}{suffix}".encode()
     return int.from_bytes(hashlib.sha256(blob).digest()[:8], "big") >> 1
 
 
@@ -90,13 +95,23 @@ def select_configurations(
     models: list[str] | None = None,
     sample: int | None = None,
     seed: int = 0,
+    ids: list[str] | None = None,
 ) -> list[Configuration]:
-    """The spec's space, optionally only some families, optionally a seeded sample of K.
+    """The spec's space, optionally only some families or ids, optionally a seeded sample.
 
     Raises:
-        ConfigError: For an unknown family or a sample size below 1.
+        ConfigError: For an unknown family or id, or a sample size below 1.
     """
     space = expand_space(spec)
+    if ids:
+        by_id = {c.id: c for c in space}
+        unknown = sorted(set(ids) - set(by_id))
+        if unknown:
+            raise ConfigError(
+                f"--ids: {unknown} are not configurations of this spec's space "
+                "(list them with 'synthflow space')"
+            )
+        space = [c for c in space if c.id in set(ids)]
     if models:
         known = sorted({c.model for c in space})
         unknown = sorted(set(models) - set(known))
@@ -123,9 +138,15 @@ def _run_one(
     repeat: int,
     seed: int,
     evaluator: Evaluator,
+    generator_epsilon: float | None = None,
 ) -> RunRecord:
-    """One flow + evaluation on a worker; a failed flow is a (stored) failed run."""
+    """One flow + evaluation on a worker; a failed flow is a (stored) failed run.
+
+    ``generator_epsilon`` replaces the spec's eps_gen for this run (a swept budget).
+    """
     t0 = time.perf_counter()
+    eps = spec.privacy.generator_epsilon if generator_epsilon is None else generator_epsilon
+    spec = with_generator_epsilon(spec, eps)
     _public_compilation_cache()
     rng = PrivacyRNG.from_seed(seed)
     ledger = Ledger(total_epsilon=spec.privacy.total_epsilon, total_delta=spec.privacy.total_delta)
@@ -135,14 +156,15 @@ def _run_one(
         )
         evaluation = evaluator(spec, result, rng=rng)
     except (NotEnoughRowsError, InfeasibleConfigurationError) as exc:
-        return _failed(configuration, repeat, seed, t0, exc)
+        return _failed(configuration, repeat, seed, t0, exc, generator_epsilon=eps)
     except Exception as exc:  # a MemoryError or a bug in one configuration
         # One failing configuration must not end the sweep: the run is stored as failed
         # (error class and message; sweeps run on public data only) and the sweep goes on.
         log.warning("run %s/%d failed: %s", configuration.id, repeat, type(exc).__name__)
-        return _failed(configuration, repeat, seed, t0, exc)
+        return _failed(configuration, repeat, seed, t0, exc, generator_epsilon=eps)
     return RunRecord(
         config_id=configuration.id,
+        generator_epsilon=eps,
         repeat=repeat,
         seed=seed,
         seconds=time.perf_counter() - t0,
@@ -151,10 +173,17 @@ def _run_one(
 
 
 def _failed(
-    configuration: Configuration, repeat: int, seed: int, t0: float, exc: BaseException
+    configuration: Configuration,
+    repeat: int,
+    seed: int,
+    t0: float,
+    exc: BaseException,
+    *,
+    generator_epsilon: float,
 ) -> RunRecord:
     return RunRecord(
         config_id=configuration.id,
+        generator_epsilon=generator_epsilon,
         repeat=repeat,
         seed=seed,
         seconds=time.perf_counter() - t0,
@@ -201,6 +230,8 @@ def run_sweep(
     seed: int = 0,
     evaluator: Evaluator | None = None,
     show_progress: bool = True,
+    generator_epsilons: list[float] | None = None,
+    ids: list[str] | None = None,
 ) -> SweepSummary:
     """Run every selected configuration ``repeats`` times and store each run as it ends.
 
@@ -213,10 +244,13 @@ def run_sweep(
         workers: Worker processes of the local cluster (default: CPU count).
         address: Join this running Dask scheduler instead (``tcp://host:port``).
         models: Only these generator families.
+        ids: Only these configuration ids.
         sample: A seeded random sample of this many configurations.
         seed: Base seed of the sample and of every run.
         evaluator: Measures a candidate (default: the release's acceptance criteria).
         show_progress: Show a progress bar with pass rate and time left.
+        generator_epsilons: Sweep these generator budgets (one more axis of the space;
+            stored per run); default: the spec's ``privacy.generator_epsilon`` only.
 
     Raises:
         ConfigError: Bad options. StoreError: a foreign or corrupt store (untouched).
@@ -229,16 +263,30 @@ def run_sweep(
     if workers is not None and address:
         raise ConfigError("give --workers (local cluster) or --address (running cluster), not both")
     evaluator = evaluator if evaluator is not None else load_evaluator(None)
-    configs = select_configurations(spec, models=models, sample=sample, seed=seed)
+    own = spec.privacy.generator_epsilon
+    epsilons = sorted(set(generator_epsilons)) if generator_epsilons else [own]
+    for e in epsilons:
+        with_generator_epsilon(spec, e)  # validates before anything is written
+    configs = select_configurations(spec, models=models, sample=sample, seed=seed, ids=ids)
     t_start = time.perf_counter()
     with SweepStore.open(
-        store, spec_sha256=spec.sha256, data_sha256=file_sha256(data), seed=seed
+        store,
+        spec_sha256=spec.sha256,
+        data_sha256=file_sha256(data),
+        seed=seed,
+        spec_generator_epsilon=own,
     ) as db:
         frame = load_data(data, spec, public=True).frame
         db.add_configurations(configs)
         done = db.finished()
-        todo = [(c, r) for c in configs for r in range(repeats) if (c.id, r) not in done]
-        wanted = {(c.id, r) for c in configs for r in range(repeats)}
+        wanted = {(c.id, float(e), r) for c in configs for e in epsilons for r in range(repeats)}
+        todo = [
+            (c, float(e), r)
+            for c in configs
+            for e in epsilons
+            for r in range(repeats)
+            if (c.id, float(e), r) not in done
+        ]
         new = passed = 0
         if todo:
             new, passed = _execute(
@@ -254,7 +302,7 @@ def run_sweep(
             )
         stored = len(wanted & db.finished())
     return SweepSummary(
-        configurations=len(configs),
+        configurations=len(configs) * len(epsilons),
         repeats=repeats,
         runs_stored=stored,
         runs_new=new,
@@ -268,7 +316,7 @@ def _execute(
     *,
     spec: ReleaseSpec,
     frame: pd.DataFrame,
-    todo: list[tuple[Configuration, int]],
+    todo: list[tuple[Configuration, float, int]],
     seed: int,
     evaluator: Evaluator,
     workers: int | None,
@@ -284,6 +332,7 @@ def _execute(
     ):
         spec_f = client.scatter(spec, broadcast=True)
         frame_f = client.scatter(frame, broadcast=True)
+        own = spec.privacy.generator_epsilon
         futures = [
             client.submit(
                 _run_one,
@@ -291,12 +340,13 @@ def _execute(
                 frame_f,
                 configuration=cfg,
                 repeat=r,
-                seed=run_seed(seed, cfg.id, r),
+                seed=run_seed(seed, cfg.id, r, None if eps == own else eps),
                 evaluator=evaluator,
-                key=f"sweep-{cfg.id}-{r}-{seed}",
+                generator_epsilon=eps,
+                key=f"sweep-{cfg.id}-{eps!r}-{r}-{seed}",
                 pure=False,
             )
-            for cfg, r in todo
+            for cfg, eps, r in todo
         ]
         try:
             for future in as_completed(futures):

@@ -51,6 +51,9 @@ class RunEvaluation:
     """All criteria of one run, with the exact and the would-be DP decision."""
 
     criteria: tuple[CriterionOutcome, ...]
+    planning: dict[str, Any] | None = None
+    """Per criterion, the statistic the DP noise was added to and its public parameters
+    (public data only): lets ``synthflow plan`` re-draw the noise at other budgets."""
 
     @property
     def passed_exact(self) -> bool:
@@ -121,7 +124,11 @@ class AcceptanceEvaluator:
                     noisy_value=float(noisy[c.name].value) if c.name in noisy else None,
                 )
                 for c in both.exact.criteria
-            )
+            ),
+            planning={
+                **both.planning,
+                "_run": {"fit_once": self.fit_once, "n": len(result.original)},
+            },
         )
 
     def __repr__(self) -> str:

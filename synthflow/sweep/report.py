@@ -119,7 +119,7 @@ def write_report(store: str | Path, out: Path, *, min_pass: float = 0.10) -> Pat
                 )
             )
             parts.append(_table(fails))
-        factors = ["model", "min_count", "letters"]
+        factors = ["model", "min_count", "letters", "generator_epsilon"]
         factors += sorted(c for c in runs.columns if c.startswith("transform:"))
         factors += sorted(c for c in runs.columns if c.startswith("hp:"))
         parts.append("<h2>Pass rates by model, transformation and hyperparameter</h2>")
@@ -147,6 +147,7 @@ def write_report(store: str | Path, out: Path, *, min_pass: float = 0.10) -> Pat
             table = pd.DataFrame(
                 {
                     "model": [e.configuration["model"] for e in short],
+                    "generator_epsilon": [e.generator_epsilon for e in short],
                     "runs": [e.runs for e in short],
                     "pass_rate": [e.p for e in short],
                     "wilson_low": [e.low for e in short],
@@ -155,10 +156,15 @@ def write_report(store: str | Path, out: Path, *, min_pass: float = 0.10) -> Pat
                 },
                 index=pd.Index([e.config_id for e in short], name="config_id"),
             )
-            mean_p = table["pass_rate"].mean()
             parts.append(
-                f"<p>{len(short)} configurations. Private selection draws uniformly from "
-                f"them: expected attempts 1/mean(p) = {1 / mean_p:.2f}.</p>"
+                f"<p>{len(short)} (configuration, generator epsilon) pairs. Private selection "
+                "draws uniformly from the configurations at one generator epsilon: expected "
+                "attempts 1/mean(p) = "
+                + ", ".join(
+                    f"{1 / g['pass_rate'].mean():.2f} at {eps:g}"
+                    for eps, g in table.groupby("generator_epsilon")
+                )
+                + ".</p>"
             )
             parts.append(_table(table))
         else:

@@ -18,7 +18,13 @@ from synthflow.candidates import write_candidates
 from synthflow.errors import ConfigError
 from synthflow.sweep.store import SweepStore
 
-__all__ = ["PassEstimate", "estimate", "wilson_interval", "write_shortlist"]
+__all__ = [
+    "PassEstimate",
+    "estimate",
+    "store_generator_epsilon",
+    "wilson_interval",
+    "write_shortlist",
+]
 
 
 def wilson_interval(passes: int, runs: int, *, z: float = 1.96) -> tuple[float, float]:
@@ -47,6 +53,8 @@ class PassEstimate:
 
     config_id: str
     configuration: dict[str, Any]
+    generator_epsilon: float
+    """Generator budget the runs were made at."""
     runs: int
     passes: int
     low: float
@@ -66,6 +74,7 @@ class PassEstimate:
         """Entry of the shortlist file."""
         return {
             **self.configuration,
+            "generator_epsilon": self.generator_epsilon,
             "runs": self.runs,
             "passes": self.passes,
             "pass_rate": round(self.p, 6),
@@ -93,21 +102,47 @@ def estimate(
         configs = db.configurations()
     column = "passed_dp" if basis == "dp" else "passed_exact"
     out = []
-    for cid, group in runs.groupby("config_id", sort=True):
+    for (cid, eps), group in runs.groupby(["config_id", "generator_epsilon"], sort=True):
         k, n = int(group[column].sum()), len(group)
         low, high = wilson_interval(k, n, z=z)
         out.append(
             PassEstimate(
                 config_id=str(cid),
                 configuration=configs[str(cid)],
+                generator_epsilon=float(eps),
                 runs=n,
                 passes=k,
                 low=low,
                 high=high,
             )
         )
-    out.sort(key=lambda e: (-e.p, -e.low, e.config_id))
+    out.sort(key=lambda e: (-e.p, -e.low, e.config_id, e.generator_epsilon))
     return out
+
+
+def store_generator_epsilon(store: str | Path, wanted: float | None = None) -> float:
+    """The generator budget a shortlist of ``store`` is for.
+
+    Default: the spec's own (recorded when the store was made). A store that swept
+    several budgets needs one chosen; the release spec must then carry it.
+
+    Raises:
+        ConfigError: If ``wanted`` was not swept, or the default cannot be told.
+    """
+    with SweepStore.open_existing(store) as db:
+        swept = sorted(set(db.runs()["generator_epsilon"].astype(float)))
+        own = db.meta().get("spec_generator_epsilon")
+    if wanted is None:
+        if own is not None:
+            return float(own)
+        if len(swept) == 1:
+            return swept[0]
+        raise ConfigError(f"the store swept generator epsilons {swept}: pick one")
+    if float(wanted) not in swept:
+        raise ConfigError(
+            f"--generator-epsilon {wanted:g} was not swept in this store (it has {swept})"
+        )
+    return float(wanted)
 
 
 def write_shortlist(
@@ -118,11 +153,14 @@ def write_shortlist(
     min_pass: float,
     basis: str,
     z: float = 1.96,
+    generator_epsilon: float | None = None,
 ) -> Path:
     """Write the configurations with estimate >= ``min_pass`` as YAML (atomically).
 
     The file records the spec and public-data hashes of the store, so that selection
-    can check it runs on the spec the estimates were made for.
+    can check it runs on the spec the estimates were made for, and the generator
+    budget of the runs (``generator_epsilon``: default the spec's), which selection
+    checks against the spec it is given.
 
     Raises:
         ConfigError: If ``min_pass`` is not in [0, 1].
@@ -131,7 +169,8 @@ def write_shortlist(
         raise ConfigError(f"--min-pass ({min_pass}) must be in [0, 1]")
     with SweepStore.open_existing(store) as db:
         meta = db.meta()
-    kept = [e for e in estimates if e.p >= min_pass]
+    eps = store_generator_epsilon(store, generator_epsilon)
+    kept = [e for e in estimates if e.p >= min_pass and e.generator_epsilon == eps]
     header = {
         "spec_sha256": meta["spec_sha256"],
         "public_data_sha256": meta["data_sha256"],
@@ -140,7 +179,8 @@ def write_shortlist(
         "min_pass": min_pass,
         "basis": basis,
         "estimator": f"share of passing runs; Wilson score interval with z = {z}",
-        "configurations_screened": len(estimates),
+        "configurations_screened": sum(e.generator_epsilon == eps for e in estimates),
+        "generator_epsilon": eps,
     }
     write_candidates(
         out,

@@ -1,8 +1,10 @@
 """The sweep store: one embedded SQLite file, written by the driver alone.
 
 Each finished run is committed in its own transaction (WAL journal), keyed by
-``UNIQUE(config_id, repeat)``, so a crash loses at most the runs in flight and a
-re-run skips finished pairs. A ``meta`` table records the schema version and the
+``UNIQUE(config_id, generator_epsilon, repeat)``, so a crash loses at most the runs in
+flight and a re-run skips finished ones. Each run also keeps its *planning record*
+(the statistic every DP criterion was released from and its public parameters) for
+``synthflow plan``. A ``meta`` table records the schema version and the
 SHA-256 of the spec and of the public data: opening a store made for other inputs, or
 a file that is not a synthflow store, raises :class:`StoreError` and leaves the file
 untouched (nothing is written before the checks pass).
@@ -24,7 +26,7 @@ from synthflow.sweep.evaluation import RunEvaluation
 
 __all__ = ["SCHEMA_VERSION", "RunRecord", "StoreError", "SweepStore"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 _APP = "synthflow-sweep"
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 
@@ -39,6 +41,7 @@ CREATE TABLE configurations (
 );
 CREATE TABLE runs (
     config_id TEXT NOT NULL REFERENCES configurations(config_id),
+    generator_epsilon REAL NOT NULL,
     repeat INTEGER NOT NULL,
     seed INTEGER NOT NULL,
     status TEXT NOT NULL CHECK (status IN ('ok', 'error')),
@@ -47,10 +50,11 @@ CREATE TABLE runs (
     error TEXT,
     seconds REAL NOT NULL,
     finished_at REAL NOT NULL,
-    UNIQUE (config_id, repeat)
+    UNIQUE (config_id, generator_epsilon, repeat)
 );
 CREATE TABLE criteria (
     config_id TEXT NOT NULL,
+    generator_epsilon REAL NOT NULL,
     repeat INTEGER NOT NULL,
     name TEXT NOT NULL,
     value REAL,
@@ -58,7 +62,14 @@ CREATE TABLE criteria (
     threshold REAL NOT NULL,
     passed_exact INTEGER NOT NULL,
     passed_dp INTEGER NOT NULL,
-    UNIQUE (config_id, repeat, name)
+    UNIQUE (config_id, generator_epsilon, repeat, name)
+);
+CREATE TABLE planning (
+    config_id TEXT NOT NULL,
+    generator_epsilon REAL NOT NULL,
+    repeat INTEGER NOT NULL,
+    record TEXT NOT NULL,
+    UNIQUE (config_id, generator_epsilon, repeat)
 );
 """
 
@@ -75,6 +86,7 @@ class RunRecord:
     repeat: int
     seed: int
     seconds: float
+    generator_epsilon: float
     evaluation: RunEvaluation | None = None
     """None when the flow failed (e.g. rejection sampling did not converge)."""
     error: str | None = None
@@ -130,7 +142,9 @@ def _check_existing(path: Path) -> sqlite3.Connection:
         conn.close()
         raise StoreError(
             f"store {str(path)!r} has schema version {meta.get('schema_version')}, this "
-            f"synthflow reads version {SCHEMA_VERSION}; use a new --store path"
+            f"synthflow reads version {SCHEMA_VERSION} (version 2 added the generator epsilon "
+            "and the planning records); it was left untouched: re-run the sweep into a new "
+            "--store path"
         )
     return conn
 
@@ -144,8 +158,19 @@ class SweepStore:
 
     # ------------------------------------------------------------------ opening
     @classmethod
-    def open(cls, path: str | Path, *, spec_sha256: str, data_sha256: str, seed: int) -> SweepStore:
+    def open(
+        cls,
+        path: str | Path,
+        *,
+        spec_sha256: str,
+        data_sha256: str,
+        seed: int,
+        spec_generator_epsilon: float | None = None,
+    ) -> SweepStore:
         """Open or create the store for this spec, public data and base seed.
+
+        ``spec_generator_epsilon`` (the spec's eps_gen) is recorded on creation: the
+        shortlist keeps runs at that budget unless told another.
 
         Raises:
             StoreError: The file is not a synthflow store, is corrupt, or was made for
@@ -179,6 +204,11 @@ class SweepStore:
                     "schema_version": str(SCHEMA_VERSION),
                     "created_at": str(time.time()),
                     **expected,
+                    **(
+                        {"spec_generator_epsilon": repr(float(spec_generator_epsilon))}
+                        if spec_generator_epsilon is not None
+                        else {}
+                    ),
                 }
                 conn.executemany("INSERT INTO meta VALUES (?, ?)", rows.items())
         conn.execute("PRAGMA journal_mode=WAL")
@@ -226,9 +256,10 @@ class SweepStore:
         try:
             with self._conn:
                 self._conn.execute(
-                    "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         run.config_id,
+                        run.generator_epsilon,
                         run.repeat,
                         run.seed,
                         "ok" if run.evaluation is not None else "error",
@@ -241,10 +272,11 @@ class SweepStore:
                 )
                 if run.evaluation is not None:
                     self._conn.executemany(
-                        "INSERT INTO criteria VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                        "INSERT INTO criteria VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                         [
                             (
                                 run.config_id,
+                                run.generator_epsilon,
                                 run.repeat,
                                 c.name,
                                 c.value,
@@ -256,6 +288,16 @@ class SweepStore:
                             for c in run.evaluation.criteria
                         ],
                     )
+                    if run.evaluation.planning is not None:
+                        self._conn.execute(
+                            "INSERT INTO planning VALUES (?, ?, ?, ?)",
+                            (
+                                run.config_id,
+                                run.generator_epsilon,
+                                run.repeat,
+                                json.dumps(run.evaluation.planning, allow_nan=False),
+                            ),
+                        )
         except sqlite3.IntegrityError:
             return False
         return True
@@ -265,21 +307,37 @@ class SweepStore:
         """The metadata table (app, schema version, spec/data hashes, seed)."""
         return dict(self._conn.execute("SELECT key, value FROM meta").fetchall())
 
-    def finished(self) -> set[tuple[str, int]]:
-        """The stored (config_id, repeat) pairs."""
-        return {(c, int(r)) for c, r in self._conn.execute("SELECT config_id, repeat FROM runs")}
+    def finished(self) -> set[tuple[str, float, int]]:
+        """The stored (config_id, generator_epsilon, repeat) triples."""
+        return {
+            (c, float(e), int(r))
+            for c, e, r in self._conn.execute(
+                "SELECT config_id, generator_epsilon, repeat FROM runs"
+            )
+        }
 
     def runs(self) -> pd.DataFrame:
         """One row per run, joined with its configuration's model, letters and min_count."""
         return pd.read_sql_query(
             "SELECT r.*, c.model, c.min_count, c.letters, c.config_json FROM runs r "
-            "JOIN configurations c USING (config_id) ORDER BY r.config_id, r.repeat",
+            "JOIN configurations c USING (config_id) "
+            "ORDER BY r.config_id, r.generator_epsilon, r.repeat",
             self._conn,
         )
 
     def criteria(self) -> pd.DataFrame:
         """One row per (run, criterion)."""
         return pd.read_sql_query("SELECT * FROM criteria", self._conn)
+
+    def planning(self) -> list[tuple[str, float, int, dict[str, Any]]]:
+        """(config_id, generator_epsilon, repeat, planning record) of every successful run."""
+        return [
+            (c, float(e), int(r), json.loads(blob))
+            for c, e, r, blob in self._conn.execute(
+                "SELECT config_id, generator_epsilon, repeat, record FROM planning "
+                "ORDER BY config_id, generator_epsilon, repeat"
+            )
+        ]
 
     def configurations(self) -> dict[str, dict[str, Any]]:
         """config_id -> the configuration's JSON form."""

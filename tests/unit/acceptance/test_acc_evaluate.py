@@ -145,9 +145,14 @@ def test_noise_scale_has_power(spec):
     """KS test of released - exact against Laplace(b), and it rejects b * (1 +- 0.3)."""
     crit = spec.criterion("marginal_max_abs_error")
     rng = PrivacyRNG.from_seed(9)
-    sens = 1e-3
+    sens = 1e-3  # marginal sensitivity 1/n with n = 1000
     ledger = Ledger(total_epsilon=1e9)
-    draws = np.array([_laplace_release(crit, 0.0, sens, ledger, rng).value for _ in range(20_000)])
+    draws = np.array(
+        [
+            _laplace_release(crit, spec, 0.0, public={"n": 1000}, ledger=ledger, rng=rng).value
+            for _ in range(20_000)
+        ]
+    )
     b = sens / crit.epsilon
     p_threshold = 1e-20
     assert stats.kstest(draws, "laplace", args=(0, b)).pvalue > p_threshold

@@ -11,16 +11,20 @@ from synthflow.sweep.store import RunRecord, StoreError, SweepStore
 KEYS: dict[str, Any] = {"spec_sha256": "a" * 64, "data_sha256": "b" * 64, "seed": 7}
 
 
-def _record(cid: str = "privbayes-x", repeat: int = 0, passed: bool = True) -> RunRecord:
+def _record(
+    cid: str = "privbayes-x", repeat: int = 0, passed: bool = True, eps: float = 4.0
+) -> RunRecord:
     crit = CriterionOutcome(
         name="c1", value=0.1, threshold=0.2, passed_exact=passed, passed_dp=passed
     )
+    planning = {"c1": {"statistic": 0.1, "public": {"n": 100}}}
     return RunRecord(
         config_id=cid,
+        generator_epsilon=eps,
         repeat=repeat,
         seed=1,
         seconds=0.1,
-        evaluation=RunEvaluation(criteria=(crit,)),
+        evaluation=RunEvaluation(criteria=(crit,), planning=planning),
     )
 
 
@@ -28,10 +32,12 @@ def test_create_add_and_resume(tmp_path: Path) -> None:
     path = tmp_path / "s.db"
     with SweepStore.open(path, **KEYS) as db:
         assert db.add_run(_record())
-        assert not db.add_run(_record())  # UNIQUE(config_id, repeat)
+        assert not db.add_run(_record())  # UNIQUE(config_id, generator_epsilon, repeat)
+        assert db.add_run(_record(eps=2.0))  # another generator budget is another run
         assert db.add_run(
             RunRecord(
                 config_id="privbayes-x",
+                generator_epsilon=4.0,
                 repeat=1,
                 seed=2,
                 seconds=0.0,
@@ -39,9 +45,19 @@ def test_create_add_and_resume(tmp_path: Path) -> None:
             )
         )
     with SweepStore.open(path, **KEYS) as db:
-        assert db.finished() == {("privbayes-x", 0), ("privbayes-x", 1)}
-        assert db.meta()["schema_version"] == "1"
-        assert len(db.criteria()) == 1
+        assert db.finished() == {
+            ("privbayes-x", 4.0, 0),
+            ("privbayes-x", 2.0, 0),
+            ("privbayes-x", 4.0, 1),
+        }
+        assert db.meta()["schema_version"] == "2"
+        assert len(db.criteria()) == 2
+        # the failed run keeps no planning record; the others keep theirs, as stored
+        assert [(c, e, r) for c, e, r, _ in db.planning()] == [
+            ("privbayes-x", 2.0, 0),
+            ("privbayes-x", 4.0, 0),
+        ]
+        assert db.planning()[0][3] == {"c1": {"statistic": 0.1, "public": {"n": 100}}}
 
 
 def _unchanged(path: Path, exc_match: str, **keys: object) -> None:

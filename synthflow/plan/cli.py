@@ -1,0 +1,247 @@
+"""Subcommand ``plan``: choose the budgets of a release from a public sweep."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from synthflow.errors import ConfigError
+
+__all__ = ["PLAN_FILES", "plan_command", "register"]
+
+PLAN_FILES = ("spec.yaml", "candidates.yaml", "plan.json", "plan.html")
+
+
+def _point_json(p: Any) -> dict[str, Any]:
+    return {
+        "total_epsilon": round(p.total_epsilon, 6),
+        "release_probability": round(p.release_probability, 4),
+        "pass_probability": round(p.pass_probability, 4),
+        "expected_attempts": round(p.expected_attempts, 3),
+        "epsilons": p.epsilons,
+    }
+
+
+def plan_command(
+    spec_path: str | Path,
+    store: str | Path,
+    public: str | Path,
+    out: Path,
+    *,
+    target_pass: float = 0.3,
+    stop_probability: float = 0.05,
+    release_probability: float = 0.9,
+    max_total: float | None = None,
+    seed: int = 0,
+    force: bool = False,
+    show_progress: bool = True,
+) -> dict[str, Any]:
+    """Plan the budgets; writes :data:`PLAN_FILES` into ``out`` and returns plan.json's content.
+
+    Public data only: reads the sweep store and the public file it was made with.
+
+    Raises:
+        ConfigError: Bad options, an output that exists (without ``force``), a store of
+            another spec or data, or no plan meeting the constraints (plan.html and
+            plan.json are still written, showing the frontier and why).
+    """
+    from synthflow.candidates import write_candidates  # noqa: PLC0415
+    from synthflow.config import load_spec  # noqa: PLC0415
+    from synthflow.data import load_data  # noqa: PLC0415
+    from synthflow.ledger import file_sha256  # noqa: PLC0415
+    from synthflow.plan.optimize import Planner, PlanOptions  # noqa: PLC0415
+    from synthflow.plan.report import write_plan_html  # noqa: PLC0415
+    from synthflow.plan.simulate import load_arms  # noqa: PLC0415
+    from synthflow.plan.specfile import write_planned_spec  # noqa: PLC0415
+    from synthflow.release.selection import SelectionCost  # noqa: PLC0415
+
+    options = PlanOptions(
+        target_pass=target_pass,
+        stop_probability=stop_probability,
+        release_probability=release_probability,
+        max_total=max_total,
+        seed=seed,
+    )
+    options.check()
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out {str(out)!r} is a file; give a directory")
+    existing = [f for f in PLAN_FILES if (out / f).exists()]
+    if existing and not force:
+        raise ConfigError(
+            f"--out {str(out)!r} already holds {existing}; they are never overwritten "
+            "silently: choose a new directory or pass --force"
+        )
+    spec = load_spec(spec_path)
+    arms, meta = load_arms(spec, store)
+    if file_sha256(public) != meta["data_sha256"]:
+        raise ConfigError(
+            f"--public {str(public)!r} is not the file the sweep ran on (sha256 differs); "
+            "give the same public data file"
+        )
+
+    def say(msg: str) -> None:
+        if show_progress:
+            print(f"plan: {msg}", file=sys.stderr, flush=True)
+
+    frame = load_data(public, spec, public=True).frame
+    planner = Planner(spec, arms, frame, options, progress=say)
+    chosen, paths = planner.search(progress=say)
+    out.mkdir(parents=True, exist_ok=True)
+    plan: dict[str, Any] = {
+        "source_spec": {"path": str(spec.path), "sha256": spec.sha256},
+        "store": str(store),
+        "public_data_sha256": meta["data_sha256"],
+        "options": {
+            "target_pass": target_pass,
+            "stop_probability": stop_probability,
+            "release_probability": release_probability,
+            "perfect_candidate_fail": options.perfect_fail,
+            "max_total": max_total,
+            "min_candidate_pass": options.min_candidate_pass,
+            "seed": seed,
+        },
+        "basis": planner.describe(),
+        "frontier": {label: [_point_json(p) for p in path] for label, path in paths.items()},
+    }
+    if chosen is None:
+        best = max((p[-1] for p in paths.values()), key=lambda p: p.release_probability)
+        plan["reason"] = (
+            f"no generator budget and fit mode meets P(per-attempt pass) >= {target_pass}, "
+            f"P(release) >= {release_probability}"
+            + (f" within total epsilon {max_total:g}" if max_total is not None else "")
+            + f"; the best reaches P(release) {best.release_probability:.2f} ({best.mode})"
+        )
+        _write_json(out / "plan.json", plan)
+        write_plan_html(out / "plan.html", plan, paths, None)
+        raise ConfigError(
+            f"no plan: {plan['reason']}; see {out / 'plan.html'}. Sweep better "
+            "configurations, larger generator budgets, or relax --target-pass / --max-total"
+        )
+    cost = SelectionCost(
+        generator_epsilon=chosen.generator_epsilon,
+        evaluation_epsilon=sum(chosen.epsilons.values()),
+        fit_epsilon=(
+            chosen.epsilons[planner.coef.name] if chosen.fit_once and planner.coef else 0.0
+        ),
+    )
+    planned = write_planned_spec(
+        spec,
+        out / "spec.yaml",
+        generator_epsilon=chosen.generator_epsilon,
+        epsilons=chosen.epsilons,
+        header=(
+            f"# Budgets planned by 'synthflow plan' from the public sweep {Path(store).name}\n"
+            f"# (see plan.json beside this file); everything else is {Path(spec.path).name}.\n"
+        ),
+    )
+    configs = {cid: arms_cfg for cid, arms_cfg in ((a.config_id, a.configuration) for a in arms)}
+    write_candidates(
+        out / "candidates.yaml",
+        header={
+            "spec_sha256": planned.sha256,
+            "public_data_sha256": meta["data_sha256"],
+            "seed": int(meta["seed"]),
+            "store": str(store),
+            "min_pass": options.min_candidate_pass,
+            "basis": "plan (predicted DP pass probability at the planned budgets)",
+            "generator_epsilon": chosen.generator_epsilon,
+            "fit_once": chosen.fit_once,
+        },
+        configurations=[
+            {**configs[cid], "predicted_pass_probability": round(p, 4)}
+            for cid, p in sorted(chosen.candidates.items(), key=lambda kv: -kv[1])
+        ],
+    )
+    plan.update(
+        {
+            "planned_spec_sha256": planned.sha256,
+            "generator_epsilon": chosen.generator_epsilon,
+            "fit_once": chosen.fit_once,
+            "fit_once_transformations": dict(chosen.transformations or ()) or None,
+            "criteria": planner.criterion_details(chosen),
+            "total_epsilon": cost.total,
+            "formula": cost.to_json()["formula"],
+            "pass_probability": chosen.pass_probability,
+            "release_probability": chosen.release_probability,
+            "expected_attempts": chosen.expected_attempts,
+            "perfect_candidate_fail_probability": chosen.perfect_fail,
+            "candidates": chosen.candidates,
+            "predictions": chosen.all_configurations,
+        }
+    )
+    _write_json(out / "plan.json", plan)
+    write_plan_html(out / "plan.html", plan, paths, chosen)
+    return plan
+
+
+def _write_json(path: Path, doc: dict[str, Any]) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(doc, indent=1, default=float) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _plan(args: argparse.Namespace) -> int:
+    plan = plan_command(
+        args.spec,
+        args.store,
+        args.public,
+        Path(args.out),
+        target_pass=args.target_pass,
+        stop_probability=args.stop_probability,
+        release_probability=args.release_probability,
+        max_total=args.max_total,
+        seed=args.seed,
+        force=args.force,
+        show_progress=not args.quiet,
+    )
+    print(
+        f"total epsilon {plan['total_epsilon']:.3f} ({plan['formula']}); generator epsilon "
+        f"{plan['generator_epsilon']:g}; fit {'once' if plan['fit_once'] else 'per candidate'}; "
+        f"{len(plan['candidates'])} candidates; P(release) {plan['release_probability']:.3f}",
+        file=sys.stderr,
+    )
+    print(args.out)
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``plan`` to the CLI."""
+    p = sub.add_parser(
+        "plan",
+        help="least total epsilon at which a release still passes (public data; spends nothing)",
+    )
+    p.add_argument("spec", help="the spec the sweep ran")
+    p.add_argument("--store", required=True, help="public sweep results file")
+    p.add_argument(
+        "--public", required=True, metavar="FILE", help="the PUBLIC data file the sweep ran on"
+    )
+    p.add_argument("--out", required=True, metavar="DIR", help="writes " + ", ".join(PLAN_FILES))
+    p.add_argument(
+        "--target-pass",
+        type=float,
+        default=0.3,
+        metavar="P",
+        help="least mean per-attempt pass probability of the candidates (default 0.3)",
+    )
+    p.add_argument(
+        "--stop-probability",
+        type=float,
+        default=0.05,
+        metavar="G",
+        help="selection's stop probability gamma (default 0.05)",
+    )
+    p.add_argument(
+        "--release-probability",
+        type=float,
+        default=0.9,
+        help="least probability that selection releases (default 0.9)",
+    )
+    p.add_argument("--max-total", type=float, metavar="E", help="refuse plans above this total")
+    p.add_argument("--seed", type=int, default=0, help="seed of the simulation (public data)")
+    p.add_argument("--force", action="store_true", help="replace the files of an earlier plan")
+    p.add_argument("--quiet", action="store_true", help="no progress lines")
+    p.set_defaults(func=_plan)

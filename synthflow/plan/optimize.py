@@ -1,0 +1,463 @@
+"""Choose the budgets: the least total epsilon of private selection that still releases.
+
+Variables: each criterion's epsilon (a geometric grid), the regression fit's epsilon
+and whether it is drawn once per release, and the generator epsilon among those the
+sweep ran. For one generator epsilon and fit mode the search is greedy: start with
+every budget at its largest grid value and repeatedly lower the one budget that saves
+the most total epsilon per unit of log-probability of a release lost, while every
+constraint still holds. The path it walks is the frontier the report plots; its last
+feasible point is that mode's plan; the plan is the cheapest over modes.
+
+Constraints (issue #14): the candidates' mean per-attempt pass probability >= the
+target; the probability that selection with stop probability G releases >= the
+release probability; for a once-per-release fit, the probability that the fit's own
+noise fails a perfect candidate (D_R = D_T) <= ``perfect_fail``; the 1-way ratio's
+pseudo-threshold is re-derived at every budget by the evaluation's own function.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from synthflow.acceptance.evaluate import laplace_terms
+from synthflow.config import CriterionSpec, ReleaseSpec
+from synthflow.errors import ConfigError
+from synthflow.plan.simulate import (
+    LAPLACE_KINDS,
+    Arm,
+    NoiseLaw,
+    RegressionSim,
+    laplace_pass_table,
+    standardization_from_json,
+)
+from synthflow.release.selection import SelectionCost
+
+__all__ = ["EPS_GRID", "REG_GRID", "PlanOptions", "PlanPoint", "Planner"]
+
+EPS_GRID = np.array([float(f"{x:.3g}") for x in np.geomspace(0.0005, 2.0, 37)])
+"""Budgets tried for each Laplace criterion (ratio ~1.26 between neighbours), 3 digits."""
+REG_GRID = np.array([0.1, 0.15, 0.2, 0.3, 0.43, 0.6, 0.8, 1.0, 1.25, 1.5, 2.0, 2.5, 3.0])
+"""Budgets tried for the functional-mechanism regression fit."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class PlanOptions:
+    """What a plan must achieve (CLI flags of ``synthflow plan``)."""
+
+    target_pass: float = 0.3
+    stop_probability: float = 0.05
+    release_probability: float = 0.9
+    perfect_fail: float = 0.01
+    max_total: float | None = None
+    min_candidate_pass: float = 0.10
+    fit_draws: int = 1000
+    """Regression fits drawn per budget (once-per-release mode; a fifth per candidate)."""
+    seed: int = 0
+
+    def check(self) -> None:
+        """Raises ConfigError for an option out of range."""
+        for name in ("target_pass", "release_probability", "min_candidate_pass"):
+            v = getattr(self, name)
+            if not 0 < v <= 1:
+                raise ConfigError(f"--{name.replace('_', '-')} ({v}) must be in (0, 1]")
+        if not 0 <= self.stop_probability < 1:
+            raise ConfigError(f"--stop-probability ({self.stop_probability}) must be in [0, 1)")
+        if not 0 < self.perfect_fail < 1:
+            raise ConfigError(f"perfect_fail ({self.perfect_fail}) must be in (0, 1)")
+        if self.max_total is not None and not self.max_total > 0:
+            raise ConfigError(f"--max-total ({self.max_total}) must be > 0")
+
+
+@dataclass(frozen=True, kw_only=True)
+class PlanPoint:
+    """One budget assignment and what it is predicted to give."""
+
+    generator_epsilon: float
+    fit_once: bool
+    transformations: tuple[tuple[str, str], ...] | None
+    """The one transformation set of a once-per-release fit (None otherwise)."""
+    epsilons: dict[str, float]
+    """Criterion name -> epsilon (the regression coefficients' is the fit's)."""
+    total_epsilon: float
+    pass_probability: float
+    """Mean per-attempt pass probability over the candidates."""
+    release_probability: float
+    expected_attempts: float
+    """Expected attempts until selection ends (a release or a stop)."""
+    perfect_fail: float
+    """P(the regression fit alone fails a perfect candidate); 0 without a regression."""
+    candidates: dict[str, float] = field(default_factory=dict)
+    """config_id -> predicted per-attempt pass probability (those >= the cut)."""
+    all_configurations: dict[str, float] = field(default_factory=dict)
+    grid_index: dict[str, int] = field(default_factory=dict)
+    """The budget variables' grid positions (``__fit__``, ``__tstr__`` for the regression)."""
+
+    def feasible(self, o: PlanOptions) -> bool:
+        """Whether every constraint of ``o`` holds (the total cap aside)."""
+        return (
+            bool(self.candidates)
+            and self.pass_probability >= o.target_pass
+            and self.release_probability >= o.release_probability
+            and self.perfect_fail <= o.perfect_fail
+        )
+
+    @property
+    def mode(self) -> str:
+        """Short label of the generator budget and fit mode."""
+        fit = "fit once" if self.fit_once else "fit per candidate"
+        letters = "".join(v for _, v in self.transformations) if self.transformations else ""
+        return f"eps_gen {self.generator_epsilon:g}, {fit}" + (f" ({letters})" if letters else "")
+
+
+def _release_probability(q: np.ndarray, gamma: float) -> np.ndarray:
+    """P(selection releases) when each attempt passes with probability ``q``."""
+    q = np.asarray(q, dtype=float)
+    denom = q + (1 - q) * gamma
+    return np.where(denom > 0, q / np.where(denom > 0, denom, 1.0), 0.0)
+
+
+class Planner:
+    """Precomputed pass tables of every run, and the greedy search over budgets."""
+
+    def __init__(
+        self,
+        spec: ReleaseSpec,
+        arms: list[Arm],
+        frame: pd.DataFrame,
+        options: PlanOptions,
+        *,
+        progress: Callable[[str], None] = lambda _: None,
+    ) -> None:
+        options.check()
+        self.spec, self.arms, self.o = spec, arms, options
+        self.laplace = [c for c in spec.criteria if c.kind in LAPLACE_KINDS]
+        reg = [c for c in spec.criteria if c.kind == "regression_coefficients"]
+        tstr = [c for c in spec.criteria if c.kind == "regression_tstr"]
+        unknown = [
+            c.name
+            for c in spec.criteria
+            if c not in self.laplace
+            and c.kind not in ("regression_coefficients", "regression_tstr")
+        ]
+        if unknown or len(reg) > 1 or len(tstr) > 1 or (tstr and not reg):
+            raise ConfigError(
+                "synthflow plan handles the built-in criteria with at most one regression "
+                f"target; it cannot plan {unknown or [c.name for c in reg + tstr]}"
+            )
+        self.coef: CriterionSpec | None = reg[0] if reg else None
+        self.tstr: CriterionSpec | None = tstr[0] if tstr else None
+        self.records = [r for a in arms for r in a.records]
+        self.arm_of = np.repeat(np.arange(len(arms)), [len(a.records) for a in arms])
+        self.law = NoiseLaw(options.seed)
+        progress(f"Laplace criteria: {len(self.records)} runs x {len(EPS_GRID)} budgets")
+        self.tables = {
+            c.name: laplace_pass_table(spec, c, self.records, EPS_GRID, self.law)
+            for c in self.laplace
+        }
+        self.sims: dict[tuple[tuple[str, str], ...], RegressionSim] = {}
+        self.per_candidate: tuple[np.ndarray, np.ndarray] | None = None
+        self.once: dict[tuple[tuple[str, str], ...], tuple[np.ndarray, ...]] = {}
+        if self.coef is not None:
+            for a in arms:
+                if a.letters not in self.sims:
+                    self.sims[a.letters] = RegressionSim(spec, frame, dict(a.letters), self.coef)
+            progress(f"regression fit per candidate: {len(self.records)} runs")
+            self.per_candidate = self._candidate_fits()
+            for letters in self.sims:
+                progress(f"regression fit once: {''.join(v for _, v in letters)}")
+                self.once[letters] = self._once_fits(letters)
+
+    # ------------------------------------------------------------------ regression
+    def _candidate_fits(self) -> tuple[np.ndarray, np.ndarray]:
+        """Coefficient errors and TSTR statistics (run, budget, draw), fit per candidate."""
+        assert self.coef is not None
+        draws = max(50, self.o.fit_draws // 5)
+        coef = np.empty((len(self.records), len(REG_GRID), draws))
+        tstr = np.zeros_like(coef)
+        i = 0
+        for a in self.arms:
+            sim = self.sims[a.letters]
+            for rec in a.records:
+                std = standardization_from_json(
+                    rec[self.coef.name]["public"]["candidate_standardization"]
+                )
+                for k, eps in enumerate(REG_GRID):
+                    fits = sim.draws(std, float(eps), draws, seed=self.o.seed + 7919 * i + 1)
+                    c, t = sim.errors(fits, rec, self.coef.name, self._tstr_name)
+                    coef[i, k] = c
+                    if t is not None:
+                        tstr[i, k] = t
+                i += 1
+        return coef, tstr
+
+    @property
+    def _tstr_name(self) -> str | None:
+        return self.tstr.name if self.tstr is not None else None
+
+    def _once_fits(self, letters: tuple[tuple[str, str], ...]) -> tuple[np.ndarray, ...]:
+        """Per budget: errors (run, draw) of the shared fit, and the perfect-candidate failure."""
+        assert self.coef is not None
+        sim = self.sims[letters]
+        std = sim.bounds_standardization()
+        runs = [i for i, a in enumerate(self.arm_of) if self.arms[a].letters == letters]
+        coef = np.empty((len(runs), len(REG_GRID), self.o.fit_draws))
+        tstr = np.zeros_like(coef)
+        perfect = np.empty(len(REG_GRID))
+        for k, eps in enumerate(REG_GRID):
+            fits = sim.draws(std, float(eps), self.o.fit_draws, seed=self.o.seed + 104_729)
+            for row, i in enumerate(runs):
+                c, t = sim.errors(fits, self.records[i], self.coef.name, self._tstr_name)
+                coef[row, k] = c
+                if t is not None:
+                    tstr[row, k] = t
+            pc, pt = sim.perfect_errors(fits)
+            fail = pc >= self.coef.threshold
+            if self.tstr is not None:
+                fail |= pt >= self.tstr.threshold
+            perfect[k] = float(fail.mean())
+        return np.asarray(runs), coef, tstr, perfect
+
+    def _tstr_pass(self, stats: np.ndarray, k: int) -> np.ndarray:
+        if self.tstr is None:
+            return np.ones_like(stats)
+        eps = float(EPS_GRID[k])
+        n = int(self.records[0]["_run"]["n"])
+        sens, threshold = laplace_terms(self.tstr, self.spec, {"n": n}, eps)
+        return self.law.pass_probability(stats, sens, eps, threshold)
+
+    # ------------------------------------------------------------------ evaluation
+    def evaluate(
+        self,
+        generator_epsilon: float,
+        letters: tuple[tuple[str, str], ...] | None,
+        idx: dict[str, int],
+    ) -> PlanPoint:
+        """Predictions for one budget assignment (``idx``: grid index per variable).
+
+        ``letters`` set means a once-per-release fit on that transformation set.
+        """
+        fit_once = letters is not None
+        arms = [
+            j
+            for j, a in enumerate(self.arms)
+            if a.generator_epsilon == generator_epsilon
+            and (letters is None or a.letters == letters)
+        ]
+        rows = np.flatnonzero(np.isin(self.arm_of, arms))
+        base = np.ones(len(rows))
+        for c in self.laplace:
+            base *= self.tables[c.name][rows, idx[c.name]]
+        gamma = self.o.stop_probability
+        weights = np.zeros((len(arms), len(rows)))
+        for col, i in enumerate(rows):
+            weights[arms.index(int(self.arm_of[i])), col] = 1.0
+        weights /= weights.sum(axis=1, keepdims=True)
+        perfect = 0.0
+        if self.coef is None:
+            per_draw = base[:, None]
+        elif not fit_once:
+            assert self.per_candidate is not None
+            coef, tstr = self.per_candidate
+            k = idx["__fit__"]
+            ok = (coef[rows, k] < self.coef.threshold) * self._tstr_pass(
+                tstr[rows, k], idx["__tstr__"]
+            )
+            per_draw = (base * ok.mean(axis=1))[:, None]
+        else:
+            assert letters is not None
+            runs, coef, tstr, perfect_k = self.once[letters]
+            pos = {int(r): p for p, r in enumerate(runs)}
+            sel = [pos[int(i)] for i in rows]
+            k = idx["__fit__"]
+            ok = (coef[sel, k] < self.coef.threshold) * self._tstr_pass(
+                tstr[sel, k], idx["__tstr__"]
+            )
+            per_draw = base[:, None] * ok
+            perfect = float(perfect_k[k])
+        p_arm_draw = weights @ per_draw  # (arms, draws)
+        p_arm = p_arm_draw.mean(axis=1)
+        keep = p_arm >= self.o.min_candidate_pass
+        if keep.any():
+            q_draw = p_arm_draw[keep].mean(axis=0)
+        else:
+            q_draw = np.zeros(p_arm_draw.shape[1])
+        release = float(_release_probability(q_draw, gamma).mean())
+        attempts = float(np.mean(1.0 / np.maximum(q_draw + (1 - q_draw) * gamma, 1e-12)))
+        epsilons = {c.name: float(EPS_GRID[idx[c.name]]) for c in self.laplace}
+        fit_eps = 0.0
+        if self.coef is not None:
+            fit_eps = float(REG_GRID[idx["__fit__"]])
+            epsilons[self.coef.name] = fit_eps
+        if self.tstr is not None:
+            epsilons[self.tstr.name] = float(EPS_GRID[idx["__tstr__"]])
+        cost = SelectionCost(
+            generator_epsilon=generator_epsilon,
+            evaluation_epsilon=math.fsum(epsilons.values()),
+            fit_epsilon=fit_eps if fit_once else 0.0,
+        )
+        by_config = {self.arms[a].config_id: float(p) for a, p in zip(arms, p_arm, strict=True)}
+        return PlanPoint(
+            generator_epsilon=generator_epsilon,
+            fit_once=fit_once,
+            transformations=letters,
+            epsilons=epsilons,
+            total_epsilon=cost.total,
+            pass_probability=float(q_draw.mean()),
+            release_probability=release,
+            expected_attempts=attempts,
+            perfect_fail=perfect,
+            candidates={cid: p for cid, p in by_config.items() if p >= self.o.min_candidate_pass},
+            all_configurations=by_config,
+            grid_index=dict(idx),
+        )
+
+    # ------------------------------------------------------------------ search
+    def _variables(self) -> dict[str, int]:
+        top = {c.name: len(EPS_GRID) - 1 for c in self.laplace}
+        if self.coef is not None:
+            top["__fit__"] = len(REG_GRID) - 1
+        if self.tstr is not None:
+            top["__tstr__"] = len(EPS_GRID) - 1
+        return top
+
+    def greedy(
+        self, generator_epsilon: float, letters: tuple[tuple[str, str], ...] | None
+    ) -> list[PlanPoint]:
+        """The greedy path from the largest budgets down; feasible points only (may be empty)."""
+        idx = self._variables()
+        point = self.evaluate(generator_epsilon, letters, idx)
+        if not point.feasible(self.o):
+            return [point]
+        path = [point]
+        while True:
+            best: tuple[float, dict[str, int], PlanPoint] | None = None
+            for var, k in idx.items():
+                if k == 0:
+                    continue
+                trial = {**idx, var: k - 1}
+                cand = self.evaluate(generator_epsilon, letters, trial)
+                if not cand.feasible(self.o):
+                    continue
+                saved = point.total_epsilon - cand.total_epsilon
+                lost = math.log(max(point.release_probability, 1e-12)) - math.log(
+                    max(cand.release_probability, 1e-12)
+                )
+                score = saved / max(lost, 1e-6)
+                if best is None or score > best[0]:
+                    best = (score, trial, cand)
+            if best is None:
+                return path
+            _, idx, point = best
+            path.append(point)
+
+    def modes(self) -> list[tuple[float, tuple[tuple[str, str], ...] | None]]:
+        """(generator epsilon, fit-once transformation set or None) pairs to search."""
+        out: list[tuple[float, tuple[tuple[str, str], ...] | None]] = []
+        for eps in sorted({a.generator_epsilon for a in self.arms}):
+            out.append((eps, None))
+            if self.coef is not None:
+                for letters in sorted({a.letters for a in self.arms if a.generator_epsilon == eps}):
+                    out.append((eps, letters))
+        return out
+
+    def search(
+        self, progress: Callable[[str], None] = lambda _: None
+    ) -> tuple[PlanPoint | None, dict[str, list[PlanPoint]]]:
+        """The cheapest feasible plan over every mode (None if none), and every mode's path."""
+        paths: dict[str, list[PlanPoint]] = {}
+        best: PlanPoint | None = None
+        for eps, letters in self.modes():
+            path = self.greedy(eps, letters)
+            label = path[0].mode
+            paths[label] = path
+            end = path[-1]
+            progress(
+                f"{label}: "
+                + (
+                    f"total {end.total_epsilon:.3f}, P(release) {end.release_probability:.2f}"
+                    if end.feasible(self.o)
+                    else f"infeasible (P(release) at most {end.release_probability:.2f})"
+                )
+            )
+            if not end.feasible(self.o):
+                continue
+            if self.o.max_total is not None and end.total_epsilon > self.o.max_total:
+                continue
+            if best is None or end.total_epsilon < best.total_epsilon:
+                best = end
+        return best, paths
+
+    def criterion_details(self, point: PlanPoint) -> list[dict[str, Any]]:
+        """Per criterion of ``point``: budget, mechanism, sensitivity, noise, predicted pass."""
+        rows = [
+            i
+            for i, a in enumerate(self.arm_of)
+            if self.arms[a].config_id in point.candidates
+            and self.arms[a].generator_epsilon == point.generator_epsilon
+        ]
+        out: list[dict[str, Any]] = []
+        for c in self.spec.criteria:
+            eps = point.epsilons[c.name]
+            item: dict[str, Any] = {
+                "name": c.name,
+                "kind": c.kind,
+                "epsilon": eps,
+                "threshold": c.threshold,
+            }
+            if c in self.laplace or c is self.tstr:
+                sens, thr = zip(
+                    *(laplace_terms(c, self.spec, self._public(c, i), eps) for i in rows),
+                    strict=True,
+                )
+                item.update(
+                    mechanism="laplace",
+                    sensitivity={"min": min(sens), "max": max(sens)},
+                    noise_sd={
+                        "min": math.sqrt(2) * min(sens) / eps,
+                        "max": math.sqrt(2) * max(sens) / eps,
+                    },
+                    release_threshold={"min": min(thr), "max": max(thr)},
+                    public_parameters=sorted(set(self._public(c, rows[0])) - {"n"}) or ["n"],
+                )
+                if c in self.laplace:
+                    k = point.grid_index[c.name]
+                    item["predicted_pass_probability"] = float(self.tables[c.name][rows, k].mean())
+            else:
+                sim = next(iter(self.sims.values()))
+                from synthflow.acceptance import regression  # noqa: PLC0415
+
+                std = sim.bounds_standardization() if point.fit_once else sim.std_data
+                sens_fm = float(
+                    regression.functional_mechanism_sensitivity(*std.box(sim.xb, sim.yb)).sum()
+                )
+                item.update(
+                    mechanism="functional mechanism",
+                    fit_once=point.fit_once,
+                    sensitivity=sens_fm,
+                    noise_sd=math.sqrt(2) * sens_fm / eps,
+                    standardization="public bounds" if point.fit_once else "candidate (D_R)",
+                    perfect_candidate_fail_probability=point.perfect_fail,
+                )
+            out.append(item)
+        return out
+
+    def _public(self, c: CriterionSpec, i: int) -> dict[str, Any]:
+        rec = self.records[i]
+        return rec[c.name]["public"] if c.name in rec else {"n": rec["_run"]["n"]}
+
+    def describe(self) -> dict[str, Any]:
+        """What the predictions rest on (for plan.json)."""
+        return {
+            "runs": len(self.records),
+            "arms": len(self.arms),
+            "laplace_noise_draws": len(self.law.z),
+            "regression_fit_draws": self.o.fit_draws if self.coef is not None else 0,
+            "epsilon_grid": [float(x) for x in EPS_GRID],
+            "regression_epsilon_grid": [float(x) for x in REG_GRID],
+        }

@@ -1,0 +1,106 @@
+"""Write the planned spec: the input spec's text with only its budgets changed.
+
+The budgets are replaced in place in the YAML text, so the steward's comments and
+layout survive; the result is then loaded and compared with the input spec field by
+field: anything but ``privacy.generator_epsilon`` and the criteria's ``epsilon``
+differing is a bug and raises rather than writing a wrong spec.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+from pathlib import Path
+
+from synthflow.config import ReleaseSpec, load_spec
+from synthflow.errors import ConfigError
+
+__all__ = ["planned_spec_text", "write_planned_spec"]
+
+_NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+
+
+def _number(x: float) -> str:
+    text = repr(float(x))
+    return text if "e" not in text else f"{x:.6g}"
+
+
+def _replace_after(text: str, start: int, stop: int, *, key: str, value: float, what: str) -> str:
+    pattern = re.compile(rf"(?<![A-Za-z_]){key}:(\s*)({_NUMBER})")
+    m = pattern.search(text, start, stop)
+    if m is None:
+        raise ConfigError(f"cannot find {what}'s '{key}:' in the spec text to plan it")
+    return text[: m.start(2)] + _number(value) + text[m.end(2) :]
+
+
+def planned_spec_text(
+    source: str, *, generator_epsilon: float, epsilons: dict[str, float], header: str
+) -> str:
+    """``source`` (a spec's YAML text) with the generator and criteria budgets replaced."""
+    text = source
+    privacy = re.search(r"^privacy:", text, re.M)
+    if privacy is None:
+        raise ConfigError("the spec text has no top-level 'privacy:' block")
+    text = _replace_after(
+        text,
+        privacy.end(),
+        len(text),
+        key="generator_epsilon",
+        value=generator_epsilon,
+        what="privacy",
+    )
+    names = list(re.finditer(r"(?<![A-Za-z_])name:\s*([A-Za-z0-9_.-]+)", text))
+    for name, eps in epsilons.items():
+        hits = [i for i, m in enumerate(names) if m.group(1) == name]
+        if len(hits) != 1:
+            raise ConfigError(f"cannot find criterion {name!r} once in the spec text")
+        i = hits[0]
+        stop = names[i + 1].start() if i + 1 < len(names) else len(text)
+        text = _replace_after(
+            text, names[i].end(), stop, key="epsilon", value=eps, what=f"criterion {name!r}"
+        )
+        names = list(re.finditer(r"(?<![A-Za-z_])name:\s*([A-Za-z0-9_.-]+)", text))
+    return header + text
+
+
+def write_planned_spec(
+    spec: ReleaseSpec,
+    out: Path,
+    *,
+    generator_epsilon: float,
+    epsilons: dict[str, float],
+    header: str,
+) -> ReleaseSpec:
+    """Write the planned spec to ``out`` (atomically) and return it loaded.
+
+    Raises:
+        ConfigError: If the spec text cannot be edited safely or the result differs from
+            the input in anything but its budgets.
+    """
+    source = Path(spec.path).read_text("utf-8")
+    text = planned_spec_text(
+        source, generator_epsilon=generator_epsilon, epsilons=epsilons, header=header
+    )
+    tmp = out.with_name(f".{out.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    try:
+        planned = load_spec(tmp)
+    except ConfigError as exc:
+        tmp.unlink()
+        raise ConfigError(f"the planned spec does not load ({exc}); please report this") from exc
+    expected = dataclasses.replace(
+        spec,
+        privacy=dataclasses.replace(spec.privacy, generator_epsilon=generator_epsilon),
+        criteria=tuple(dataclasses.replace(c, epsilon=epsilons[c.name]) for c in spec.criteria),
+        path=planned.path,
+        sha256=planned.sha256,
+    )
+    if planned != expected:
+        tmp.unlink()
+        raise ConfigError(
+            "the planned spec differs from the input in more than its budgets; nothing was "
+            "written (please report this)"
+        )
+    os.replace(tmp, out)
+    return dataclasses.replace(planned, path=str(out))
