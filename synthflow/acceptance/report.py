@@ -242,7 +242,11 @@ def _condmean_section(
 
 
 def _regression_section(
-    c: CriterionSpec, transformer: Transformer, t: np.ndarray | None, r: np.ndarray
+    c: CriterionSpec,
+    transformer: Transformer,
+    t: np.ndarray | None,
+    r: np.ndarray,
+    dp_fit: dict[str, Any] | None = None,
 ) -> str:
     target = c.column or ""
     xr, yr, feats, _, _ = regression.design(r, transformer, target, c.features)
@@ -250,15 +254,21 @@ def _regression_section(
     if t is not None:
         xo, yo, _, _, _ = regression.design(t, transformer, target, c.features)
         models = {"original (OLS)": regression.ols(xo, yo, feats), **models}
+    elif dp_fit is not None:  # DP mode: the released fit of D_T (DP, so publishable)
+        fit = regression.LinearModel(
+            features=feats, intercept=float(dp_fit["intercept"]), coef=tuple(dp_fit["coef"])
+        )
+        models = {"original (DP fit)": fit, **models}
     terms = ["intercept", *feats]
     df = pd.DataFrame({"term": terms, **{k: [m.intercept, *m.coef] for k, m in models.items()}})
-    if t is not None:
-        df["abs difference"] = (df["original (OLS)"] - df["candidate (OLS)"]).abs()
+    if len(models) == 2:
+        first, second = list(models)
+        df["abs difference"] = (df[first] - df[second]).abs()
     plt = _plt()
     fig, (ax0, ax1) = plt.subplots(
         1, 2, figsize=(11, 0.45 * len(terms) + 1.2), gridspec_kw={"width_ratios": [1, 4]}
     )
-    colors = [_ORIG, _CAND] if t is not None else [_CAND]
+    colors = [_ORIG, _CAND] if len(models) == 2 else [_CAND]
     h = 0.8 / len(models)
     for i, ((name, m), color) in enumerate(zip(models.items(), colors, strict=True)):
         off = (i - (len(models) - 1) / 2) * h
@@ -274,7 +284,17 @@ def _regression_section(
     ax1.set_title(f"coefficients of {target} (raw units per unit of feature)", fontsize=9)
     ax1.legend(fontsize=8)
     fig.tight_layout()
-    head = _h(2, "Regression coefficients (raw units" + (")" if t is not None else "; candidate)"))
+    if t is not None:
+        head = _h(2, "Regression coefficients (raw units)")
+    elif dp_fit is not None:
+        head = _h(2, "Regression coefficients (raw units; DP fit of the original vs candidate)")
+        head += (
+            "<p class='note'>The original's coefficients are the functional-mechanism fit "
+            "released under this criterion's budget (noisy, DP); the criterion compares them "
+            "with the candidate's OLS in the candidate's standardisation.</p>"
+        )
+    else:
+        head = _h(2, "Regression coefficients (raw units; candidate)")
     return head + _png(fig) + _table(df)
 
 
@@ -432,7 +452,9 @@ def render_report(
         if c.kind == "conditional_mean" and c.column:
             parts.append(_condmean_section(c, transformer, t, r))
         elif c.kind == "regression_coefficients" and c.column:
-            parts.append(_regression_section(c, transformer, t, r))
+            released = next((x for x in report.criteria if x.name == c.name), None)
+            dp_fit = released.public.get("dp_fit") if released is not None else None
+            parts.append(_regression_section(c, transformer, t, r, dp_fit))
         elif c.kind == "faithfulness" and c.match is not None and t is not None:
             parts.append(_faithfulness_section(c, transformer, t, r))
     parts.append("</body></html>")

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from synthflow.acceptance import exact_values
+from synthflow.acceptance import exact_values, regression
 from synthflow.acceptance.cli import load_codes
 from synthflow.acceptance.condmean import cond_mean_table
 from synthflow.acceptance.faithfulness import maximum_matching
@@ -218,3 +218,17 @@ def test_dp_report_holds_no_exact_statistic(births, exact_run, dp_run):
     assert "DP evaluation" in dp_html.splitlines()[0] and "NON-PRIVATE" not in dp_html
     assert DP_OMITTED in dp_html
     assert "<th>original</th>" not in dp_html  # no D_T column in any table
+
+
+def test_dp_report_shows_the_dp_fit_next_to_the_candidate_ols(births, exact_run, dp_run):
+    spec, tr, _, _ = births
+    t, _ = _codes(births)
+    crit = next(c for c in spec.criteria if c.kind == "regression_coefficients")
+    x, y, feats, _, _ = regression.design(t.to_numpy(np.int64), tr, str(crit.column))
+    exact_ols = regression.ols(x, y, feats)
+    dp_html = (dp_run / "report.html").read_text(encoding="utf-8")
+    assert "original (DP fit)" in dp_html and "candidate (OLS)" in dp_html
+    # the exact fit of D_T (which the exact report shows) is not what the DP report shows
+    exact_html = (exact_run / "report.html").read_text(encoding="utf-8")
+    shown = f"{exact_ols.intercept:.6g}"  # the reports print 6 significant digits
+    assert shown in exact_html and shown not in dp_html
