@@ -113,7 +113,13 @@ def plan_command(
             f"no generator budget and fit mode meets P(per-attempt pass) >= {target_pass}, "
             f"P(release) >= {release_probability}"
             + (f" within total epsilon {max_total:g}" if max_total is not None else "")
-            + f"; the best reaches P(release) {best.release_probability:.2f} ({best.mode})"
+            + f"; the best ({best.mode}) reaches P(release) {best.release_probability:.3f}, "
+            f"per-attempt pass {best.pass_probability:.3f}"
+            + (
+                f", perfect-candidate fit failure {best.perfect_fail:.3f} (> 0.01)"
+                if best.perfect_fail > options.perfect_fail
+                else ""
+            )
         )
         _write_json(out / "plan.json", plan)
         write_plan_html(out / "plan.html", plan, paths, None)

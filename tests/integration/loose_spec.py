@@ -1,0 +1,54 @@
+"""A births spec with loose thresholds, so that PrivBayes on 10K public rows can pass.
+
+Used by the planner's tests: what they test is the machinery (a plan exists), not the
+release's thresholds.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+LOOSE = {
+    "marginal_max_abs_error": 0.3,
+    "cond_mean_error_parity": 1.5,
+    "cond_mean_error_birth_weight": 600,
+    "cond_mean_error_gestation_week": 3,
+    "regression_coef_error": 600,
+    "regression_tstr_mae_error": 40,
+    "faithfulness_unmatched": 0.6,
+}
+
+
+def release_binning_ids(spec: object) -> list[str]:
+    """Configuration ids of the release's binning (mother_age b, the others a)."""
+    from synthflow.space import expand_space
+
+    want = {"mother_age": "b"}
+    return [
+        c.id
+        for c in expand_space(spec)  # type: ignore[arg-type]
+        if all(v == want.get(k, "a") for k, v in c.transformations.items())
+    ]
+
+
+def write_loose_spec(path: Path) -> Path:
+    """Write the loose spec to ``path`` (PrivBayes degree 2 only; min_count 2)."""
+    doc = yaml.safe_load((REPO / "configs" / "births.yaml").read_text())
+    for c in doc["acceptance"]["criteria"]:
+        if c["name"] in LOOSE:
+            c["threshold"] = LOOSE[c["name"]]
+        if c["kind"] == "one_way_ratio":  # PrivBayes leaves bins empty at 10K rows
+            c["threshold"] = c["clip"] = 50.0
+    doc["space"]["models"] = [
+        {
+            "model": "privbayes",
+            "grid": {"flavor": "degree", "degree": 2, "epsilon_split": [0.1, 0.5]},
+        }
+    ]
+    doc["space"]["min_count"] = [2]
+    doc["privacy"]["total_epsilon"] = 40.0  # room for the swept generator budgets
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return path
