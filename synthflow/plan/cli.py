@@ -191,7 +191,25 @@ def _write_json(path: Path, doc: dict[str, Any]) -> None:
 
 
 def _plan(args: argparse.Namespace) -> int:
-    plan = plan_command(
+    from synthflow.sweep.store import StoreError  # noqa: PLC0415
+
+    try:
+        plan = _run(args)
+    except StoreError as exc:
+        print(f"synthflow plan: error: {exc}", file=sys.stderr)
+        return 2
+    print(
+        f"total epsilon {plan['total_epsilon']:.3f} ({plan['formula']}); generator epsilon "
+        f"{plan['generator_epsilon']:g}; fit {'once' if plan['fit_once'] else 'per candidate'}; "
+        f"{len(plan['candidates'])} candidates; P(release) {plan['release_probability']:.3f}",
+        file=sys.stderr,
+    )
+    print(args.out)
+    return 0
+
+
+def _run(args: argparse.Namespace) -> dict[str, Any]:
+    return plan_command(
         args.spec,
         args.store,
         args.public,
@@ -204,14 +222,6 @@ def _plan(args: argparse.Namespace) -> int:
         force=args.force,
         show_progress=not args.quiet,
     )
-    print(
-        f"total epsilon {plan['total_epsilon']:.3f} ({plan['formula']}); generator epsilon "
-        f"{plan['generator_epsilon']:g}; fit {'once' if plan['fit_once'] else 'per candidate'}; "
-        f"{len(plan['candidates'])} candidates; P(release) {plan['release_probability']:.3f}",
-        file=sys.stderr,
-    )
-    print(args.out)
-    return 0
 
 
 def register(sub: argparse._SubParsersAction) -> None:
