@@ -100,6 +100,8 @@ def plan_command(
             "stop_probability": stop_probability,
             "release_probability": release_probability,
             "perfect_candidate_fail": options.perfect_fail,
+            "false_pass_at": options.false_pass_at,
+            "false_pass_rate": options.false_pass_rate,
             "max_total": max_total,
             "min_candidate_pass": options.min_candidate_pass,
             "seed": seed,
@@ -108,19 +110,22 @@ def plan_command(
         "frontier": {label: [_point_json(p) for p in path] for label, path in paths.items()},
     }
     if chosen is None:
-        best = max((p[-1] for p in paths.values()), key=lambda p: p.release_probability)
-        plan["reason"] = (
-            f"no generator budget and fit mode meets P(per-attempt pass) >= {target_pass}, "
-            f"P(release) >= {release_probability}"
-            + (f" within total epsilon {max_total:g}" if max_total is not None else "")
-            + f"; the best ({best.mode}) reaches P(release) {best.release_probability:.3f}, "
-            f"per-attempt pass {best.pass_probability:.3f}"
-            + (
-                f", perfect-candidate fit failure {best.perfect_fail:.3f} (> 0.01)"
-                if best.perfect_fail > options.perfect_fail
-                else ""
+        ends = [p[-1] for p in paths.values()]
+        feasible = [p for p in ends if p.feasible(options)]
+        wanted = f"P(per-attempt pass) >= {target_pass}, P(release) >= {release_probability}"
+        if feasible:  # only the cap is in the way
+            cheapest = min(feasible, key=lambda p: p.total_epsilon)
+            plan["reason"] = (
+                f"meeting {wanted} needs total epsilon {cheapest.total_epsilon:.3f} "
+                f"({cheapest.mode}), above --max-total {max_total:g}"
             )
-        )
+        else:
+            best = max(ends, key=lambda p: p.release_probability)
+            plan["reason"] = (
+                f"no generator budget and fit mode meets {wanted}; the best even at the "
+                f"largest budgets ({best.mode}) reaches P(release) "
+                f"{best.release_probability:.3f}, per-attempt pass {best.pass_probability:.3f}"
+            )
         _write_json(out / "plan.json", plan)
         write_plan_html(out / "plan.html", plan, paths, None)
         raise ConfigError(

@@ -13,6 +13,13 @@ target; the probability that selection with stop probability G releases >= the
 release probability; for a once-per-release fit, the probability that the fit's own
 noise fails a perfect candidate (D_R = D_T) <= ``perfect_fail``; the 1-way ratio's
 pseudo-threshold is re-derived at every budget by the evaluation's own function.
+
+One more, so that no criterion is weakened into a coin toss by a tiny budget: a
+candidate whose true value is ``false_pass_at`` times a criterion's threshold must pass
+that criterion by the noise alone with probability <= ``false_pass_rate`` (SPEC sec. 5's
+false-positive control, applied to every Laplace criterion; the clipped ratio has its
+pseudo-threshold). For the regression coefficients the perfect-candidate bound gives the
+same: if the fit's own error stays below the threshold t, a candidate at 2t cannot pass.
 """
 
 from __future__ import annotations
@@ -54,6 +61,8 @@ class PlanOptions:
     stop_probability: float = 0.05
     release_probability: float = 0.9
     perfect_fail: float = 0.01
+    false_pass_at: float = 2.0
+    false_pass_rate: float = 0.05
     max_total: float | None = None
     min_candidate_pass: float = 0.10
     fit_draws: int = 1000
@@ -70,6 +79,11 @@ class PlanOptions:
             raise ConfigError(f"--stop-probability ({self.stop_probability}) must be in [0, 1)")
         if not 0 < self.perfect_fail < 1:
             raise ConfigError(f"perfect_fail ({self.perfect_fail}) must be in (0, 1)")
+        if not 0 < self.false_pass_rate < 1 or not self.false_pass_at > 1:
+            raise ConfigError(
+                f"false_pass_rate ({self.false_pass_rate}) must be in (0, 1) and "
+                f"false_pass_at ({self.false_pass_at}) above 1"
+            )
         if self.max_total is not None and not self.max_total > 0:
             raise ConfigError(f"--max-total ({self.max_total}) must be > 0")
 
@@ -92,6 +106,9 @@ class PlanPoint:
     """Expected attempts until selection ends (a release or a stop)."""
     perfect_fail: float
     """P(the regression fit alone fails a perfect candidate); 0 without a regression."""
+    false_pass_ok: bool = True
+    """Every Laplace criterion's noise keeps a candidate at ``false_pass_at`` x threshold
+    from passing with probability above ``false_pass_rate``."""
     candidates: dict[str, float] = field(default_factory=dict)
     """config_id -> predicted per-attempt pass probability (those >= the cut)."""
     all_configurations: dict[str, float] = field(default_factory=dict)
@@ -105,6 +122,7 @@ class PlanPoint:
             and self.pass_probability >= o.target_pass
             and self.release_probability >= o.release_probability
             and self.perfect_fail <= o.perfect_fail
+            and self.false_pass_ok
         )
 
     @property
@@ -160,6 +178,11 @@ class Planner:
             c.name: laplace_pass_table(spec, c, self.records, EPS_GRID, self.law)
             for c in self.laplace
         }
+        self.false_pass = {
+            c.name: self._false_pass_table(c, EPS_GRID)
+            for c in [*self.laplace, *([self.tstr] if self.tstr is not None else [])]
+            if c.kind != "one_way_ratio"  # its pseudo-threshold is the control
+        }
         self.sims: dict[tuple[tuple[str, str], ...], RegressionSim] = {}
         self.per_candidate: tuple[np.ndarray, np.ndarray] | None = None
         self.once: dict[tuple[tuple[str, str], ...], tuple[np.ndarray, ...]] = {}
@@ -169,6 +192,9 @@ class Planner:
                     self.sims[a.letters] = RegressionSim(spec, frame, dict(a.letters), self.coef)
             progress(f"regression fit per candidate: {len(self.records)} runs")
             self.per_candidate = self._candidate_fits()
+            self.perfect_per_candidate = np.max(
+                [self._perfect(sim, sim.std_data) for sim in self.sims.values()], axis=0
+            )
             for letters in self.sims:
                 progress(f"regression fit once: {''.join(v for _, v in letters)}")
                 self.once[letters] = self._once_fits(letters)
@@ -196,6 +222,36 @@ class Planner:
                 i += 1
         return coef, tstr
 
+    def _false_pass_table(self, c: CriterionSpec, grid: np.ndarray) -> np.ndarray:
+        """Per budget: whether a candidate at ``false_pass_at`` x threshold passes rarely enough."""
+        ok = np.ones(len(grid), dtype=bool)
+        for k, eps in enumerate(grid):
+            for i in range(len(self.records)):
+                if self._false_pass_probability(c, i, float(eps)) > self.o.false_pass_rate:
+                    ok[k] = False
+                    break
+        return ok
+
+    def _false_pass_probability(self, c: CriterionSpec, i: int, eps: float) -> float:
+        """P(a candidate at ``false_pass_at`` x threshold passes ``c`` by noise), run ``i``."""
+        sens, thr = laplace_terms(c, self.spec, self._public(c, i), eps)
+        return float(
+            self.law.pass_probability(self.o.false_pass_at * c.threshold, sens, eps, thr)[()]
+        )
+
+    def _perfect(self, sim: RegressionSim, std: Any) -> np.ndarray:
+        """Per fit budget: P(the fit's noise alone fails a perfect candidate)."""
+        assert self.coef is not None
+        out = np.empty(len(REG_GRID))
+        for k, eps in enumerate(REG_GRID):
+            fits = sim.draws(std, float(eps), self.o.fit_draws, seed=self.o.seed + 104_729)
+            pc, pt = sim.perfect_errors(fits)
+            fail = pc >= self.coef.threshold
+            if self.tstr is not None:
+                fail |= pt >= self.tstr.threshold
+            out[k] = float(fail.mean())
+        return out
+
     @property
     def _tstr_name(self) -> str | None:
         return self.tstr.name if self.tstr is not None else None
@@ -208,7 +264,6 @@ class Planner:
         runs = [i for i, a in enumerate(self.arm_of) if self.arms[a].letters == letters]
         coef = np.empty((len(runs), len(REG_GRID), self.o.fit_draws))
         tstr = np.zeros_like(coef)
-        perfect = np.empty(len(REG_GRID))
         for k, eps in enumerate(REG_GRID):
             fits = sim.draws(std, float(eps), self.o.fit_draws, seed=self.o.seed + 104_729)
             for row, i in enumerate(runs):
@@ -216,12 +271,7 @@ class Planner:
                 coef[row, k] = c
                 if t is not None:
                     tstr[row, k] = t
-            pc, pt = sim.perfect_errors(fits)
-            fail = pc >= self.coef.threshold
-            if self.tstr is not None:
-                fail |= pt >= self.tstr.threshold
-            perfect[k] = float(fail.mean())
-        return np.asarray(runs), coef, tstr, perfect
+        return np.asarray(runs), coef, tstr, self._perfect(sim, std)
 
     def _tstr_pass(self, stats: np.ndarray, k: int) -> np.ndarray:
         if self.tstr is None:
@@ -269,6 +319,7 @@ class Planner:
                 tstr[rows, k], idx["__tstr__"]
             )
             per_draw = (base * ok.mean(axis=1))[:, None]
+            perfect = float(self.perfect_per_candidate[k])
         else:
             assert letters is not None
             runs, coef, tstr, perfect_k = self.once[letters]
@@ -312,12 +363,20 @@ class Planner:
             release_probability=release,
             expected_attempts=attempts,
             perfect_fail=perfect,
+            false_pass_ok=all(bool(t[idx[n]]) for n, t in self._false_pass_index().items()),
             candidates={cid: p for cid, p in by_config.items() if p >= self.o.min_candidate_pass},
             all_configurations=by_config,
             grid_index=dict(idx),
         )
 
     # ------------------------------------------------------------------ search
+    def _false_pass_index(self) -> dict[str, np.ndarray]:
+        """Variable name -> its false-pass table (the TSTR criterion is ``__tstr__``)."""
+        return {
+            ("__tstr__" if self.tstr is not None and n == self.tstr.name else n): t
+            for n, t in self.false_pass.items()
+        }
+
     def _variables(self) -> dict[str, int]:
         top = {c.name: len(EPS_GRID) - 1 for c in self.laplace}
         if self.coef is not None:
@@ -428,6 +487,10 @@ class Planner:
                 if c in self.laplace:
                     k = point.grid_index[c.name]
                     item["predicted_pass_probability"] = float(self.tables[c.name][rows, k].mean())
+                if c.kind != "one_way_ratio":
+                    item["false_pass_probability"] = max(
+                        self._false_pass_probability(c, i, eps) for i in rows
+                    )
             else:
                 sim = next(iter(self.sims.values()))
                 from synthflow.acceptance import regression  # noqa: PLC0415
