@@ -53,6 +53,7 @@ _CSS = (
     ".exact{background:#fdd}.dp{background:#def}.note{color:#555;font-style:italic}"
     ".fail{color:#c44e52;font-weight:bold}.pass{color:#55a868;font-weight:bold}"
     "img{max-width:100%}details{margin:6px 0}"
+    ".warn{background:#fff3cd;border:1px solid #e0c060;padding:6px}"
 )
 
 
@@ -126,8 +127,37 @@ def _criteria_table(report: AcceptanceReport) -> str:
         if report.exact:
             for k in ("epsilon", "mechanism", "sensitivity", "noise_sd"):
                 row.pop(k)
+        elif c.mechanism == "laplace" and c.noise_sd is not None:
+            row["noise sd / threshold"] = _ratio(c.noise_sd, abs(c.threshold))
         rows.append(row)
     return _table(pd.DataFrame(rows))
+
+
+def noise_dominated(report: AcceptanceReport) -> list[str]:
+    """Laplace-released criteria whose noise sd is at least their threshold.
+
+    Their decision is close to a coin toss: a candidate far above the threshold passes
+    often, one far below fails often. (The functional mechanism's noise is on the fit's
+    statistics, not on the measure, so it is not compared here.)
+    """
+    return [
+        c.name
+        for c in report.criteria
+        if c.mechanism == "laplace" and c.noise_sd is not None and c.noise_sd >= abs(c.threshold)
+    ]
+
+
+def _noise_warning(report: AcceptanceReport) -> str:
+    names = noise_dominated(report)
+    if report.exact or not names:
+        return ""
+    return (
+        "<p class='warn'><b>Noise larger than the threshold</b> for "
+        + ", ".join(html.escape(n) for n in names)
+        + ": the DP decision on these criteria is close to random. Give them more epsilon "
+        "in the spec, or let 'synthflow plan' choose budgets (it keeps a candidate at "
+        "twice a threshold from passing by noise more than 5% of the time).</p>"
+    )
 
 
 def _criteria_plot(report: AcceptanceReport) -> str:
@@ -431,8 +461,9 @@ def render_report(
         parts.append(f"<p class='note'>{html.escape(DP_OMITTED)}</p>")
     verdict = "PASSED" if report.passed else "FAILED"
     parts += [
-        f"<h1>Acceptance: <span class='{verdict.lower()}'>{verdict}</span> "
-        f"({sum(c.passed for c in report.criteria)}/{len(report.criteria)} criteria)</h1>",
+        f"<h1>Acceptance: <span class='{verdict.lower()}'>{verdict}</span>: passed "
+        f"{sum(c.passed for c in report.criteria)} of {len(report.criteria)} criteria</h1>",
+        _noise_warning(report),
         f"<p>n = {len(candidate)} candidate rows"
         + (f", {len(original)} original rows" if exact else "")
         + f"; spec {html.escape(spec.name)}.</p>",
