@@ -5,14 +5,13 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import nbformat
 import pytest
-from nbclient import NotebookClient
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(Path(__file__).parent))
 
 from loose_spec import release_binning_ids, write_loose_spec  # noqa: E402
+from nbrun import run_notebook  # noqa: E402
 
 from synthflow.config import load_spec  # noqa: E402
 
@@ -32,25 +31,10 @@ def test_choosing_a_budget_notebook_runs(
         "SYNTHFLOW_PLAN_IDS": ",".join(release_binning_ids(load_spec(spec))),
     }.items():
         monkeypatch.setenv(key, value)
-    nb = nbformat.read(REPO / "notebooks" / "choosing_a_budget.ipynb", as_version=4)
-    NotebookClient(
-        nb,
-        timeout=600,
-        kernel_name="python3",
-        resources={"metadata": {"path": str(REPO / "notebooks")}},
-    ).execute()
-    outputs = "".join(
-        str(o.get("text", "")) + str(o.get("data", {}).get("text/plain", ""))
-        for cell in nb.cells
-        if cell.cell_type == "code"
-        for o in cell.outputs
-    )
+    outputs, raw = run_notebook("choosing_a_budget.ipynb", timeout=600)
     assert "total epsilon" in outputs and "P(release)" in outputs
     assert "required P(release)" in outputs
     assert any(
-        o.get("output_type") == "display_data" and "image/png" in o.get("data", {})
-        for cell in nb.cells
-        if cell.cell_type == "code"
-        for o in cell.outputs
+        o.get("output_type") == "display_data" and "image/png" in o.get("data", {}) for o in raw
     )
     assert (tmp_path / "work" / "plan" / "spec.yaml").is_file(), outputs
