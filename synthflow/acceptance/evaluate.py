@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from synthflow.acceptance import condmean, faithfulness, marginals, ratio, regression
-from synthflow.acceptance._common import code_matrix
+from synthflow.acceptance._common import code_matrix, feature_bounds
 from synthflow.config import CriterionSpec, ReleaseSpec
 from synthflow.errors import BudgetExceededError, ConfigError
 from synthflow.ledger import Ledger
@@ -298,8 +298,6 @@ def laplace_terms(
         return condmean.cond_mean_sensitivity(bounds, int(public["min_group_size"])), c.threshold
     if c.kind == "regression_tstr":
         target = spec.column(_need(c.column, "column", c))
-        from synthflow.acceptance._common import feature_bounds  # noqa: PLC0415
-
         return regression.tstr_sensitivity(feature_bounds(target), n), c.threshold
     raise ConfigError(f"criterion {c.name!r} (kind {c.kind!r}) is not a Laplace release")
 

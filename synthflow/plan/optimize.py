@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from synthflow.acceptance import regression
 from synthflow.acceptance.evaluate import laplace_terms
 from synthflow.config import CriterionSpec, ReleaseSpec
 from synthflow.errors import ConfigError
@@ -493,8 +494,6 @@ class Planner:
                     )
             else:
                 sim = next(iter(self.sims.values()))
-                from synthflow.acceptance import regression  # noqa: PLC0415
-
                 std = sim.bounds_standardization() if point.fit_once else sim.std_data
                 sens_fm = float(
                     regression.functional_mechanism_sensitivity(*std.box(sim.xb, sim.yb)).sum()
