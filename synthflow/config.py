@@ -13,7 +13,7 @@ import dataclasses
 import hashlib
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -248,6 +248,10 @@ class CriterionSpec:
     match: MatchRule | None = None
     features: tuple[str, ...] = ()
     """Regression features (numerified columns); empty: every column but the target."""
+    max_order: int | None = None
+    """Marginals: largest number of columns in a covered marginal (None: all, as in 2024)."""
+    columns: tuple[str, ...] = ()
+    """Marginals: the columns whose subsets are covered (empty: every column)."""
 
 
 _CRITERION_KINDS = CriterionSpec.__dataclass_fields__["kind"].type
@@ -533,6 +537,8 @@ def _parse_criteria(raw: Any, columns: Mapping[str, Column]) -> tuple[CriterionS
                 "margin_plus",
                 "match",
                 "features",
+                "max_order",
+                "columns",
             },
         )
         if c["kind"] not in kinds:
@@ -572,6 +578,7 @@ def _parse_criteria(raw: Any, columns: Mapping[str, Column]) -> tuple[CriterionS
                 margin_plus=int(c.get("margin_plus", 1)),
                 match=_parse_match(f"{where}.match", c["match"], columns) if "match" in c else None,
                 features=_parse_features(where, c, columns),
+                **_parse_marginal_family(where, c, columns),
             )
         )
     names = [c.name for c in out]
@@ -604,6 +611,60 @@ def _parse_features(
         if f == c.get("column"):
             raise ConfigError(f"{where}.features: {f!r} is the target, not a feature")
     return tuple(str(f) for f in feats)
+
+
+def _check_groups_align(criteria: Sequence[CriterionSpec], columns: Mapping[str, Column]) -> None:
+    """Every bin of every alternative of a group-by column lies inside exactly one group.
+
+    Checked at load (public spec only) so that no configuration of the space fails on a
+    worker, or after a release has charged its ledger.
+    """
+    seen: set[str] = set()
+    for c in criteria:
+        if c.kind != "conditional_mean":
+            continue
+        for by in c.group_by:
+            if by is None or by in seen or not columns[by].groups:
+                continue
+            seen.add(by)
+            col = columns[by]
+            for t in col.transformations:
+                for b in t.bins:
+                    inside = [g for g in col.groups if g.lo <= b.lo and b.hi <= g.hi]
+                    if len(inside) != 1:
+                        raise ConfigError(
+                            f"columns.{by}.groups: bin {b.label!r} of transformation "
+                            f"{t.name!r} does not lie inside exactly one group "
+                            f"{[g.label for g in col.groups]} (criterion {c.name!r} groups "
+                            "by it); align the groups with every alternative's bins"
+                        )
+
+
+def _parse_marginal_family(
+    where: str, c: Mapping[str, Any], columns: Mapping[str, Column]
+) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if ("max_order" in c or "columns" in c) and c["kind"] != "marginals":
+        raise ConfigError(f"{where}: only a marginals criterion takes max_order and columns")
+    if "columns" in c:
+        cols = c["columns"]
+        if not isinstance(cols, list) or not cols or len(set(map(str, cols))) != len(cols):
+            raise ConfigError(f"{where}.columns: expected a non-empty list of distinct columns")
+        for col in cols:
+            if col not in columns:
+                raise ConfigError(
+                    f"{where}.columns: unknown column {col!r}; columns: {list(columns)}"
+                )
+        out["columns"] = tuple(str(col) for col in cols)
+    if "max_order" in c:
+        k = c["max_order"]
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise ConfigError(
+                f"{where}.max_order: expected an integer >= 1 (2: every 1- and 2-way "
+                f"marginal), got {k!r}"
+            )
+        out["max_order"] = k
+    return out
 
 
 def _parse_models(raw: Any) -> tuple[ModelGrid, ...]:
@@ -706,6 +767,7 @@ def load_spec(path: str | Path) -> ReleaseSpec:
     raw_rules, syn_rules = _parse_constraints(raw["constraints"], columns)
     acc = _keys("acceptance", raw["acceptance"], {"criteria"}, set())
     criteria = _parse_criteria(acc["criteria"], columns)
+    _check_groups_align(criteria, columns)
     space = _keys("space", raw["space"], {"models", "min_count"}, set())
     mc = space["min_count"]
     if not (isinstance(mc, list) and mc and all(isinstance(x, int) and x >= 1 for x in mc)):

@@ -40,6 +40,7 @@ __all__ = [
     "exact_values",
     "fit_dp_regression",
     "laplace_terms",
+    "marginal_family",
 ]
 
 DPRegressionFit = regression.DPRegressionFit
@@ -142,8 +143,15 @@ def _need(value: Any, what: str, crit: CriterionSpec) -> Any:
 # ----------------------------------------------------------------------------- exact
 
 
+def marginal_family(c: CriterionSpec, names: tuple[str, ...]) -> list[tuple[int, ...]]:
+    """Column-index subsets a marginals criterion covers (from the public spec)."""
+    cols = [names.index(n) for n in c.columns] if c.columns else None
+    return marginals.marginal_subsets(len(names), max_order=c.max_order, columns=cols)
+
+
 def _exact_marginals(c: CriterionSpec, x: _Ctx) -> float:
-    return marginals.marginal_max_abs_error(x.original, x.candidate, x.sizes)
+    family = marginal_family(c, x.transformer.domain.names)
+    return marginals.marginal_max_abs_error(x.original, x.candidate, x.sizes, family)
 
 
 def _exact_ratio(c: CriterionSpec, x: _Ctx) -> float:

@@ -28,7 +28,7 @@ import pandas as pd
 
 from synthflow.acceptance import condmean, faithfulness, marginals, regression
 from synthflow.acceptance._common import code_matrix
-from synthflow.acceptance.evaluate import AcceptanceReport
+from synthflow.acceptance.evaluate import AcceptanceReport, marginal_family
 from synthflow.config import CriterionSpec, ReleaseSpec
 from synthflow.filtering import binned_violations
 from synthflow.transform import Transformer
@@ -348,11 +348,36 @@ def _violations(
 # ------------------------------------------------------------------ exact sections
 
 
-def _worst_cells(transformer: Transformer, t: np.ndarray, r: np.ndarray) -> str:
+REPORT_MARGINALS = 2000
+"""Most marginals the worst-cells section scans (wide tables: the highest orders go)."""
+
+
+def _report_family(spec: ReleaseSpec, names: tuple[str, ...]) -> list[tuple[int, ...]]:
+    """The marginals criterion's family (else every 1- and 2-way), capped by order."""
+    crit = next((c for c in spec.criteria if c.kind == "marginals"), None)
+    family = (
+        marginal_family(crit, names)
+        if crit is not None
+        else marginals.marginal_subsets(len(names), max_order=2)
+    )
+    top = max(len(s) for s in family)
+    while top > 1 and sum(len(s) <= top for s in family) > REPORT_MARGINALS:
+        top -= 1
+    return [s for s in family if len(s) <= top]
+
+
+def _worst_cells(spec: ReleaseSpec, transformer: Transformer, t: np.ndarray, r: np.ndarray) -> str:
     names = transformer.domain.names
-    out = [_h(2, "Worst k-way cells (normalized counts)")]
-    for k in range(1, len(names) + 1):
-        cells = marginals.worst_marginal_cells(t, r, transformer.domain.sizes, k=k, top=5)
+    family = _report_family(spec, names)
+    orders = sorted({len(s) for s in family})
+    out = [
+        _h(2, "Worst k-way cells (normalized counts)"),
+        f"<p class='note'>{len(family)} marginals of order {orders[0]} to {orders[-1]}.</p>",
+    ]
+    for k in orders:
+        cells = marginals.worst_marginal_cells(
+            t, r, transformer.domain.sizes, k=k, top=5, subsets=family
+        )
         rows = [
             {
                 "columns": ", ".join(names[i] for i in c.columns),
@@ -478,7 +503,7 @@ def render_report(
         _one_way(transformer, t, r),
     ]
     if t is not None:
-        parts.append(_worst_cells(transformer, t, r))
+        parts.append(_worst_cells(spec, transformer, t, r))
     for c in spec.criteria:
         if c.kind == "conditional_mean" and c.column:
             parts.append(_condmean_section(c, transformer, t, r))

@@ -164,3 +164,73 @@ def test_false_pass_rate_at_the_clip_holds_for_the_actual_min_count(m):
     # Exactly p_fp for m < 50 (the threshold is computed for the actual noise); the
     # binomial sd of the estimate is sqrt(0.05 * 0.95 / 20000) = 0.0015: 0.05 + 4 sd.
     assert rate <= p_fp + 0.006
+
+
+# ------------------------------------------------------------ marginal families, sparse
+
+
+def _brute_force(t, r, subset):
+    """Max |p_T - p_R| over the cells of one marginal, by dictionaries (no numpy tricks)."""
+    from collections import Counter
+
+    a = Counter(tuple(row[list(subset)]) for row in t)
+    b = Counter(tuple(row[list(subset)]) for row in r)
+    return max(abs(a[c] / len(t) - b[c] / len(r)) for c in set(a) | set(b))
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), d=st.integers(1, 5), max_order=st.integers(1, 5))
+def test_every_path_agrees_with_brute_force(seed, d, max_order):
+    import synthflow.acceptance.marginals as m
+
+    rng = np.random.default_rng(seed)
+    sizes = tuple(int(s) for s in rng.integers(1, 6, d))
+    t = np.column_stack([rng.integers(0, s, 40) for s in sizes])
+    r = np.column_stack([rng.integers(0, s, 25) for s in sizes])
+    family = m.marginal_subsets(d, max_order=max_order)
+    want = {s: _brute_force(t, r, s) for s in family}
+    dense = m.marginal_errors(t, r, sizes, family)
+    saved = m.DENSE_CELLS
+    try:
+        m.DENSE_CELLS = 0  # force the sparse path for every marginal
+        sparse = m.marginal_errors(t, r, sizes, family)
+        cells_sparse = m.worst_marginal_cells(t, r, sizes, k=1, top=3, subsets=family)
+    finally:
+        m.DENSE_CELLS = saved
+    cells_dense = m.worst_marginal_cells(t, r, sizes, k=1, top=3, subsets=family)
+    assert set(dense) == set(sparse) == set(want)
+    for s in family:
+        assert dense[s] == pytest.approx(want[s], abs=1e-12)
+        assert sparse[s] == pytest.approx(want[s], abs=1e-12)
+    assert [c.error for c in cells_dense] == pytest.approx([c.error for c in cells_sparse])
+    for c in cells_sparse:  # the reported cell really has those shares
+        rows_t = (t[:, list(c.columns)] == c.cell).all(axis=1).mean()
+        rows_r = (r[:, list(c.columns)] == c.cell).all(axis=1).mean()
+        assert (rows_t, rows_r) == pytest.approx((c.original, c.candidate))
+
+
+def test_family_by_order_and_columns():
+    from synthflow.acceptance.marginals import marginal_subsets
+
+    assert len(marginal_subsets(15, max_order=2)) == 15 + 105
+    assert marginal_subsets(4, columns=[3, 1]) == [(1,), (3,), (1, 3)]
+    assert marginal_subsets(4, max_order=9, columns=[0, 2]) == [(0,), (2,), (0, 2)]
+
+
+def test_wide_domain_needs_memory_of_the_rows_only():
+    # 20 columns of 10 bins: 10^20 cells (past int64). The 2-way family is 210 marginals;
+    # nothing of the domain's size may be allocated (the old cube asked for 291 PiB).
+    rng = np.random.default_rng(5)
+    sizes = (10,) * 20
+    t = rng.integers(0, 10, (3000, 20))
+    r = t.copy()
+    r[:, 7] = rng.permutation(r[:, 7])  # break column 7's dependence: only its pairs move
+    from synthflow.acceptance.marginals import marginal_errors, marginal_subsets
+
+    errs = marginal_errors(t, r, sizes, marginal_subsets(20, max_order=2))
+    assert len(errs) == 210
+    assert errs[(7,)] == 0.0  # a permutation keeps the 1-way marginal
+    assert errs[(3, 7)] > 0 and errs[(3, 4)] == 0.0
+    # the whole 20-way marginal goes through the past-int64 path
+    full = marginal_errors(t, t[::-1], sizes, [tuple(range(20))])
+    assert full[tuple(range(20))] == 0.0
