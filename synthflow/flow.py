@@ -34,7 +34,7 @@ from synthflow.rng import PrivacyRNG
 from synthflow.space import Configuration
 from synthflow.transform import Transformer
 
-__all__ = ["FlowResult", "run_flow", "sample_valid", "write_candidate"]
+__all__ = ["FlowResult", "check_configurations", "run_flow", "sample_valid", "write_candidate"]
 
 log = logging.getLogger(__name__)
 
@@ -90,6 +90,45 @@ def sample_valid(
         "synthetic constraints; the generator puts too much mass on implausible rows: raise "
         "sampling.max_rounds or sampling.oversample in the spec, or choose another configuration"
     )
+
+
+def check_configurations(
+    spec: ReleaseSpec, configurations: list[Configuration] | tuple[Configuration, ...], n: int
+) -> None:
+    """Pre-flight: every configuration can run on ``n`` rows (public facts only).
+
+    Checks, before anything is charged, what would otherwise fail after a charge: the
+    projection's ``min_count`` against n, and each generator's own limits on the public
+    domain (a dense cube, a graphical model's size). Spends nothing, reads no data.
+
+    Raises:
+        InfeasibleConfigurationError: Listing every configuration that cannot run, why,
+            and what to change.
+    """
+    problems: list[str] = []
+    for cfg in configurations:
+        if n < cfg.min_count:
+            problems.append(f"{cfg.id}: {n} rows are fewer than min_count {cfg.min_count}")
+            continue
+        transformer = Transformer(spec, cfg.transformations)
+        generator = make_generator(
+            cfg.model,
+            cfg.hyperparameters,
+            epsilon=spec.privacy.generator_epsilon,
+            transformer=transformer,
+        )
+        try:
+            generator.check_feasible(transformer.domain, n)
+        except InfeasibleConfigurationError as exc:
+            problems.append(f"{cfg.id}: {exc}")
+    if problems:
+        shown = "\n  ".join(problems[:5])
+        more = f"\n  ... and {len(problems) - 5} more" if len(problems) > 5 else ""
+        raise InfeasibleConfigurationError(
+            f"{len(problems)} of {len(configurations)} configuration(s) cannot run (checked "
+            f"before any budget is spent):\n  {shown}{more}\nDrop them from the candidates "
+            "(or the space), or change the spec as each message says"
+        )
 
 
 def run_flow(
@@ -160,6 +199,7 @@ def run_flow(
         epsilon=spec.privacy.generator_epsilon,
         transformer=transformer,
     )
+    generator.check_feasible(transformer.domain, n)  # public; before the fit's charge
     generator.fit(original, domain=transformer.domain, ledger=ledger, rng=rng)
     timings["fit_s"] = time.perf_counter() - t0
     steps.update()

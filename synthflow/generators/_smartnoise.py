@@ -14,9 +14,11 @@ seedable); the ledger records epsilon *and* delta. What the adapters fix
   the :class:`~synthflow.transform.Domain`, never on the data. A code absent from the
   data keeps its cell; out-of-domain codes are rejected by ``check_codes`` first.
 * **Correct sampling** (trap 2): mbi 1.1.0's ``synthetic_data(method="round")`` makes
-  siblings comonotone. We never call it: after fit we materialise the model's joint
-  distribution over the (compressed) cube and draw i.i.d. rows with *our* numpy
-  ``Generator``, then undo MST's domain compression with that generator too.
+  siblings comonotone. We never call it: after fit the model's conditional tables along
+  its junction tree (:class:`~synthflow.generators._pgm.TreeSampler`; memory of the
+  largest clique, never the whole cube, which is 10^16 cells on a 15-column table)
+  draw i.i.d. rows with *our* numpy ``Generator``; MST's domain compression is undone
+  with that generator too.
 * **Neighbouring relation** (trap 7): smartnoise calibrates both for add/remove
   neighbours. Under the spec's replace-one relation a marginal's L2 sensitivity is
   sqrt(2) (zCDP cost x2) and the selection score's sensitivity is 2 (cost x4), so the
@@ -34,7 +36,7 @@ seedable); the ledger records epsilon *and* delta. What the adapters fix
   here is reproducible with a seeded ``rng``.
 
 Nothing private is kept after fit: the smartnoise object is dropped; only the model's
-normalised joint distribution and the (DP) compression supports remain.
+conditional tables and the (DP) compression supports remain.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from synthflow.generators._pgm import TreeSampler
 from synthflow.generators.protocol import GeneratorBase, check_codes
 from synthflow.ledger import Ledger
 from synthflow.rng import PrivacyRNG
@@ -202,13 +205,18 @@ class _SmartnoiseMarginal(GeneratorBase):
         synth.fit(rows, transformer=transformer, preprocessor_eps=0.0)
         model = synth.synthesizer
         attrs = tuple(model.domain.attrs)
-        joint = np.asarray(model.project(attrs).datavector(flatten=True), dtype=float)
-        joint = np.clip(joint, 0.0, None)
         self.compressed_sizes_ = tuple(int(model.domain[a]) for a in attrs)
+        self.sampler_ = TreeSampler.from_model(
+            model, names=attrs, sizes=self.compressed_sizes_, zeros={}
+        )
+        # The model's 1-way marginals (compressed codes), for diagnostics and tests.
+        self.one_way_ = [
+            np.clip(np.asarray(model.project((a,)).datavector(), dtype=float), 0.0, None)
+            for a in attrs
+        ]
         undo = getattr(synth, "undo_compress_fn", None)
         supports = inspect.getclosurevars(undo).nonlocals["supports"] if undo else None
         self.supports_ = [np.asarray(supports[a]) for a in attrs] if supports else None
-        self.probabilities_ = joint / joint.sum()
         self.domain_ = domain
         self.labels_ = [list(t.categories) for t in transformer.transformers]
         del synth, model, rows
@@ -216,12 +224,12 @@ class _SmartnoiseMarginal(GeneratorBase):
 
     def sample(self, n: int, *, rng: np.random.Generator) -> pd.DataFrame:
         """Draw ``n`` i.i.d. rows from the fitted joint (never mbi's rounding sampler)."""
-        if not hasattr(self, "probabilities_"):
+        if not hasattr(self, "sampler_"):
             raise RuntimeError("call fit() before sample()")
         if n < 0:
             raise ValueError(f"n ({n}) must be >= 0")
-        flat = rng.choice(self.probabilities_.size, size=n, p=self.probabilities_)
-        codes = list(np.unravel_index(flat, self.compressed_sizes_))
+        drawn = self.sampler_.sample(n, rng)
+        codes = [drawn[:, j] for j in range(drawn.shape[1])]
         out = {}
         for i, (name, col) in enumerate(zip(self.domain_.names, codes, strict=True)):
             if self.supports_ is not None:  # undo MST's compression (rare values merged)

@@ -39,7 +39,7 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 
-from synthflow.generators.protocol import GeneratorBase, check_codes
+from synthflow.generators.protocol import GeneratorBase, check_codes, refuse_dense_domain
 from synthflow.ledger import Ledger
 from synthflow.rng import PrivacyRNG
 from synthflow.transform import Domain
@@ -225,6 +225,12 @@ class MWEM(GeneratorBase):
 
     name: ClassVar[str] = "mwem"
     Hyperparameters: ClassVar[type] = MWEMHyperparameters
+    max_cells: ClassVar[int] = 1 << 22
+    """Largest cube MWEM holds (4.2M cells, 32 MiB a copy; the births cube is 207K)."""
+
+    def check_feasible(self, domain: Domain, n: int) -> None:
+        """Refuse a cube above ``max_cells`` (every round rescans all of it)."""
+        refuse_dense_domain(self.name, domain, self.max_cells)
 
     def fit(self, data: pd.DataFrame, *, domain: Domain, ledger: Ledger, rng: PrivacyRNG) -> MWEM:
         """Run MWEM; charges ``epsilon`` (selection and measurement halves) first.
@@ -234,6 +240,7 @@ class MWEM(GeneratorBase):
             BudgetExceededError: If the ledger cannot afford ``epsilon``.
         """
         check_codes(data, domain)
+        self.check_feasible(domain, len(data))
         hp = self.hyperparameters
         n, t_max = len(data), hp.num_iterations
         queries = random_range_queries(

@@ -8,12 +8,19 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 import numpy as np
 import pandas as pd
 
-from synthflow.errors import DataError
+from synthflow.errors import DataError, InfeasibleConfigurationError
 from synthflow.ledger import Ledger
 from synthflow.rng import PrivacyRNG
 from synthflow.transform import Domain
 
-__all__ = ["Generator", "GeneratorBase", "PrivacyCost", "check_codes"]
+__all__ = [
+    "Generator",
+    "GeneratorBase",
+    "PrivacyCost",
+    "check_codes",
+    "largest_columns",
+    "refuse_dense_domain",
+]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -55,6 +62,15 @@ class Generator(Protocol):
         """Budget the fit spends."""
         ...
 
+    def check_feasible(self, domain: Domain, n: int) -> None:
+        """Refuse before any charge when the fit cannot run on this public domain and n.
+
+        Raises:
+            InfeasibleConfigurationError: Naming the cause (e.g. the columns whose sizes
+                make a model too large) and what to change.
+        """
+        ...
+
 
 class GeneratorBase:
     """Shared construction of generators: validated hyperparameters and the budget.
@@ -85,6 +101,32 @@ class GeneratorBase:
         """The configured epsilon, and the hyperparameters' delta if they have one."""
         return PrivacyCost(
             epsilon=self.epsilon, delta=float(getattr(self.hyperparameters, "delta", 0.0))
+        )
+
+    def check_feasible(self, domain: Domain, n: int) -> None:
+        """No limit beyond the data's own size (generators with one override this)."""
+
+
+def largest_columns(domain: Domain, top: int = 3) -> str:
+    """The ``top`` largest columns with their sizes, for error messages (public)."""
+    ranked = sorted(zip(domain.names, domain.sizes, strict=True), key=lambda x: -x[1])
+    return ", ".join(f"{name} ({size} bins)" for name, size in ranked[:top])
+
+
+def refuse_dense_domain(name: str, domain: Domain, max_cells: int) -> None:
+    """Refuse a generator that holds the whole contingency cube when it is too large.
+
+    Raises:
+        InfeasibleConfigurationError: When ``domain.cells > max_cells``.
+    """
+    cells = domain.cells
+    if cells > max_cells:
+        raise InfeasibleConfigurationError(
+            f"{name} holds the whole contingency table: {cells:.3g} cells over "
+            f"{len(domain.names)} columns ({cells * 8 / 2**30:.3g} GiB per copy) exceeds its "
+            f"limit of {max_cells:.3g} cells. Largest columns: {largest_columns(domain)}. "
+            f"Coarsen their bins, or use a generator whose model is factored "
+            "(workload, mst, aim, privbayes)"
         )
 
 

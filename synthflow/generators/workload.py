@@ -216,6 +216,11 @@ class WorkloadGenerator(GeneratorBase):
                 "marginals max_order in the spec), use coarser bins, or raise the limit"
             )
 
+    def check_feasible(self, domain: Domain, n: int) -> None:
+        """Refuse a graphical model above ``max_model_size`` (public domain only)."""
+        zeros = structural_zeros(self.transformer) if self.transformer is not None else {}
+        self._check_model_size(domain, [m.clique for m in self.plan(domain)] + list(zeros))
+
     def fit(
         self, data: pd.DataFrame, *, domain: Domain, ledger: Ledger, rng: PrivacyRNG
     ) -> WorkloadGenerator:

@@ -16,7 +16,7 @@ from synthflow.candidates import read_candidates
 from synthflow.config import ReleaseSpec, load_spec
 from synthflow.data import load_data
 from synthflow.errors import ConfigError, InfeasibleConfigurationError, NotEnoughRowsError
-from synthflow.flow import run_flow
+from synthflow.flow import check_configurations, run_flow
 from synthflow.ledger import Ledger, command_ledger, file_sha256
 from synthflow.release.audit import NOT_CHECKED, audit_release
 from synthflow.release.publish import write_release
@@ -129,6 +129,7 @@ def release_command(
             "README's generator table); shortlist other generators for a private release"
         )
     raw = load_data(data, spec, public=public).frame
+    check_configurations(spec, candidates, len(raw))  # before anything is charged
     shared = (
         command_ledger(
             data=data,
