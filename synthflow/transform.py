@@ -8,7 +8,6 @@ built from the spec only, never from the data.
 from __future__ import annotations
 
 import math
-
 from collections.abc import Mapping
 from dataclasses import dataclass
 
