@@ -213,6 +213,8 @@ class MatchRule:
     max_bin_distance: int = 1
     exceptions: tuple[tuple[str, str, str], ...] = ()
     """(column, transformation letter, bin label) triples that must match exactly."""
+    ignore: tuple[str, ...] = ()
+    """Columns not compared at all (every column in no list must be equal)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -251,7 +253,7 @@ class CriterionSpec:
     max_order: int | None = None
     """Marginals: largest number of columns in a covered marginal (None: all, as in 2024)."""
     columns: tuple[str, ...] = ()
-    """Marginals: the columns whose subsets are covered (empty: every column)."""
+    """Marginals, 1-way ratio: the columns covered (empty: every column)."""
 
 
 _CRITERION_KINDS = CriterionSpec.__dataclass_fields__["kind"].type
@@ -478,11 +480,23 @@ def _parse_constraints(
 
 def _parse_match(where: str, raw: Any, columns: Mapping[str, Column]) -> MatchRule:
     raw = _keys(
-        where, raw, {"exact", "near"}, {"max_near_differences", "max_bin_distance", "exceptions"}
+        where,
+        raw,
+        {"exact", "near"},
+        {"max_near_differences", "max_bin_distance", "exceptions", "ignore"},
     )
-    for col in [*raw["exact"], *raw["near"]]:
+    ignore = raw.get("ignore") or []
+    if not isinstance(ignore, list):
+        raise ConfigError(f"{where}.ignore: expected a list of columns")
+    named = [*raw["exact"], *raw["near"], *ignore]
+    for col in named:
         if col not in columns:
             raise ConfigError(f"{where}: unknown column {col!r}")
+    twice = sorted({c for c in named if named.count(c) > 1})
+    if twice:
+        raise ConfigError(
+            f"{where}: columns {twice} are listed more than once among exact, near and ignore"
+        )
     exceptions = []
     for e in raw.get("exceptions") or []:
         e = _keys(f"{where}.exceptions", e, {"column", "transformation", "bin"}, set())
@@ -502,6 +516,7 @@ def _parse_match(where: str, raw: Any, columns: Mapping[str, Column]) -> MatchRu
         max_near_differences=int(raw.get("max_near_differences", 1)),
         max_bin_distance=int(raw.get("max_bin_distance", 1)),
         exceptions=tuple(exceptions),
+        ignore=tuple(str(c) for c in ignore),
     )
 
 
@@ -644,8 +659,10 @@ def _parse_marginal_family(
     where: str, c: Mapping[str, Any], columns: Mapping[str, Column]
 ) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    if ("max_order" in c or "columns" in c) and c["kind"] != "marginals":
-        raise ConfigError(f"{where}: only a marginals criterion takes max_order and columns")
+    if "max_order" in c and c["kind"] != "marginals":
+        raise ConfigError(f"{where}: only a marginals criterion takes max_order")
+    if "columns" in c and c["kind"] not in ("marginals", "one_way_ratio"):
+        raise ConfigError(f"{where}: only marginals and one_way_ratio criteria take columns")
     if "columns" in c:
         cols = c["columns"]
         if not isinstance(cols, list) or not cols or len(set(map(str, cols))) != len(cols):

@@ -41,6 +41,8 @@ __all__ = [
     "fit_dp_regression",
     "laplace_terms",
     "marginal_family",
+    "ratio_min_count",
+    "ratio_view",
 ]
 
 DPRegressionFit = regression.DPRegressionFit
@@ -154,8 +156,25 @@ def _exact_marginals(c: CriterionSpec, x: _Ctx) -> float:
     return marginals.marginal_max_abs_error(x.original, x.candidate, x.sizes, family)
 
 
+def ratio_view(
+    c: CriterionSpec, codes: np.ndarray, transformer: Transformer
+) -> tuple[np.ndarray, tuple[int, ...]]:
+    """The code columns a ratio criterion covers (its ``columns``, else all) and sizes."""
+    names = transformer.domain.names
+    idx = [names.index(n) for n in c.columns] if c.columns else list(range(len(names)))
+    return codes[:, idx], tuple(transformer.domain.sizes[j] for j in idx)
+
+
+def ratio_min_count(c: CriterionSpec, candidate: np.ndarray, transformer: Transformer) -> int:
+    """Smallest 1-way count of D_R over the covered columns (public: D_R is released)."""
+    codes, sizes = ratio_view(c, candidate, transformer)
+    return int(min(cnt.min() for cnt in ratio.one_way_counts(codes, sizes)))
+
+
 def _exact_ratio(c: CriterionSpec, x: _Ctx) -> float:
-    return ratio.one_way_max_ratio(x.original, x.candidate, x.sizes, clip=_need(c.clip, "clip", c))
+    t, sizes = ratio_view(c, x.original, x.transformer)
+    r, _ = ratio_view(c, x.candidate, x.transformer)
+    return ratio.one_way_max_ratio(t, r, sizes, clip=_need(c.clip, "clip", c))
 
 
 def _exact_condmean(c: CriterionSpec, x: _Ctx) -> float:
@@ -341,7 +360,7 @@ def _dp_marginals(c: CriterionSpec, x: _Ctx, ledger: Ledger, rng: PrivacyRNG) ->
 
 
 def _dp_ratio(c: CriterionSpec, x: _Ctx, ledger: Ledger, rng: PrivacyRNG) -> _Released:
-    m = int(min(cnt.min() for cnt in ratio.one_way_counts(x.candidate, x.sizes)))
+    m = ratio_min_count(c, x.candidate, x.transformer)
     public = {"n": len(x.original), "min_count": m}
     return _laplace_release(c, x.spec, _exact(c, x), public=public, ledger=ledger, rng=rng)
 

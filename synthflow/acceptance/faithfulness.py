@@ -1,8 +1,9 @@
 """Criterion ``faithfulness``: share of D_T records without a match in D_R (SPEC sec. 6).
 
 The matching rule comes from the spec (:class:`~synthflow.config.MatchRule`): exact
-columns must be equal; among the near columns at most ``max_near_differences`` may
-differ, each by at most ``max_bin_distance`` bins; an exception bin (active only when
+columns (and every column the rule does not name) must be equal; ``ignore`` columns are
+not compared; among the near columns at most ``max_near_differences`` may differ, each
+by at most ``max_bin_distance`` bins; an exception bin (active only when
 the configuration uses that transformation letter) must match exactly.
 
 Exact and fast: identical records are collapsed into types, and the maximum matching
@@ -65,12 +66,12 @@ def _rule_indices(
     rule: MatchRule, transformer: Transformer
 ) -> tuple[list[int], list[int], dict[int, np.ndarray]]:
     names = transformer.domain.names
-    listed = set(rule.exact) | set(rule.near)
+    listed = set(rule.exact) | set(rule.near) | set(rule.ignore)
     unknown = listed - set(names)
     if unknown:
         raise ConfigError(f"match rule names unknown columns {sorted(unknown)}")
-    # Columns named in neither list must be equal too (conservative).
-    exact = [names.index(c) for c in names if c not in rule.near]
+    # Columns named in no list must be equal too (conservative); ignored ones never count.
+    exact = [names.index(c) for c in names if c not in rule.near and c not in rule.ignore]
     near = [names.index(c) for c in rule.near]
     frozen: dict[int, np.ndarray] = {}
     for col, letter, label in rule.exceptions:
@@ -83,9 +84,55 @@ def _rule_indices(
     return exact, near, frozen
 
 
-def _types(codes: np.ndarray, strides: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+_KEY_LIMIT = 2**62
+
+
+def _type_keys(
+    original: np.ndarray,
+    candidate: np.ndarray,
+    sizes: np.ndarray,
+    exact: list[int],
+    near: list[int],
+) -> tuple[np.ndarray, np.ndarray, dict[int, int]]:
+    """One int64 key per row over the matched columns, and each near column's stride.
+
+    The exact columns become one group id, rank-compressed over both tables whenever the
+    mixed-radix value could pass int64 (a 15-column table has a 10^16-cell domain); the
+    near columns keep their own radix so that a bin offset is a key offset.
+    """
+    both = np.concatenate([original, candidate])
+    group = np.zeros(len(both), dtype=np.int64)
+    bound = 1
+    for j in exact:
+        if bound * int(sizes[j]) >= _KEY_LIMIT:
+            _, group = np.unique(group, return_inverse=True)
+            group = group.ravel().astype(np.int64)
+            bound = int(group.max()) + 1
+        group = group * int(sizes[j]) + both[:, j]
+        bound *= int(sizes[j])
+    near_cells = int(np.prod([int(sizes[j]) for j in near], dtype=object)) if near else 1
+    if bound * near_cells >= _KEY_LIMIT:
+        _, group = np.unique(group, return_inverse=True)
+        group = group.ravel().astype(np.int64)
+        bound = int(group.max()) + 1
+    if bound * near_cells >= _KEY_LIMIT:
+        raise ConfigError(
+            "faithfulness: the near columns' bins are too many to index together "
+            f"({near_cells:.3g} cells); list fewer columns under 'near'"
+        )
+    strides: dict[int, int] = {}
+    step = 1
+    for j in reversed(near):
+        strides[j] = step
+        step *= int(sizes[j])
+    keys = group * near_cells
+    for j in near:
+        keys += both[:, j] * strides[j]
+    return keys[: len(original)], keys[len(original) :], strides
+
+
+def _types(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Distinct keys (sorted), count per key, and each row's type index."""
-    keys = codes @ strides
     uniq, inverse, counts = np.unique(keys, return_inverse=True, return_counts=True)
     return uniq, counts, inverse
 
@@ -99,10 +146,10 @@ def type_edges(
         ``(counts_T, inverse_T, counts_R, inverse_R, edge_T, edge_R)``.
     """
     sizes = np.asarray(transformer.domain.sizes, dtype=np.int64)
-    strides = np.concatenate([np.cumprod(sizes[::-1])[::-1][1:], [1]]).astype(np.int64)
-    _, near, frozen = _rule_indices(rule, transformer)
-    keys_t, counts_t, inv_t = _types(original, strides)
-    keys_r, counts_r, inv_r = _types(candidate, strides)
+    exact, near, frozen = _rule_indices(rule, transformer)
+    key_o, key_c, strides = _type_keys(original, candidate, sizes, exact, near)
+    keys_t, counts_t, inv_t = _types(key_o)
+    keys_r, counts_r, inv_r = _types(key_c)
     # One representative code row per D_T type.
     rep = np.empty((len(keys_t), original.shape[1]), dtype=np.int64)
     rep[inv_t] = original

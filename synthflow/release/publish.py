@@ -30,6 +30,7 @@ from synthflow.acceptance import (
     regression,
 )
 from synthflow.acceptance._common import code_matrix
+from synthflow.acceptance.evaluate import ratio_min_count
 from synthflow.config import ReleaseSpec
 from synthflow.ledger import file_sha256
 from synthflow.release._datasheet import render_datasheet
@@ -67,7 +68,7 @@ def public_parameters(
             p["sensitivity"] = faithfulness.faithfulness_sensitivity(n)
         elif c.kind == "one_way_ratio":
             assert c.clip is not None
-            m = int(min(cnt.min() for cnt in ratio.one_way_counts(codes, transformer.domain.sizes)))
+            m = ratio_min_count(c, codes, transformer)
             p.update(m=m, clip=c.clip)
             p["sensitivity"] = ratio.one_way_ratio_sensitivity(m, clip=c.clip)
             if c.false_positive_rate is not None:
