@@ -39,7 +39,8 @@ def main() -> None:
     raw = load_data(DATA, spec, public=True).frame
     tr = Transformer(spec, {c: "a" for c in spec.column_names} | {"mother_age": "b"})
     codes = code_matrix(tr.forward(raw), tr, what="original")
-    x, y, feats, xb, yb = regression.design(codes, tr, "birth_weight")
+    feats_spec = spec.criterion("regression_coef_error").features
+    x, y, feats, xb, yb = regression.design(codes, tr, "birth_weight", feats_spec)
     ols = regression.ols(x, y, feats)
     std_r = regression.Standardization.from_data(x, y, xb, yb)
     m = (len(feats) + 1) * (len(feats) + 2) // 2

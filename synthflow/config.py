@@ -249,7 +249,8 @@ class CriterionSpec:
     margin_plus: int = 1
     match: MatchRule | None = None
     features: tuple[str, ...] = ()
-    """Regression features (numerified columns); empty: every column but the target."""
+    """Regression features; empty: every int column but the target. A categorical
+    feature is one-hot encoded over its public bins (first bin the reference)."""
     max_order: int | None = None
     """Marginals: largest number of columns in a covered marginal (None: all, as in 2024)."""
     columns: tuple[str, ...] = ()
@@ -327,6 +328,14 @@ class ReleaseSpec:
         raise ConfigError(
             f"spec {self.name!r} has no column {name!r}; columns: {self.column_names}"
         )
+
+    def regression_features(self, target: str, features: tuple[str, ...] = ()) -> tuple[str, ...]:
+        """A regression's feature columns: its own ``features``, else every int column
+        but the target (categorical columns enter only when listed, one-hot encoded).
+        """
+        if features:
+            return features
+        return tuple(c.name for c in self.columns if c.kind == "int" and c.name != target)
 
     def criterion(self, name: str) -> CriterionSpec:
         """The acceptance criterion called ``name``."""

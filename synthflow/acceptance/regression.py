@@ -1,6 +1,7 @@
 """Criteria ``regression_coefficients`` and ``regression_tstr`` (SPEC sec. 5, #6-7).
 
-Target: one numerified column (birth_weight); features: the other numerified columns.
+Target: one numerified column (birth_weight); features: the criterion's ``features``
+(default: the other int columns), a categorical one one-hot encoded (:func:`design`).
 The DP fit on D_T is the functional mechanism (Zhang et al., "Functional Mechanism:
 Regression Analysis under Differential Privacy", VLDB 2012): the least-squares
 objective is a quadratic polynomial in the weights whose coefficients are sums over
@@ -106,15 +107,36 @@ def design(
     target: str,
     features: tuple[str, ...] = (),
 ) -> tuple[np.ndarray, np.ndarray, tuple[str, ...], np.ndarray, tuple[float, float]]:
-    """Numerified features, target, feature names, feature bounds ``(k, 2)``, target bounds.
+    """Design matrix, target, design-column names, their bounds ``(k, 2)``, target bounds.
 
-    ``features`` (the criterion's spec key) defaults to every column but the target.
+    ``features`` (the criterion's spec key) defaults to every int column but the target
+    (:meth:`~synthflow.config.ReleaseSpec.regression_features`). An int feature enters
+    numerified (one design column, its public bounds). A categorical feature is one-hot
+    encoded over the configuration's public bins with the first bin as reference: one
+    0/1 column per other bin, named ``column=bin`` (a two-bin column keeps its name,
+    and equals its code). Nothing here depends on the data but the values.
     """
-    feats = features or tuple(n for n in transformer.domain.names if n != target)
-    x = np.column_stack([numbers(codes, transformer, f) for f in feats])
+    spec = transformer.spec
+    blocks: list[np.ndarray] = []
+    names: list[str] = []
+    bounds: list[tuple[float, float]] = []
+    for f in spec.regression_features(target, features):
+        col = spec.column(f)
+        if col.kind == "categorical":
+            t = transformer.transformations[f]
+            code = codes[:, transformer.domain.names.index(f)]
+            for level in range(1, t.size):
+                blocks.append((code == level).astype(float))
+                names.append(f if t.size == 2 else f"{f}={t.labels[level]}")
+                bounds.append((0.0, 1.0))
+        else:
+            blocks.append(numbers(codes, transformer, f).astype(float))
+            names.append(f)
+            bounds.append(feature_bounds(col))
+    x = np.column_stack(blocks) if blocks else np.zeros((len(codes), 0))
     y = numbers(codes, transformer, target)
-    xb = np.array([feature_bounds(transformer.spec.column(f)) for f in feats], dtype=float)
-    return x, y, feats, xb, feature_bounds(transformer.spec.column(target))
+    xb = np.array(bounds, dtype=float).reshape(-1, 2)
+    return x, y, tuple(names), xb, feature_bounds(spec.column(target))
 
 
 def ols(x: np.ndarray, y: np.ndarray, features: tuple[str, ...]) -> LinearModel:

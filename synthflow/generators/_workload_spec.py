@@ -65,19 +65,15 @@ def criteria_pairs(spec: ReleaseSpec) -> set[Clique]:
         if c.kind == "conditional_mean" and c.column is not None:
             pairs.update(_ordered(spec, (c.column, g)) for g in c.group_by if g and g != c.column)
         elif c.kind in ("regression_coefficients", "regression_tstr") and c.column is not None:
-            # Regression features: the criterion's own list where the spec gives one,
-            # else every other column (SPEC sec. 5).
-            features = getattr(c, "features", None) or tuple(
-                n for n in spec.column_names if n != c.column
-            )
+            features = spec.regression_features(c.column, c.features)
             cols = (c.column, *features)
             pairs.update(_ordered(spec, p) for p in itertools.combinations(cols, 2))
         elif c.kind == "faithfulness" and c.match is not None:
             cols = c.match.exact + c.match.near
             pairs.update(_ordered(spec, p) for p in itertools.combinations(cols, 2))
         elif c.kind == "marginals":
-            cols = getattr(c, "columns", None) or spec.column_names
-            if (getattr(c, "max_order", None) or 2) >= 2:
+            cols = c.columns or spec.column_names
+            if (c.max_order or 2) >= 2:
                 pairs.update(_ordered(spec, p) for p in itertools.combinations(cols, 2))
     return {p for p in pairs if len(p) == 2}
 

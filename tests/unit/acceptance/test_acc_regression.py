@@ -164,3 +164,39 @@ def test_features_key_restricts_the_regression(spec, tmp_path, make_codes, frame
     rep = evaluate(s2, tr, a, b, exact=False, ledger=Ledger(total_epsilon=1.0),
                    rng=PrivacyRNG.from_seed(0))  # fmt: skip
     assert rep.epsilon_total == pytest.approx(s2.evaluation_epsilon)
+
+
+def test_categorical_features_are_one_hot_over_public_bins():
+    # Example spec: region has 4 public categories, smoker 2. The design must hold one
+    # 0/1 column per non-reference category (north is the reference), whatever occurs
+    # in the data, and OLS on it must equal sklearn on pandas' own dummies.
+    import pandas as pd
+
+    from synthflow.config import load_spec
+    from synthflow.transform import Transformer
+
+    spec = load_spec("configs/example_small.yaml")
+    tr = Transformer(spec, {c: "a" for c in spec.column_names})
+    rng = np.random.default_rng(0)
+    n = 400
+    raw = pd.DataFrame(
+        {
+            "age": rng.integers(0, 90, n),
+            "visits": rng.integers(1, 20, n),
+            "region": rng.choice(["north", "south", "east"], n),  # no 'west' in the data
+            "smoker": rng.choice(["no", "yes"], n),
+        }
+    )
+    codes = tr.forward(raw).to_numpy(np.int64)
+    x, y, names, xb, _ = design(codes, tr, "visits", ("age", "region", "smoker"))
+    assert names == ("age", "region=south", "region=east", "region=west", "smoker")
+    assert x.shape == (n, 5) and (x[:, 3] == 0).all()  # west: public, absent, kept
+    assert xb[1:].tolist() == [[0.0, 1.0]] * 4
+    dummies = pd.get_dummies(raw["region"]).astype(float)[["south", "east"]]
+    np.testing.assert_array_equal(x[:, 1:3], dummies.to_numpy())
+    ref = np.column_stack([x[:, 0], dummies, (raw["smoker"] == "yes").astype(float)])
+    want = LinearRegression().fit(ref, y)
+    got = ols(np.delete(x, 3, axis=1), y, ("age", "south", "east", "smoker"))
+    np.testing.assert_allclose(got.coef, want.coef_, rtol=1e-9, atol=1e-9)
+    # default features: the int columns but the target (categoricals only when listed)
+    assert design(codes, tr, "visits")[2] == ("age",)

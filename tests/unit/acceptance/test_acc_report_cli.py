@@ -224,7 +224,7 @@ def test_dp_report_shows_the_dp_fit_next_to_the_candidate_ols(births, exact_run,
     spec, tr, _, _ = births
     t, _ = _codes(births)
     crit = next(c for c in spec.criteria if c.kind == "regression_coefficients")
-    x, y, feats, _, _ = regression.design(t.to_numpy(np.int64), tr, str(crit.column))
+    x, y, feats, _, _ = regression.design(t.to_numpy(np.int64), tr, str(crit.column), crit.features)
     exact_ols = regression.ols(x, y, feats)
     dp_html = (dp_run / "report.html").read_text(encoding="utf-8")
     assert "original (DP fit)" in dp_html and "candidate (OLS)" in dp_html
