@@ -330,8 +330,10 @@ class ReleaseSpec:
         )
 
     def regression_features(self, target: str, features: tuple[str, ...] = ()) -> tuple[str, ...]:
-        """A regression's feature columns: its own ``features``, else every int column
-        but the target (categorical columns enter only when listed, one-hot encoded).
+        """A regression's feature columns: its ``features``, else the int columns.
+
+        The default is every int column but the target; categorical columns enter only
+        when listed (one-hot encoded).
         """
         if features:
             return features
