@@ -19,7 +19,7 @@ from synthflow.config import ReleaseSpec
 from synthflow.errors import ConfigError
 from synthflow.space import Configuration, find_configuration
 
-__all__ = ["read_candidates", "write_candidates"]
+__all__ = ["read_candidates", "read_pass_rates", "write_candidates"]
 
 
 def write_candidates(
@@ -89,3 +89,16 @@ def read_candidates(spec: ReleaseSpec, path: Path) -> list[Configuration]:
             "or lower --min-pass"
         )
     return [find_configuration(spec, str(c["id"])) for c in entries]
+
+
+def read_pass_rates(path: Path) -> list[float | None]:
+    """Each candidate's estimated pass rate on public data (None where the file has none).
+
+    Call after :func:`read_candidates` has checked the file.
+    """
+    doc = yaml.safe_load(path.read_text("utf-8"))
+    out: list[float | None] = []
+    for c in doc["configurations"]:
+        rate = c.get("pass_rate")
+        out.append(float(rate) if isinstance(rate, (int, float)) else None)
+    return out

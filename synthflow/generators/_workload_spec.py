@@ -34,7 +34,7 @@ from synthflow.config import ReleaseSpec
 from synthflow.filtering import binned_violations
 from synthflow.transform import Transformer
 
-__all__ = ["Workload", "structural_zeros", "workload_from_spec"]
+__all__ = ["Workload", "criteria_pairs", "structural_zeros", "workload_from_spec"]
 
 Clique = tuple[str, ...]
 
@@ -58,10 +58,17 @@ def _ordered(spec: ReleaseSpec, cols: Iterable[str]) -> Clique:
     return tuple(sorted(set(cols), key=order.__getitem__))
 
 
-def criteria_pairs(spec: ReleaseSpec) -> set[Clique]:
-    """The pairs of columns the acceptance criteria of ``spec`` read."""
+def criteria_pairs(spec: ReleaseSpec, *, marginals: bool = True) -> set[Clique]:
+    """The pairs of columns the acceptance criteria of ``spec`` read.
+
+    ``marginals=False`` leaves out the pairs that only the criteria reading *every*
+    pair of a column set read (marginals and faithfulness): on a wide table the
+    generator covers those with a selected tree.
+    """
     pairs: set[Clique] = set()
     for c in spec.criteria:
+        if c.kind in ("marginals", "faithfulness") and not marginals:
+            continue
         if c.kind == "conditional_mean" and c.column is not None:
             pairs.update(_ordered(spec, (c.column, g)) for g in c.group_by if g and g != c.column)
         elif c.kind in ("regression_coefficients", "regression_tstr") and c.column is not None:
@@ -78,16 +85,21 @@ def criteria_pairs(spec: ReleaseSpec) -> set[Clique]:
     return {p for p in pairs if len(p) == 2}
 
 
-def workload_from_spec(spec: ReleaseSpec) -> Workload:
-    """The workload of ``spec``'s acceptance criteria (see the module docstring)."""
-    pairs = criteria_pairs(spec)
+def workload_from_spec(spec: ReleaseSpec, *, marginals: bool = True) -> Workload:
+    """The workload of ``spec``'s acceptance criteria (see the module docstring).
+
+    ``marginals=False``: without the pairs only the marginals and faithfulness criteria
+    read (see :func:`criteria_pairs`).
+    """
+    pairs = criteria_pairs(spec, marginals=marginals)
+    read = criteria_pairs(spec)  # the constraint pairs stay, whichever criterion reads them
     constrained: set[Clique] = set()
     for rule in spec.synthetic_constraints:
         cols = _ordered(spec, (cl.column for cl in rule.clauses))
-        if len(cols) == 2 and cols in pairs:
+        if len(cols) == 2 and cols in read:
             constrained.add(cols)
         elif len(cols) > 2:  # a wider rule: its pairs that the criteria read
-            constrained.update(p for p in itertools.combinations(cols, 2) if p in pairs)
+            constrained.update(p for p in itertools.combinations(cols, 2) if p in read)
     order = {c: i for i, c in enumerate(spec.column_names)}
 
     def key(cl: Clique) -> tuple[int, ...]:

@@ -29,8 +29,10 @@ structural zeros, and our own junction-tree sampler.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -38,7 +40,7 @@ import numpy as np
 import pandas as pd
 
 from synthflow.errors import ConfigError, InfeasibleConfigurationError
-from synthflow.generators._pgm import Measurement, TreeSampler, estimate, model_size
+from synthflow.generators._pgm import Clique, Measurement, TreeSampler, estimate, model_size
 from synthflow.generators._workload_spec import Workload, structural_zeros, workload_from_spec
 from synthflow.generators.protocol import GeneratorBase, check_codes
 from synthflow.ledger import Ledger
@@ -100,6 +102,10 @@ class WorkloadHyperparameters:
     """Largest graphical model (junction-tree parameters, MB) the fit may build; checked
     from the public domain before anything is charged. The births release binning needs
     about 2 MB; jax's working memory is several times the model."""
+    select_share: float = 0.1
+    """Wide tables only (*tree mode*): when the pairs only the marginals criterion reads
+    do not all fit in ``max_model_size``, this share of epsilon selects a spanning tree
+    of them with the exponential mechanism; unused otherwise."""
 
     def __post_init__(self) -> None:
         a = _share("one_way_share", self.one_way_share)
@@ -115,6 +121,8 @@ class WorkloadHyperparameters:
             raise ValueError(f"iters ({self.iters!r}) must be an integer >= 1")
         if not isinstance(self.max_model_size, (int, float)) or not self.max_model_size > 0:
             raise ValueError(f"max_model_size ({self.max_model_size!r}) must be > 0 (MB)")
+        if _share("select_share", self.select_share) >= 1:
+            raise ValueError(f"select_share ({self.select_share!r}) must be below 1")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -165,6 +173,146 @@ def plan_measurements(
     return plan
 
 
+def _split(
+    family: str, cliques: tuple[Clique, ...], epsilon: float, domain: Domain, cell_power: float
+) -> list[PlannedMeasurement]:
+    """``epsilon`` over ``cliques``, each share proportional to cells ** cell_power."""
+    if not cliques or epsilon <= 0:
+        return []
+    cells = np.array([math.prod(domain.size(c) for c in cl) for cl in cliques], dtype=float)
+    w = cells**cell_power
+    w = w / w.sum()
+    return [
+        PlannedMeasurement(family=family, clique=cl, epsilon=epsilon * wi)
+        for cl, wi in zip(cliques, w, strict=True)
+    ]
+
+
+class _Forest:
+    """Union-find over column names (connected components of measured cliques)."""
+
+    def __init__(self, names: Sequence[str]) -> None:
+        self.parent = {n: n for n in names}
+
+    def find(self, x: str) -> str:
+        while self.parent[x] != x:
+            self.parent[x] = self.parent[self.parent[x]]
+            x = self.parent[x]
+        return x
+
+    def union(self, clique: Sequence[str]) -> bool:
+        """Join the clique's columns; True if that merged two components."""
+        target = self.find(clique[0])
+        roots = {self.find(c) for c in clique}
+        for r in roots - {target}:
+            self.parent[r] = target
+        return len(roots) > 1
+
+
+def _forest_steps(
+    names: Sequence[str], fixed: Sequence[Sequence[str]], optional: Sequence[Clique]
+) -> int:
+    """How many optional pairs a spanning forest adds to the fixed cliques (public)."""
+    forest = _Forest(names)
+    for cl in fixed:
+        forest.union(cl)
+    return sum(forest.union(p) for p in optional)
+
+
+def tree_score_sensitivity() -> float:
+    """Sensitivity 2 of a pair's selection score under replace-one.
+
+    The score is the L1 distance between the pair's counts and a fixed (released)
+    estimate; replacing one record moves two cells of the counts by one each.
+    """
+    return 2.0
+
+
+def tree_scores(
+    codes: np.ndarray, domain: Domain, candidates: Sequence[Clique], one_way: dict[str, np.ndarray]
+) -> np.ndarray:
+    """L1 distance of each candidate pair's counts from the product of noisy 1-ways."""
+    index = {n: i for i, n in enumerate(domain.names)}
+    n = len(codes)
+    scores = np.empty(len(candidates))
+    for k, (x, y) in enumerate(candidates):
+        counts = marginal_counts(codes, (index[x], index[y]), domain.sizes)
+        scores[k] = np.abs(counts - n * np.outer(one_way[x], one_way[y])).sum()
+    return scores
+
+
+def select_tree(
+    codes: np.ndarray,
+    domain: Domain,
+    design: WorkloadDesign,
+    measurements: Sequence[Measurement],
+    rng: PrivacyRNG,
+) -> list[Clique]:
+    """Kruskal's spanning forest over the candidate pairs, edges drawn with DP.
+
+    Each edge is drawn by the exponential mechanism (MST's selection, McKenna et al.
+    2021).
+    Scores are computed against the *noisy* 1-way marginals (released), so each has
+    sensitivity 2; a pair stays eligible while it joins two components and the model
+    stays within ``max_model_size`` (a public function of the pairs drawn so far).
+    """
+    one_way = {n: np.full(s, 1.0 / s) for n, s in zip(domain.names, domain.sizes, strict=True)}
+    for m in measurements:
+        if len(m.clique) == 1:
+            p = np.clip(np.asarray(m.noisy, dtype=float), 0.0, None)
+            one_way[m.clique[0]] = p / p.sum() if p.sum() > 0 else one_way[m.clique[0]]
+    candidates = list(design.tree_candidates)
+    scores = tree_scores(codes, domain, candidates, one_way)
+    forest = _Forest(domain.names)
+    for cl in [m.clique for m in measurements] + list(design.zeros):
+        forest.union(cl)
+    room = design.max_megabytes - design.base_megabytes
+    chosen: list[Clique] = []
+    for _ in range(design.tree_steps):
+        ok = [
+            i
+            for i, (x, y) in enumerate(candidates)
+            if forest.find(x) != forest.find(y)
+            and domain.size(x) * domain.size(y) * 8 / 2**20 <= room
+        ]
+        if not ok:
+            break
+        pick = ok[
+            rng.exponential_mechanism(
+                scores[ok], sensitivity=tree_score_sensitivity(), epsilon=design.select_epsilon
+            )
+        ]
+        pair = candidates[pick]
+        chosen.append(pair)
+        forest.union(pair)
+        room -= domain.size(pair[0]) * domain.size(pair[1]) * 8 / 2**20
+    return chosen
+
+
+@dataclass(frozen=True, kw_only=True)
+class WorkloadDesign:
+    """The fit's public design: fixed measurements and, on wide tables, the tree."""
+
+    plan: tuple[PlannedMeasurement, ...]
+    zeros: dict[Clique, np.ndarray]
+    tree_steps: int = 0
+    """Pairs the spanning tree adds (0: not in tree mode)."""
+    tree_candidates: tuple[Clique, ...] = ()
+    select_epsilon: float = 0.0
+    """Epsilon of each exponential-mechanism draw."""
+    tree_epsilon: float = 0.0
+    """Epsilon of each selected pair's measurement."""
+    base_megabytes: float = 0.0
+    max_megabytes: float = math.inf
+
+    @property
+    def total_epsilon(self) -> float:
+        """Everything the fit charges."""
+        return math.fsum(m.epsilon for m in self.plan) + self.tree_steps * (
+            self.select_epsilon + self.tree_epsilon
+        )
+
+
 class WorkloadGenerator(GeneratorBase):
     """Measure the criteria's marginals with discrete Laplace, estimate with Private-PGM."""
 
@@ -183,43 +331,99 @@ class WorkloadGenerator(GeneratorBase):
         self.transformer = transformer
 
     def plan(self, domain: Domain) -> list[PlannedMeasurement]:
-        """The measurements this generator will make (public).
+        """The fixed measurements this generator will make (public).
 
         With a transformer the workload comes from its spec's criteria; without one
-        (a bare domain) every 1-way and 2-way marginal is measured.
+        (a bare domain) every 1-way and 2-way marginal is measured. In tree mode (a
+        wide table) the selected tree's pairs come on top (:meth:`design`).
         """
+        return list(self.design(domain).plan)
+
+    def _workload(self, domain: Domain, *, marginals: bool = True) -> Workload:
         if self.transformer is None:
-            workload = Workload(
+            return Workload(
                 one_way=tuple((c,) for c in domain.names),
                 constrained=(),
                 pairs=tuple(itertools.combinations(domain.names, 2)),
             )
-        elif self.transformer.domain != domain:
+        if self.transformer.domain != domain:
             raise ConfigError(
                 f"the transformer's domain {self.transformer.domain} does not match the data's "
                 f"domain {domain}; build both from the same configuration"
             )
-        else:
-            workload = workload_from_spec(self.transformer.spec)
-        return plan_measurements(workload, domain, self.hyperparameters, self.epsilon)
+        return workload_from_spec(self.transformer.spec, marginals=marginals)
 
-    def _check_model_size(self, domain: Domain, cliques: list[tuple[str, ...]]) -> None:
+    def design(self, domain: Domain) -> WorkloadDesign:
+        """Every measurement and selection of the fit, from public facts only.
+
+        Raises:
+            InfeasibleConfigurationError: If even the pairs the other criteria read make
+                a model above ``max_model_size``.
+        """
+        hp = self.hyperparameters
+        zeros = structural_zeros(self.transformer) if self.transformer is not None else {}
+        full = self._workload(domain)
+        plan = plan_measurements(full, domain, hp, self.epsilon)
+        megabytes, largest = model_size(
+            domain.names, domain.sizes, [m.clique for m in plan] + list(zeros)
+        )
+        if megabytes <= hp.max_model_size or self.transformer is None:
+            self._refuse_if_too_large(domain, megabytes, largest)
+            return WorkloadDesign(plan=tuple(plan), zeros=zeros)
+        # Tree mode: keep the pairs the other criteria read; cover the marginals
+        # criterion's own pairs with a DP-selected spanning tree (MST's selection).
+        fixed = self._workload(domain, marginals=False)
+        optional = tuple(p for p in full.cliques if len(p) == 2 and p not in fixed.cliques)
+        fixed_cliques = list(fixed.cliques) + list(zeros)
+        megabytes, largest = model_size(domain.names, domain.sizes, fixed_cliques)
+        self._refuse_if_too_large(domain, megabytes, largest)
+        steps = _forest_steps(domain.names, fixed_cliques, optional)
+        a = hp.one_way_share
+        b = hp.constrained_share if fixed.constrained else 0.0
+        rest = 1.0 - a - b - hp.select_share
+        if rest <= 0:
+            raise InfeasibleConfigurationError(
+                f"workload tree mode: one_way_share + constrained_share + select_share "
+                f"({a} + {b} + {hp.select_share}) leave nothing to measure pairs; lower them"
+            )
+        eps = self.epsilon
+        n_pairs = len(fixed.pairs) + steps
+        plan = _split("one_way", fixed.one_way, eps * a, domain, hp.cell_power)
+        plan += _split("constrained", fixed.constrained, eps * b, domain, hp.cell_power)
+        pair_eps = eps * rest * len(fixed.pairs) / n_pairs if n_pairs else 0.0
+        plan += _split("pairs", fixed.pairs, pair_eps, domain, hp.cell_power)
+        if not fixed.one_way:  # nothing else spends a's share: the pairs take it
+            plan = [dataclasses.replace(m, epsilon=m.epsilon * (1 + a / rest)) for m in plan]
+        return WorkloadDesign(
+            plan=tuple(plan),
+            zeros=zeros,
+            tree_steps=steps,
+            tree_candidates=optional,
+            select_epsilon=eps * hp.select_share / steps if steps else 0.0,
+            tree_epsilon=eps * rest / n_pairs if steps else 0.0,
+            base_megabytes=megabytes,
+            max_megabytes=hp.max_model_size,
+        )
+
+    def _refuse_if_too_large(
+        self, domain: Domain, megabytes: float, largest: tuple[str, ...]
+    ) -> None:
         """Refuse, before any charge, a model that would not fit (public domain only)."""
-        megabytes, largest = model_size(domain.names, domain.sizes, cliques)
         limit = self.hyperparameters.max_model_size
         if megabytes > limit:
             sizes = ", ".join(f"{c} ({domain.size(c)} bins)" for c in largest)
             raise InfeasibleConfigurationError(
                 f"the workload's graphical model would need {megabytes:,.0f} MB (limit "
-                f"{limit:g} MB, hyperparameter max_model_size); its largest junction-tree "
-                f"clique joins {sizes}. Measure fewer pairs (e.g. regression features, "
-                "marginals max_order in the spec), use coarser bins, or raise the limit"
+                f"{limit:g} MB, hyperparameter max_model_size) for the pairs the "
+                f"conditional-mean, regression, faithfulness and constraint rules read; its "
+                f"largest junction-tree clique joins {len(largest)} columns: {sizes}. List "
+                "fewer regression features or match columns, use coarser bins, or raise "
+                "the limit"
             )
 
     def check_feasible(self, domain: Domain, n: int) -> None:
         """Refuse a graphical model above ``max_model_size`` (public domain only)."""
-        zeros = structural_zeros(self.transformer) if self.transformer is not None else {}
-        self._check_model_size(domain, [m.clique for m in self.plan(domain)] + list(zeros))
+        self.design(domain)
 
     def fit(
         self, data: pd.DataFrame, *, domain: Domain, ledger: Ledger, rng: PrivacyRNG
@@ -234,10 +438,9 @@ class WorkloadGenerator(GeneratorBase):
             BudgetExceededError: If the ledger cannot afford epsilon.
         """
         check_codes(data, domain)
-        plan = self.plan(domain)
-        zeros = structural_zeros(self.transformer) if self.transformer is not None else {}
-        self._check_model_size(domain, [m.clique for m in plan] + list(zeros))
-        total = math.fsum(m.epsilon for m in plan)
+        design = self.design(domain)
+        plan = list(design.plan)
+        total = design.total_epsilon
         if not ledger.can_afford(total):  # refuse before the first family is charged
             ledger.charge("workload marginals", epsilon=total, mechanism="discrete_laplace")
         for family in dict.fromkeys(m.family for m in plan):
@@ -246,6 +449,20 @@ class WorkloadGenerator(GeneratorBase):
                 f"workload: {len(members)} {family} marginal(s) "
                 f"({', '.join('x'.join(m.clique) for m in members)})",
                 epsilon=math.fsum(m.epsilon for m in members),
+                mechanism="discrete_laplace",
+                sensitivity=marginal_sensitivity(),
+            )
+        if design.tree_steps:
+            ledger.charge(
+                f"workload tree: {design.tree_steps} pair selection(s) by the exponential "
+                "mechanism on L1 distance from independence",
+                epsilon=design.select_epsilon * design.tree_steps,
+                mechanism="exponential",
+                sensitivity=tree_score_sensitivity(),
+            )
+            ledger.charge(
+                f"workload tree: up to {design.tree_steps} selected pair marginal(s)",
+                epsilon=design.tree_epsilon * design.tree_steps,
                 mechanism="discrete_laplace",
                 sensitivity=marginal_sensitivity(),
             )
@@ -258,13 +475,28 @@ class WorkloadGenerator(GeneratorBase):
             measurements.append(
                 Measurement(clique=m.clique, noisy=noisy, stddev=discrete_laplace_sd(m.scale))
             )
+        if design.tree_steps:
+            chosen = select_tree(codes, domain, design, measurements, rng)
+            cliques = [m.clique for m in plan] + list(design.zeros)
+            while chosen and model_size(domain.names, domain.sizes, cliques + chosen)[0] > (
+                self.hyperparameters.max_model_size
+            ):  # post-processing: a junction tree larger than the bridge estimate
+                chosen.pop()
+            for clique in chosen:
+                m = PlannedMeasurement(family="tree", clique=clique, epsilon=design.tree_epsilon)
+                counts = marginal_counts(codes, tuple(index[c] for c in clique), domain.sizes)
+                noisy = rng.discrete_laplace(counts, scale=m.scale)
+                measurements.append(
+                    Measurement(clique=clique, noisy=noisy, stddev=discrete_laplace_sd(m.scale))
+                )
+            self.tree_ = tuple(chosen)
         del codes
         self.sampler_: TreeSampler = estimate(
             domain.names,
             domain.sizes,
             measurements,
             total=len(data),
-            zeros=zeros,
+            zeros=design.zeros,
             iters=self.hyperparameters.iters,
         )
         self.domain_ = domain

@@ -12,7 +12,8 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from synthflow.acceptance import evaluate, fit_dp_regression
-from synthflow.candidates import read_candidates
+from synthflow.acceptance.noise_check import describe, noise_warnings
+from synthflow.candidates import read_candidates, read_pass_rates
 from synthflow.config import ReleaseSpec, load_spec
 from synthflow.data import load_data
 from synthflow.errors import ConfigError, InfeasibleConfigurationError, NotEnoughRowsError
@@ -69,6 +70,40 @@ def _attempt_fn(
     return attempt
 
 
+def hopeless_release(
+    spec: ReleaseSpec,
+    candidates: list[Configuration],
+    n: int,
+    pass_rates: list[float | None],
+) -> str:
+    """Why private selection would spend its budget for (almost) nothing; '' if it would not.
+
+    Public facts only: the spec, the candidates' bins, n, and the shortlist's pass
+    estimates on public data. Two reasons: a DP criterion whose release noise is at
+    least the room a perfect candidate has (:mod:`~synthflow.acceptance.noise_check`),
+    or no candidate that ever passed in the public sweep.
+    """
+    reasons = []
+    seen: dict[tuple[tuple[str, str], ...], list[str]] = {}
+    for cfg in candidates:
+        key = tuple(sorted(cfg.transformations.items()))
+        if key in seen:
+            continue
+        warnings = noise_warnings(spec, Transformer(spec, cfg.transformations), n)
+        seen[key] = [w.criterion for w in warnings]
+        if warnings:
+            reasons.append(describe(warnings, n))
+            break  # one binning is enough to say it; the others are alike
+    known = [p for p in pass_rates if p is not None]
+    if known and max(known) <= 0:
+        reasons.append(
+            f"none of the {len(known)} shortlisted configurations passed in the public sweep "
+            "(every pass estimate is 0): selection would most likely stop empty-handed or run "
+            "out of attempts"
+        )
+    return "\n".join(reasons)
+
+
 def release_command(
     spec_path: str | Path,
     data: str | Path,
@@ -85,13 +120,15 @@ def release_command(
     show_attempts: bool = False,
     ledger_path: str | Path | None = None,
     plan_path: str | Path | None = None,
+    force: bool = False,
 ) -> Path | None:
     """Private selection, then the release package; returns RELEASE_DIR or None.
 
     ``plan_path``: the plan.json of ``synthflow plan`` that made the spec: its fit mode
     and stop probability are the defaults, and the package records its hash.
     ``stop_probability`` defaults to the plan's, else 0; ``fit_once`` to the plan's,
-    else False.
+    else False. ``force``: go on although the pre-flight says no candidate can pass
+    reliably (see :func:`hopeless_release`).
     """
     enc, pub = private_dir.resolve(), out.resolve()
     if enc == pub or pub in enc.parents or enc in pub.parents:
@@ -130,6 +167,14 @@ def release_command(
         )
     raw = load_data(data, spec, public=public).frame
     check_configurations(spec, candidates, len(raw))  # before anything is charged
+    hopeless = hopeless_release(spec, candidates, len(raw), read_pass_rates(candidates_path))
+    if hopeless and not force:
+        raise ConfigError(
+            f"{hopeless}\nNothing was spent. Change the spec (or the shortlist), or add "
+            "--force to spend the budget anyway"
+        )
+    if hopeless:
+        print(f"synthflow release: warning (--force given): {hopeless}", file=sys.stderr)
     shared = (
         command_ledger(
             data=data,
@@ -250,6 +295,7 @@ def _release(args: argparse.Namespace) -> int:
         show_attempts=args.show_attempts,
         ledger_path=args.ledger,
         plan_path=args.plan,
+        force=args.force,
     )
     if out is None:
         print("private selection stopped without a release (stop probability)", file=sys.stderr)
@@ -303,6 +349,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         "(required unless --public)",
     )
     p.add_argument("--quiet", action="store_true")
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="release although the pre-flight finds a criterion dominated by its noise or "
+        "no candidate that passed on public data",
+    )
     p.add_argument(
         "--show-attempts",
         action="store_true",

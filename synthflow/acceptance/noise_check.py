@@ -1,0 +1,143 @@
+"""Warnings that save budget: criteria whose release noise alone decides pass or fail.
+
+Before a release spends anything, the spec and the public n say how much noise each
+DP criterion's release will carry. When even the *smallest* noise the mechanism can
+have (best-case public parameters: every bin and group as full as n allows) is as
+large as the room between a perfect candidate's value and the threshold, the decision
+is close to a coin flip for every candidate, and selection burns attempts. This
+module computes that floor from public facts only (spec, configuration bins, n): it
+reads no data and charges nothing.
+
+* Laplace criteria: noise sd ``sqrt(2) * sensitivity / epsilon`` from
+  :func:`~synthflow.acceptance.evaluate.laplace_terms` (the evaluation's own function),
+  with the 1-way ratio's smallest count and a conditional mean's smallest group at
+  their best case ``n / bins`` (capped by the spec's ``assumed_min_count``); the room
+  is ``threshold - 0`` (``pseudo-threshold - 1`` for the ratio, whose perfect value
+  is 1).
+* The regression coefficients (functional mechanism): the median coefficient error of
+  the DP fit of a candidate that matches D_T exactly, from 200 simulated releases on a
+  reference design with independent features spread over their public bounds
+  (standardised with the bounds, as the once-per-release fit is). An estimate of the
+  order of magnitude, not a bound; ``synthflow plan`` simulates the real designs.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from synthflow.acceptance import regression
+from synthflow.acceptance.evaluate import laplace_terms
+from synthflow.config import CriterionSpec, ReleaseSpec
+from synthflow.rng import PrivacyRNG
+from synthflow.transform import Transformer
+
+__all__ = ["NoiseWarning", "describe", "noise_warnings"]
+
+_DRAWS = 200
+
+
+@dataclass(frozen=True, kw_only=True)
+class NoiseWarning:
+    """A criterion whose release noise is at least the room a perfect candidate has."""
+
+    criterion: str
+    noise: float
+    """Noise sd (Laplace) or the median noise-only error (regression coefficients)."""
+    room: float
+    """Threshold minus a perfect candidate's value."""
+
+    def message(self) -> str:
+        """One line naming the criterion and the figures (public: spec and n only)."""
+        return (
+            f"{self.criterion}: release noise {self.noise:.3g} against room "
+            f"{self.room:.3g} below the threshold; raise its epsilon or its threshold"
+        )
+
+
+def _groups(transformer: Transformer, by: str | None) -> int:
+    if by is None:
+        return 1
+    col = transformer.spec.column(by)
+    if col.kind == "int" and col.groups:
+        return len(col.groups)
+    return transformer.transformations[by].size
+
+
+def _best_case_public(c: CriterionSpec, transformer: Transformer, n: int) -> dict[str, int]:
+    """The public parameters at their most favourable (the smallest noise possible)."""
+    public = {"n": n}
+    if c.kind == "one_way_ratio":
+        cols = c.columns or transformer.domain.names
+        m = n // max(transformer.domain.size(x) for x in cols)
+        if c.assumed_min_count is not None:
+            m = min(m, int(c.assumed_min_count))
+        public["min_count"] = m
+    elif c.kind == "conditional_mean":
+        public["min_group_size"] = max(1, n // max(_groups(transformer, b) for b in c.group_by))
+    return public
+
+
+def _regression_noise(c: CriterionSpec, transformer: Transformer, n: int) -> float:
+    """Median coefficient error of the DP fit alone (reference design, see module doc)."""
+    target = str(c.column)
+    empty = np.zeros((0, len(transformer.domain.names)), dtype=np.int64)
+    _, _, feats, xb, yb = regression.design(empty, transformer, target, c.features)
+    std = regression.Standardization.from_bounds(xb, yb)
+    u_box, y_box = std.box(xb, yb)
+    sens = float(regression.functional_mechanism_sensitivity(u_box, y_box).sum())
+    k = len(feats) + 1
+    lo, hi = u_box
+    mean = (lo + hi) / 2
+    second = np.outer(mean, mean)
+    np.fill_diagonal(second, (lo**2 + lo * hi + hi**2) / 3)
+    second[0, 0] = 1.0
+    iu = np.triu_indices(k)
+    exact = np.concatenate([n * second[iu], np.zeros(k)])
+    truth = regression.model_from_noisy_statistics(exact, std, feats)
+    # Judge in a standardisation whose scales are the sd of a uniform over the bounds
+    # (the criterion uses D_R's sd; bounds' half-widths would exaggerate).
+    judge = regression.Standardization(
+        center=std.center,
+        scale=tuple(s / math.sqrt(3) for s in std.scale),
+        y_center=std.y_center,
+        y_scale=std.y_scale / math.sqrt(3),
+    )
+    rng = PrivacyRNG.from_seed(0)  # public simulation: no data involved
+    noisy = rng.laplace(np.tile(exact, (_DRAWS, 1)), sensitivity=sens, epsilon=c.epsilon)
+    errors = [
+        regression.coefficient_error(
+            regression.model_from_noisy_statistics(row, std, feats), truth, judge
+        )
+        for row in np.asarray(noisy).reshape(_DRAWS, -1)
+    ]
+    return float(np.median(errors))
+
+
+def noise_warnings(spec: ReleaseSpec, transformer: Transformer, n: int) -> list[NoiseWarning]:
+    """The DP criteria of ``spec`` that no candidate can pass reliably at ``n`` rows."""
+    out: list[NoiseWarning] = []
+    for c in spec.criteria:
+        if c.kind == "regression_coefficients":
+            noise, room = _regression_noise(c, transformer, n), c.threshold
+        else:
+            sens, threshold = laplace_terms(
+                c, spec, _best_case_public(c, transformer, n), c.epsilon
+            )
+            noise = math.sqrt(2) * sens / c.epsilon
+            room = threshold - (1.0 if c.kind == "one_way_ratio" else 0.0)
+        if noise >= room:
+            out.append(NoiseWarning(criterion=c.name, noise=noise, room=room))
+    return out
+
+
+def describe(warnings: list[NoiseWarning], n: int) -> str:
+    """A paragraph for the terminal (public figures only)."""
+    lines = "\n  ".join(w.message() for w in warnings)
+    return (
+        f"at n = {n} rows, the DP release of {len(warnings)} criterion(s) is dominated by "
+        f"its noise even for a perfect candidate (pass or fail is close to a coin flip, and "
+        f"private selection would spend attempts for nothing):\n  {lines}"
+    )
