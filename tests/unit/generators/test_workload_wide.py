@@ -29,7 +29,7 @@ def wide():
 
 
 def test_tree_mode_spends_exactly_epsilon_and_keeps_criteria_pairs(wide):
-    spec, tr = wide
+    _spec, tr = wide
     gen = make_generator("workload", {}, epsilon=3.0, transformer=tr)
     d = gen.design(tr.domain)
     # 15 columns: the regression/condmean/match/constraint pairs join some of them;
@@ -49,7 +49,7 @@ def test_births_is_not_in_tree_mode(births_spec):
 
 
 def test_refuses_before_charging_when_the_fixed_pairs_do_not_fit(wide):
-    spec, tr = wide
+    _spec, tr = wide
     gen = make_generator("workload", {"max_model_size": 0.01}, epsilon=3.0, transformer=tr)
     ledger = Ledger(total_epsilon=3.0)
     data = tr.forward(make_wide_table(500, seed=3))
@@ -59,7 +59,7 @@ def test_refuses_before_charging_when_the_fixed_pairs_do_not_fit(wide):
 
 
 def test_tree_fit_charges_exactly_epsilon_and_connects_every_column(wide):
-    spec, tr = wide
+    _spec, tr = wide
     gen = make_generator("workload", {"iters": 200}, epsilon=3.0, transformer=tr)
     ledger = Ledger(total_epsilon=3.0)
     data = tr.forward(make_wide_table(4000, seed=3))
@@ -73,7 +73,7 @@ def test_tree_fit_charges_exactly_epsilon_and_connects_every_column(wide):
 @settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 60))
 def test_tree_score_sensitivity_neighbours(wide, seed, n):
-    spec, tr = wide
+    _spec, tr = wide
     rng = np.random.default_rng(seed)
     sizes = tr.domain.sizes
     codes = np.column_stack([rng.integers(0, s, n) for s in sizes])
@@ -92,7 +92,7 @@ def test_selected_tree_is_a_forest_joining_components(wide):
     # a component, would waste budget and was a bug of the union-find).
     from synthflow.generators.workload import _Forest
 
-    spec, tr = wide
+    _spec, tr = wide
     gen = make_generator("workload", {"iters": 50}, epsilon=3.0, transformer=tr)
     data = tr.forward(make_wide_table(3000, seed=4))
     gen.fit(data, domain=tr.domain, ledger=Ledger(total_epsilon=3.0), rng=PrivacyRNG.from_seed(2))
