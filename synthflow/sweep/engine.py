@@ -35,6 +35,7 @@ from synthflow.rng import PrivacyRNG
 from synthflow.space import Configuration, expand_space
 from synthflow.sweep.evaluation import Evaluator, load_evaluator
 from synthflow.sweep.store import RunRecord, SweepStore
+from synthflow.transform import Transformer
 
 __all__ = ["SweepSummary", "file_sha256", "run_seed", "run_sweep", "select_configurations"]
 
@@ -277,6 +278,7 @@ def run_sweep(
         spec_generator_epsilon=own,
     ) as db:
         frame = load_data(data, spec, public=True).frame
+        _warn_noise(spec, configs, len(frame))
         db.add_configurations(configs)
         done = db.finished()
         wanted = {(c.id, float(e), r) for c in configs for e in epsilons for r in range(repeats)}
@@ -309,6 +311,26 @@ def run_sweep(
         passed_dp_new=passed,
         seconds=time.perf_counter() - t_start,
     )
+
+
+def _warn_noise(spec: ReleaseSpec, configs: list[Configuration], n: int) -> None:
+    """Warn (once per binning) when a criterion's release noise decides pass or fail."""
+    from synthflow.acceptance.noise_check import describe, noise_warnings  # noqa: PLC0415
+
+    seen: set[tuple[tuple[str, str], ...]] = set()
+    for cfg in configs:
+        key = tuple(sorted(cfg.transformations.items()))
+        if key in seen:
+            continue
+        seen.add(key)
+        warnings = noise_warnings(spec, Transformer(spec, cfg.transformations), n)
+        if warnings:
+            log.warning(
+                "%s; the sweep's DP pass rates will be near 0 for every configuration "
+                "(the release, at its own n, refuses such a spec without --force)",
+                describe(warnings, n),
+            )
+            return
 
 
 def _execute(

@@ -48,7 +48,7 @@ def test_attempts_are_geometric_and_the_charge_does_not_depend_on_them(tmp_path,
         attempts.append(out.attempts)
         charges.add(Ledger(total_epsilon=100, path=enclave / "ledger.jsonl").spent_epsilon)
     assert len(charges) == 1  # one charge, whatever the number of attempts
-    assert charges.pop() == pytest.approx(2 * (2.0 + 0.15))
+    assert charges.pop() == pytest.approx(2 * (2.0 + 0.3))
     # chi-square of the attempt counts against Geometric(p); bins 1..6 and >6
     observed = np.bincount(np.minimum(attempts, 7), minlength=8)[1:]
     probs = [stats.geom.pmf(k, p) for k in range(1, 7)] + [stats.geom.sf(6, p)]
@@ -203,7 +203,7 @@ def test_release_holds_only_publishable_files_and_audits(release_dir, capsys):
     ]
     acc = json.loads((release_dir / "acceptance.json").read_text())
     assert "attempts" not in json.dumps(acc)
-    assert acc["budget"]["total_epsilon"] == pytest.approx(2 * (2.0 + 0.15))
+    assert acc["budget"]["total_epsilon"] == pytest.approx(2 * (2.0 + 0.3))
     for c in acc["criteria"]:
         assert {
             "name",
@@ -217,7 +217,7 @@ def test_release_holds_only_publishable_files_and_audits(release_dir, capsys):
             "public_parameters",
         } <= set(c)
     readme = (release_dir / "README.md").read_text()
-    assert "carry **no accuracy guarantee**" in readme and "4.3-differentially private" in readme
+    assert "carry **no accuracy guarantee**" in readme and "4.6-differentially private" in readme
     lines = [x for x in readme.splitlines() if x.startswith("- `")]
     assert sum("noise sd " in x for x in lines) == len(acc["criteria"])  # next to every value
     assert "delta below 1e-30" in readme  # the floating-point bound
@@ -427,6 +427,7 @@ def test_killed_release_resumes_without_spending_twice(tmp_path, small_csv):
 
     raw = yaml.safe_load((REPO / "configs" / "example_small.yaml").read_text())
     raw["acceptance"]["criteria"][0]["threshold"] = -1.0  # never passes: selection keeps going
+    # (--force below: the pre-flight rightly calls this spec hopeless)
     spec_path = tmp_path / "never.yaml"
     spec_path.write_text(yaml.safe_dump(raw))
     spec = load_spec(spec_path)
@@ -457,6 +458,7 @@ def test_killed_release_resumes_without_spending_twice(tmp_path, small_csv):
         "--ledger",
         str(tmp_path / "budget.jsonl"),
         "--quiet",
+        "--force",
     ]
     proc = subprocess.Popen(
         argv, cwd=REPO, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
@@ -510,7 +512,8 @@ def test_attempt_count_is_not_displayed_by_default(tmp_path, small_csv, capsys):
     cands.write_text(yaml.safe_dump({"spec_sha256": spec.sha256, "configurations": configurations}))
     argv = ["release", str(spec_path), "--data", str(small_csv), "--candidates", str(cands),
             "--out", str(tmp_path / "release"), "--private-dir", str(tmp_path / "enclave"),
-            "--ledger", str(tmp_path / "budget.jsonl"), "--max-attempts", "3"]  # fmt: skip
+            "--ledger", str(tmp_path / "budget.jsonl"), "--force",
+            "--max-attempts", "3"]  # fmt: skip
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert "max-attempts limit" in err
@@ -647,3 +650,37 @@ def test_datasheet_flags_decisions_decided_by_noise():
 
     fm = _criterion_line(dataclasses.replace(loud, mechanism="functional"))
     assert "sufficient statistics" in fm and "decided mostly by noise" not in fm
+
+
+def test_hopeless_spec_is_refused_before_any_charge(tmp_path, small_csv):
+    """A criterion whose noise floor exceeds its room: refused, nothing spent or written."""
+    from synthflow.config import load_spec
+
+    raw = yaml.safe_load((REPO / "configs" / "example_small.yaml").read_text())
+    raw["acceptance"]["criteria"][1]["epsilon"] = 0.01  # mean_visits: noise sd ~9 > 1
+    spec_path = tmp_path / "noisy.yaml"
+    spec_path.write_text(yaml.safe_dump(raw))
+    spec = load_spec(spec_path)
+    cands = tmp_path / "candidates.yaml"
+    configurations = [c.to_json() | {"pass_rate": 0.5} for c in expand_space(spec)][:2]
+    cands.write_text(yaml.safe_dump({"spec_sha256": spec.sha256, "configurations": configurations}))
+    ledger = tmp_path / "budget.jsonl"
+    argv = ["release", str(spec_path), "--data", str(small_csv), "--candidates", str(cands),
+            "--out", str(tmp_path / "release"), "--private-dir", str(tmp_path / "enclave"),
+            "--ledger", str(ledger)]  # fmt: skip
+    assert main(argv) == 2
+    assert not ledger.exists() or "mean_visits" not in ledger.read_text()
+    assert not (tmp_path / "enclave" / "ledger.jsonl").exists()
+    # Every pass estimate 0: refused too, with its own reason.
+    raw["acceptance"]["criteria"][1]["epsilon"] = 0.2
+    spec_path.write_text(yaml.safe_dump(raw))
+    spec = load_spec(spec_path)
+    zero = [c.to_json() | {"pass_rate": 0.0} for c in expand_space(spec)][:2]
+    cands.write_text(yaml.safe_dump({"spec_sha256": spec.sha256, "configurations": zero}))
+    from synthflow.errors import ConfigError
+    from synthflow.release.cli import release_command
+
+    with pytest.raises(ConfigError, match="none of the 2 shortlisted configurations passed"):
+        release_command(spec_path, small_csv, cands, tmp_path / "r2", tmp_path / "e2",
+                        public=True, seed=1, show_progress=False)  # fmt: skip
+    assert not (tmp_path / "e2").exists()
