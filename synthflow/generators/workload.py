@@ -98,10 +98,12 @@ class WorkloadHyperparameters:
     iters: int = 3000
     """Mirror-descent iterations of the Private-PGM estimation (1000 leaves the
     regression error about twice as large at 160K rows; 6000 gains little)."""
-    max_model_size: float = 256.0
+    max_model_size: float = 16.0
     """Largest graphical model (junction-tree parameters, MB) the fit may build; checked
-    from the public domain before anything is charged. The births release binning needs
-    about 2 MB; jax's working memory is several times the model."""
+    from the public domain before anything is charged. Time grows with it: the births
+    release binning needs about 2 MB (about 20 s at 3000 iterations on 2 cores); 16 MB
+    (2M cells) takes minutes per fit; jax's working memory is several times the model.
+    Above it, a table goes to tree mode (see ``select_share``) or is refused."""
     select_share: float = 0.1
     """Wide tables only (*tree mode*): when the pairs only the marginals criterion reads
     do not all fit in ``max_model_size``, this share of epsilon selects a spanning tree

