@@ -49,6 +49,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from synthflow.errors import InfeasibleConfigurationError
 from synthflow.generators._pgm import TreeSampler
 from synthflow.generators.protocol import GeneratorBase, check_codes
 from synthflow.ledger import Ledger
@@ -191,6 +192,7 @@ class _SmartnoiseMarginal(GeneratorBase):
             BudgetExceededError: If the ledger cannot afford the cost.
         """
         check_codes(data, domain)
+        self.check_feasible(domain, len(data))
         synth = self._synthesizer()
         transformer = public_transformer(domain)
         cost = self.privacy_cost
@@ -263,6 +265,22 @@ class AIM(_SmartnoiseMarginal):
     name: ClassVar[str] = "aim"
     Hyperparameters: ClassVar[type] = AIMHyperparameters
     replace_one_factor: ClassVar[float] = 2.2
+
+    def check_feasible(self, domain: Domain, n: int) -> None:
+        """Refuse ``rounds`` that smartnoise's AIM cannot run (before any charge).
+
+        AIM first measures every column's 1-way marginal at the per-round noise, which
+        spends ``0.9 * columns / rounds`` of its budget; with ``rounds <= columns`` the
+        rest goes negative and smartnoise fails with NaN probabilities after the charge.
+        """
+        rounds = self.hyperparameters.rounds
+        d = len(domain.names)
+        if rounds is not None and rounds <= d:
+            raise InfeasibleConfigurationError(
+                f"aim: rounds ({rounds}) must exceed the number of columns ({d}): AIM spends "
+                f"0.9 x columns / rounds of its budget on the 1-way marginals first; use "
+                f"rounds >= {2 * d} (smartnoise's default is 16 x columns = {16 * d})"
+            )
 
     def _synthesizer(self) -> Any:
         aim = require_extra("snsynth.aim", "smartnoise", self.name)
