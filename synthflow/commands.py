@@ -52,7 +52,27 @@ def _space(args: argparse.Namespace) -> int:
         f"({', '.join(spec.column_names)})",
         file=sys.stderr,
     )
+    if args.rows is not None:
+        _noise_report(spec, configs, args.rows)
     return 0
+
+
+def _noise_report(spec: ReleaseSpec, configs: list[Configuration], n: int) -> None:
+    """``space --rows N``: the criteria whose release noise decides pass or fail at n."""
+    from synthflow.acceptance.noise_check import describe, noise_warnings  # noqa: PLC0415
+    from synthflow.transform import Transformer  # noqa: PLC0415
+
+    if n < 1:
+        raise ConfigError(f"--rows ({n}) must be at least 1")
+    found: dict[str, list[str]] = {}
+    for c in configs:
+        warnings = noise_warnings(spec, Transformer(spec, c.transformations), n)
+        if warnings:
+            found.setdefault(describe(warnings, n), []).append(c.letters)
+    for text, letters in found.items():
+        print(f"warning: {text}\n  (binnings {', '.join(sorted(set(letters)))})", file=sys.stderr)
+    if not found:
+        print(f"noise check at n = {n}: no criterion is dominated by its noise", file=sys.stderr)
 
 
 def _check_out(out: Path) -> None:
@@ -187,6 +207,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("spec", help="release spec, e.g. configs/births.yaml")
     p.add_argument("--json", action="store_true", help="print a JSON list instead of a table")
     p.add_argument("--model", help="only these comma-separated generator families")
+    p.add_argument(
+        "--rows",
+        type=int,
+        metavar="N",
+        help="also check, at N rows (the release's public n), which criteria's DP noise "
+        "alone decides pass or fail",
+    )
     p.set_defaults(func=_space)
 
     p = sub.add_parser("run", help="run one flow and write a release candidate")
