@@ -9,6 +9,8 @@ post-processing and costs no budget. Its random choices come from the ``rng`` pa
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 
@@ -16,7 +18,15 @@ __all__ = ["encode_rows", "project_min_count"]
 
 
 def encode_rows(codes: pd.DataFrame, sizes: tuple[int, ...]) -> np.ndarray:
-    """Mixed-radix integer key per row (column by column, cheap and exact in int64)."""
+    """Integer key per row, equal iff the rows are equal.
+
+    Mixed radix (column by column, cheap and exact in int64) while the domain has fewer
+    than 2^63 cells; past that (e.g. 20 columns of 10 bins) the rows' rank among the
+    distinct rows, so that no two different records ever share a key.
+    """
+    if math.prod(int(s) for s in sizes) >= 2**63:
+        _, inverse = np.unique(codes.to_numpy(dtype=np.int64), axis=0, return_inverse=True)
+        return inverse.ravel().astype(np.int64)
     key = np.zeros(len(codes), dtype=np.int64)
     for name, size in zip(codes.columns, sizes, strict=True):
         key *= size
