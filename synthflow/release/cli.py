@@ -167,7 +167,14 @@ def release_command(
         )
     raw = load_data(data, spec, public=public).frame
     check_configurations(spec, candidates, len(raw))  # before anything is charged
-    hopeless = hopeless_release(spec, candidates, len(raw), read_pass_rates(candidates_path))
+    # A selection that has started (its ledger exists) was judged when it started;
+    # resuming it must not be refused (its budget is already spent).
+    resuming = (private_dir / "ledger.jsonl").exists()
+    hopeless = (
+        ""
+        if resuming
+        else hopeless_release(spec, candidates, len(raw), read_pass_rates(candidates_path))
+    )
     if hopeless and not force:
         raise ConfigError(
             f"{hopeless}\nNothing was spent. Change the spec (or the shortlist), or add "

@@ -684,3 +684,27 @@ def test_hopeless_spec_is_refused_before_any_charge(tmp_path, small_csv):
         release_command(spec_path, small_csv, cands, tmp_path / "r2", tmp_path / "e2",
                         public=True, seed=1, show_progress=False)  # fmt: skip
     assert not (tmp_path / "e2").exists()
+
+
+def test_a_started_selection_resumes_without_the_pre_flight(tmp_path, small_csv):
+    """--force at the start is not needed again to resume: the budget is already spent."""
+    from synthflow.config import load_spec
+
+    raw = yaml.safe_load((REPO / "configs" / "example_small.yaml").read_text())
+    raw["acceptance"]["criteria"][0]["threshold"] = -1.0  # never passes: hopeless
+    spec_path = tmp_path / "never.yaml"
+    spec_path.write_text(yaml.safe_dump(raw))
+    spec = load_spec(spec_path)
+    cands = tmp_path / "candidates.yaml"
+    configurations = [c.to_json() for c in expand_space(spec) if c.letters == "aaaa"]
+    cands.write_text(yaml.safe_dump({"spec_sha256": spec.sha256, "configurations": configurations}))
+    argv = ["release", str(spec_path), "--data", str(small_csv), "--candidates", str(cands),
+            "--out", str(tmp_path / "release"), "--private-dir", str(tmp_path / "enclave"),
+            "--public", "--seed", "1", "--quiet", "--max-attempts", "2"]  # fmt: skip
+    assert main(argv) == 2 and not (tmp_path / "enclave").exists()  # refused, nothing spent
+    assert main([*argv, "--force"]) == 2  # started, paused at 2 attempts
+    assert (tmp_path / "enclave" / "ledger.jsonl").exists()
+    argv[-1] = "3"
+    assert main(argv) == 2  # resumed without --force, paused again at 3
+    events = (tmp_path / "enclave" / "transcript.jsonl").read_text().count('"event": "attempt"')
+    assert events == 3
