@@ -58,12 +58,20 @@ def test_refuses_before_charging_when_the_fixed_pairs_do_not_fit(wide):
     assert ledger.spent_epsilon == 0
 
 
-def test_tree_fit_charges_exactly_epsilon_and_connects_every_column(wide):
+@pytest.fixture(scope="module")
+def fitted(wide):
+    """One tree-mode fit (seeded) shared by the tests below: a fit costs ~30 s of jax."""
     _spec, tr = wide
-    gen = make_generator("workload", {"iters": 200}, epsilon=3.0, transformer=tr)
+    gen = make_generator("workload", {"iters": 100}, epsilon=3.0, transformer=tr)
     ledger = Ledger(total_epsilon=3.0)
     data = tr.forward(make_wide_table(4000, seed=3))
     gen.fit(data, domain=tr.domain, ledger=ledger, rng=PrivacyRNG.from_seed(1))
+    return gen, ledger
+
+
+def test_tree_fit_charges_exactly_epsilon_and_connects_every_column(wide, fitted):
+    _spec, tr = wide
+    gen, ledger = fitted
     assert ledger.spent_epsilon == pytest.approx(3.0, abs=1e-9)
     assert len(gen.tree_) == gen.design(tr.domain).tree_steps
     out = gen.sample(2000, rng=np.random.default_rng(0))
@@ -87,15 +95,13 @@ def test_tree_score_sensitivity_neighbours(wide, seed, n):
     assert math.isfinite(a.sum())
 
 
-def test_selected_tree_is_a_forest_joining_components(wide):
+def test_selected_tree_is_a_forest_joining_components(wide, fitted):
     # Every selected pair must join two components (a pair drawn twice, or one inside
     # a component, would waste budget and was a bug of the union-find).
     from synthflow.generators.workload import _Forest
 
     _spec, tr = wide
-    gen = make_generator("workload", {"iters": 50}, epsilon=3.0, transformer=tr)
-    data = tr.forward(make_wide_table(3000, seed=4))
-    gen.fit(data, domain=tr.domain, ledger=Ledger(total_epsilon=3.0), rng=PrivacyRNG.from_seed(2))
+    gen, _ = fitted
     d = gen.design(tr.domain)
     forest = _Forest(tr.domain.names)
     for cl in [m.clique for m in d.plan] + list(d.zeros):
