@@ -24,6 +24,7 @@ reads no data and charges nothing.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,9 +33,10 @@ from synthflow.acceptance import regression
 from synthflow.acceptance.evaluate import laplace_terms
 from synthflow.config import CriterionSpec, ReleaseSpec
 from synthflow.rng import PrivacyRNG
+from synthflow.space import Configuration
 from synthflow.transform import Transformer
 
-__all__ = ["NoiseWarning", "describe", "noise_warnings"]
+__all__ = ["NoiseWarning", "describe", "noise_warnings", "space_noise_warning"]
 
 _DRAWS = 200
 
@@ -141,3 +143,20 @@ def describe(warnings: list[NoiseWarning], n: int) -> str:
         f"its noise even for a perfect candidate (pass or fail is close to a coin flip, and "
         f"private selection would spend attempts for nothing):\n  {lines}"
     )
+
+
+def space_noise_warning(spec: ReleaseSpec, configurations: Iterable[Configuration], n: int) -> str:
+    """:func:`describe` for the first binning among ``configurations`` that has warnings.
+
+    ``''`` when none has. Each distinct transformation set is checked once.
+    """
+    seen: set[tuple[tuple[str, str], ...]] = set()
+    for cfg in configurations:
+        key = tuple(sorted(cfg.transformations.items()))
+        if key in seen:
+            continue
+        seen.add(key)
+        warnings = noise_warnings(spec, Transformer(spec, cfg.transformations), n)
+        if warnings:
+            return describe(warnings, n)
+    return ""

@@ -12,7 +12,7 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from synthflow.acceptance import evaluate, fit_dp_regression
-from synthflow.acceptance.noise_check import describe, noise_warnings
+from synthflow.acceptance.noise_check import space_noise_warning
 from synthflow.candidates import read_candidates, read_pass_rates
 from synthflow.config import ReleaseSpec, load_spec
 from synthflow.data import load_data
@@ -84,16 +84,9 @@ def hopeless_release(
     or no candidate that ever passed in the public sweep.
     """
     reasons = []
-    seen: dict[tuple[tuple[str, str], ...], list[str]] = {}
-    for cfg in candidates:
-        key = tuple(sorted(cfg.transformations.items()))
-        if key in seen:
-            continue
-        warnings = noise_warnings(spec, Transformer(spec, cfg.transformations), n)
-        seen[key] = [w.criterion for w in warnings]
-        if warnings:
-            reasons.append(describe(warnings, n))
-            break  # one binning is enough to say it; the others are alike
+    noisy = space_noise_warning(spec, candidates, n)
+    if noisy:
+        reasons.append(noisy)
     known = [p for p in pass_rates if p is not None]
     if known and max(known) <= 0:
         reasons.append(

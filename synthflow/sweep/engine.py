@@ -35,7 +35,6 @@ from synthflow.rng import PrivacyRNG
 from synthflow.space import Configuration, expand_space
 from synthflow.sweep.evaluation import Evaluator, load_evaluator
 from synthflow.sweep.store import RunRecord, SweepStore
-from synthflow.transform import Transformer
 
 __all__ = ["SweepSummary", "file_sha256", "run_seed", "run_sweep", "select_configurations"]
 
@@ -314,23 +313,16 @@ def run_sweep(
 
 
 def _warn_noise(spec: ReleaseSpec, configs: list[Configuration], n: int) -> None:
-    """Warn (once per binning) when a criterion's release noise decides pass or fail."""
-    from synthflow.acceptance.noise_check import describe, noise_warnings  # noqa: PLC0415
+    """Warn when a criterion's release noise decides pass or fail (public n)."""
+    from synthflow.acceptance.noise_check import space_noise_warning  # noqa: PLC0415
 
-    seen: set[tuple[tuple[str, str], ...]] = set()
-    for cfg in configs:
-        key = tuple(sorted(cfg.transformations.items()))
-        if key in seen:
-            continue
-        seen.add(key)
-        warnings = noise_warnings(spec, Transformer(spec, cfg.transformations), n)
-        if warnings:
-            log.warning(
-                "%s; the sweep's DP pass rates will be near 0 for every configuration "
-                "(the release, at its own n, refuses such a spec without --force)",
-                describe(warnings, n),
-            )
-            return
+    text = space_noise_warning(spec, configs, n)
+    if text:
+        log.warning(
+            "%s; the sweep's DP pass rates will be near 0 for every configuration "
+            "(the release, at its own n, refuses such a spec without --force)",
+            text,
+        )
 
 
 def _execute(
