@@ -14,9 +14,9 @@ whether the two are within +-10 points.
 Run (from the repository root; minutes per workload flow on 2 cores)::
 
     NVSS=../shared/public_data/nvss2019_singleton_160k.csv.gz
-    synthflow sweep configs/births.yaml --public $NVSS --repeats 10 --store sweep.db \\
+    synthflow sweep configs/births.yaml --data $NVSS --public --repeats 10 --store sweep.db \\
         --models workload --generator-epsilon 2,3,4
-    synthflow plan configs/births.yaml --store sweep.db --public $NVSS --out plan
+    synthflow plan configs/births.yaml --store sweep.db --data $NVSS --public --out plan
     python benchmarks/plan_calibration.py --plan plan --flows 12 --evals 6
 """
 

@@ -14,6 +14,7 @@ import os
 import sys
 from collections.abc import Sequence
 
+from synthflow._cli import EXIT_PAUSED, EXIT_USAGE, HelpFormatter
 from synthflow.errors import (
     BudgetExceededError,
     ConfigError,
@@ -38,11 +39,18 @@ _COMMAND_MODULES = (
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``synthflow`` argument parser with every available subcommand."""
+    from synthflow import __version__  # noqa: PLC0415
+
     parser = argparse.ArgumentParser(
         prog="synthflow",
         description="Differentially private synthetic microdata: spec -> flow -> release.",
+        epilog="Exit codes: 0 success; 1 a negative result (criteria or audit failed, empty "
+        "shortlist, no release); 2 usage or input error (nothing spent); 3 paused, resumable. "
+        "'synthflow COMMAND --help' describes each command.",
+        formatter_class=HelpFormatter,
     )
-    parser.add_argument("-v", "--verbose", action="store_true", help="log progress details")
+    parser.add_argument("--version", action="version", version=f"synthflow {__version__}")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log details")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in _COMMAND_MODULES:
         try:
@@ -55,30 +63,32 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:  # noqa: PLR0911  (one per outcome)
     """Console-script entry point (``synthflow``)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(
-        level=logging.INFO if args.verbose else logging.WARNING,
+        level=logging.INFO if getattr(args, "verbose", False) else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
     )
     if not getattr(args, "func", None):
         parser.print_help()
-        return 2
+        return EXIT_USAGE
     try:
         return int(args.func(args) or 0)
+    except SelectionPaused as exc:
+        print(f"synthflow {args.command}: paused: {exc}", file=sys.stderr)
+        return EXIT_PAUSED
     except (
         ConfigError,
         DataError,
         BudgetExceededError,
-        SelectionPaused,
         InfeasibleConfigurationError,
         NotEnoughRowsError,
         FileNotFoundError,
     ) as exc:
         print(f"synthflow {args.command}: error: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     except KeyboardInterrupt:
         print(
             f"synthflow {args.command}: interrupted; what was finished is kept (re-run the "
@@ -102,7 +112,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "choose another path, then re-run the same command",
             file=sys.stderr,
         )
-        return 2
+        return EXIT_USAGE
 
 
 if __name__ == "__main__":

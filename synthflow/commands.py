@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
 
+from synthflow._cli import add_command, check_json, write_json
 from synthflow.config import ReleaseSpec, load_spec
 from synthflow.data import load_data
 from synthflow.errors import ConfigError
@@ -22,6 +22,7 @@ _RUN_FILES = ("candidate.csv", "ledger.jsonl", "run.json")
 
 
 def _space(args: argparse.Namespace) -> int:
+    check_json(args.json, protected=(args.spec,))
     spec = load_spec(args.spec)
     configs = expand_space(spec)
     if args.model:
@@ -39,9 +40,9 @@ def _space(args: argparse.Namespace) -> int:
             "model with a grid, and space.min_count at least one value"
         )
     if args.json:
-        json.dump([c.to_json() for c in configs], sys.stdout, indent=1)
-        print()
-        return 0
+        write_json(args.json, [c.to_json() for c in configs])
+        if args.json == "-":
+            return 0
     width = max(len(spec.column_names), len("letters"))
     print(f"{'id':<22} {'model':<10} {'min':>3}  {'letters':<{width}}  hyperparameters")
     for c in configs:
@@ -169,7 +170,7 @@ def _run(args: argparse.Namespace) -> int:
         show_progress=not args.quiet,
         ledger_path=args.ledger,
     )
-    print(out)
+    print(out.resolve())
     return 0
 
 
@@ -179,7 +180,7 @@ def _demo(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else Path("runs") / time.strftime("demo-%Y%m%d-%H%M%S")
     print(
         "synthflow demo: sweep on a public NVSS-like draw, shortlist, private selection, "
-        f"release and audit on the embedded default data ({DEFAULT_DATA.name})",
+        f"release and audit on the embedded default data ({DEFAULT_DATA})",
         file=sys.stderr,
     )
     result = run_main_job(
@@ -203,9 +204,10 @@ def _demo(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``space``, ``run`` and ``demo`` to the CLI."""
-    p = sub.add_parser("space", help="list every configuration of a spec's space")
-    p.add_argument("spec", help="release spec, e.g. configs/births.yaml")
-    p.add_argument("--json", action="store_true", help="print a JSON list instead of a table")
+    p = add_command(
+        sub, "space", help="list every configuration of a spec's space", options=("json",)
+    )
+    p.add_argument("spec", help="release spec file, or the name of a bundled spec (births)")
     p.add_argument("--model", help="only these comma-separated generator families")
     p.add_argument(
         "--rows",
@@ -216,36 +218,34 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.set_defaults(func=_space)
 
-    p = sub.add_parser("run", help="run one flow and write a release candidate")
-    p.add_argument("spec", help="release spec, e.g. configs/births.yaml")
-    p.add_argument("--data", required=True, help="input CSV or Parquet file")
+    p = add_command(
+        sub,
+        "run",
+        help="run one flow and write a release candidate",
+        options=("data", "public", "seed"),
+    )
+    p.add_argument("spec", help="release spec file, or the name of a bundled spec (births)")
     p.add_argument("--config", required=True, help="configuration id (see 'synthflow space')")
-    p.add_argument("--out", required=True, help="new output directory")
-    p.add_argument(
-        "--seed",
-        type=int,
-        help="reproducible randomness; tests and public data only (needs --public)",
-    )
-    p.add_argument(
-        "--public",
-        action="store_true",
-        help="declare the input public (shows per-rule cleaning counts; allows --seed)",
-    )
+    p.add_argument("--out", required=True, metavar="DIR", help="new output directory")
     p.add_argument(
         "--ledger",
+        metavar="FILE",
         help="the dataset's persistent privacy ledger (required unless --public)",
     )
-    p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=_run)
 
-    p = sub.add_parser(
-        "demo", help="main job: a whole release on the embedded default data; prints its path"
+    p = add_command(
+        sub,
+        "demo",
+        help="main job: a whole release on the embedded default data; prints its path",
     )
-    p.add_argument("--out", help="new output directory (default: runs/demo-<timestamp>)")
     p.add_argument(
-        "--sample", type=int, help="configurations to pre-screen (default: all of --models)"
+        "--out", metavar="DIR", help="new output directory (default: runs/demo-<timestamp>)"
     )
-    p.add_argument("--repeats", type=int, default=2, help="runs per configuration")
+    p.add_argument(
+        "--sample", type=int, metavar="K", help="configurations to pre-screen (default: all)"
+    )
+    p.add_argument("--repeats", type=int, default=2, metavar="R", help="runs per configuration")
     p.add_argument(
         "--models", default="workload", help="generator families to screen (comma-separated)"
     )
@@ -255,6 +255,5 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="if nothing passes with DP noise, shortlist configurations passing without "
         "noise (selection may then never release)",
     )
-    p.add_argument("--workers", type=int, help="Dask workers (default: CPU count)")
-    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.add_argument("--workers", type=int, metavar="N", help="Dask workers (default: CPU count)")
     p.set_defaults(func=_demo)

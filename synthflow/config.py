@@ -737,9 +737,14 @@ def load_spec(path: str | Path) -> ReleaseSpec:
     Raises:
         ConfigError: With the offending key, its value and how to fix it.
     """
-    p = Path(path)
+    from synthflow.resources import bundled_specs, resolve_spec_path  # noqa: PLC0415
+
+    p = resolve_spec_path(path)
     if not p.is_file():
-        raise ConfigError(f"spec file {str(p)!r} does not exist; pass e.g. configs/births.yaml")
+        raise ConfigError(
+            f"spec file {str(p)!r} does not exist; pass a spec file or the name of a bundled "
+            f"spec ({', '.join(bundled_specs())})"
+        )
     data = p.read_bytes()
     try:
         raw = read_yaml(data)

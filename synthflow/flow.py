@@ -20,9 +20,9 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from tqdm.auto import tqdm
 
 from synthflow import __version__
+from synthflow._progress import tqdm
 from synthflow.config import ReleaseSpec
 from synthflow.data import CleaningReport
 from synthflow.errors import ConfigError, InfeasibleConfigurationError, NotEnoughRowsError

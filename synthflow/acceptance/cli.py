@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 from pathlib import Path
 
 import pandas as pd
 
+from synthflow._cli import EXIT_NEGATIVE, EXIT_OK, add_command, check_json, write_json
 from synthflow._outputs import check_output_file
 from synthflow.acceptance.evaluate import AcceptanceReport, evaluate
 from synthflow.config import ReleaseSpec, load_spec
@@ -61,13 +61,16 @@ def evaluate_command(
     transformer = Transformer(spec, configuration.transformations)
     orig = load_codes(original, spec, transformer, public=exact or public)
     cand = load_codes(candidate, spec, transformer, public=True)
+    if len(orig) != len(cand):
+        # The criteria compare tables of one size (matching, counts, thresholds scaled by
+        # n): a candidate of another original would be judged on the wrong scale.
+        raise DataError(
+            f"the candidate has {len(cand)} rows but the cleaned original has {len(orig)}; the "
+            "criteria need equal sizes (n is public): evaluate the candidate made from this "
+            "original ('synthflow run' on the same --data)"
+        )
     if exact:
         return evaluate(spec, transformer, orig, cand, exact=True), transformer, orig, cand
-    if len(orig) != len(cand):
-        raise DataError(
-            f"the candidate has {len(cand)} rows but the cleaned original has {len(orig)}; a DP "
-            "evaluation needs equal sizes (n is public): evaluate the candidate of this original"
-        )
     rng = PrivacyRNG.from_seed(seed) if seed is not None else PrivacyRNG.secure()
     ledger = command_ledger(
         data=original,
@@ -86,23 +89,23 @@ def _run(args: argparse.Namespace) -> int:
             "--seed makes the noise reproducible and is only for public data; add --public "
             "to declare the original public, or drop --seed"
         )
-    inputs = [args.original, args.candidate, args.spec]
-    check_output_file(args.json, force=args.force, option="--json", protected=inputs)
+    inputs = (args.data, args.candidate, args.spec)
+    check_json(args.json, force=args.force, protected=inputs)
     if args.report:
         check_output_file(args.report, force=args.force, option="--report", protected=inputs)
     spec = load_spec(args.spec)
     report, transformer, orig, cand = evaluate_command(
         spec,
         args.config,
-        args.original,
+        args.data,
         args.candidate,
         exact=args.exact,
         ledger_path=args.ledger,
         seed=args.seed,
         public=args.public,
     )
-    payload = report.to_json()
-    Path(args.json).write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+    if args.json:
+        write_json(args.json, report.to_json())
     if args.report:
         from synthflow.acceptance.report import write_report  # noqa: PLC0415 (matplotlib)
 
@@ -114,29 +117,44 @@ def _run(args: argparse.Namespace) -> int:
             candidate=cand,
             report=report,
         )
-    verdict = "PASSED" if report.passed else "FAILED"
     mode = "exact, non-private" if report.exact else f"DP, epsilon {report.epsilon_total:g}"
-    print(f"{verdict} ({mode}): {sum(c.passed for c in report.criteria)}/{len(report.criteria)}")
-    return 0  # the decision is in the JSON; a non-zero code means the evaluation failed
+    passed = sum(c.passed for c in report.criteria)
+    verdict = "PASSED" if report.passed else "FAILED"
+    print(f"{verdict}: {passed} of {len(report.criteria)} criteria passed ({mode})")
+    return EXIT_OK if report.passed else EXIT_NEGATIVE
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``evaluate`` to the CLI."""
-    p = sub.add_parser("evaluate", help="evaluate a candidate against the acceptance criteria")
-    p.add_argument("spec", help="release spec, e.g. configs/births.yaml")
-    p.add_argument("--original", required=True, help="original data (raw CSV/Parquet)")
-    p.add_argument("--candidate", required=True, help="candidate.csv of 'synthflow run' or raw")
+    p = add_command(
+        sub,
+        "evaluate",
+        help="evaluate a candidate against the acceptance criteria",
+        options=("public", "seed", "force", "json"),
+    )
+    p.add_argument("spec", help="release spec file, or the name of a bundled spec (births)")
+    p.add_argument(
+        "--data",
+        "--original",
+        dest="data",
+        required=True,
+        metavar="FILE",
+        help="the original data the candidate was made from (raw CSV or Parquet)",
+    )
+    p.add_argument(
+        "--candidate",
+        required=True,
+        metavar="FILE",
+        help="candidate.csv of 'synthflow run' (or raw data of the same size)",
+    )
     p.add_argument("--config", required=True, help="configuration id (see 'synthflow space')")
     p.add_argument(
         "--exact", action="store_true", help="exact, non-private values; nothing is charged"
     )
-    p.add_argument("--json", required=True, help="write the JSON result here")
-    p.add_argument("--report", help="also write a self-contained HTML report here")
+    p.add_argument("--report", metavar="PATH", help="also write a self-contained HTML report")
     p.add_argument(
         "--ledger",
+        metavar="FILE",
         help="the original's persistent privacy ledger (DP mode; required unless --public)",
     )
-    p.add_argument("--seed", type=int, help="reproducible noise; public data only")
-    p.add_argument("--public", action="store_true", help="declare the original public")
-    p.add_argument("--force", action="store_true", help="replace existing --json/--report files")
     p.set_defaults(func=_run)

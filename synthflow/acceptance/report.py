@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from synthflow._html import Markup, render
 from synthflow.acceptance import condmean, faithfulness, marginals, regression
 from synthflow.acceptance._common import code_matrix
 from synthflow.acceptance.evaluate import AcceptanceReport, marginal_family
@@ -45,16 +46,6 @@ DP_OMITTED = (
     "are shown."
 )
 _ORIG, _CAND, _BAD, _GOOD = "#4c72b0", "#dd8452", "#c44e52", "#55a868"
-_CSS = (
-    "body{font-family:sans-serif;max-width:1150px;margin:auto;padding:0 12px}"
-    "table{border-collapse:collapse;font-size:12px;margin:6px 0}"
-    "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}"
-    "th{background:#f3f3f3}.banner{padding:8px;font-weight:bold}"
-    ".exact{background:#fdd}.dp{background:#def}.note{color:#555;font-style:italic}"
-    ".fail{color:#c44e52;font-weight:bold}.pass{color:#55a868;font-weight:bold}"
-    "img{max-width:100%}details{margin:6px 0}"
-    ".warn{background:#fff3cd;border:1px solid #e0c060;padding:6px}"
-)
 
 
 # ------------------------------------------------------------------------- helpers
@@ -71,7 +62,7 @@ def _plt() -> Any:
 
 def _png(fig: Any) -> str:
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=90, bbox_inches="tight")
+    fig.savefig(buf, format="png", dpi=100, bbox_inches="tight")
     _plt().close(fig)
     return f'<img src="data:image/png;base64,{base64.b64encode(buf.getvalue()).decode()}"/>'
 
@@ -90,7 +81,7 @@ def _labels(transformer: Transformer, name: str) -> list[str]:
     return list(transformer.transformations[name].labels)
 
 
-def _grid(n: int, *, width: float = 15.0, row_h: float = 2.6, ncols: int = 3) -> Any:
+def _grid(n: int, *, width: float = 12.0, row_h: float = 3.4, ncols: int = 2) -> Any:
     plt = _plt()
     ncols = min(ncols, n)
     nrows = math.ceil(n / ncols)
@@ -106,8 +97,10 @@ def _bars(ax: Any, labels: list[str], series: list[tuple[str, np.ndarray, str]])
     w = 0.8 / len(series)
     for i, (name, values, color) in enumerate(series):
         ax.bar(x + (i - (len(series) - 1) / 2) * w, values, w, label=name, color=color)
-    ax.set_xticks(x, labels, rotation=90 if len(labels) > 6 else 0, fontsize=7)
-    ax.tick_params(axis="y", labelsize=7)
+    # Readable at 1280 px: at most ~24 labels per axis (every k-th bin labelled).
+    step = max(1, math.ceil(len(labels) / 24))
+    ax.set_xticks(x[::step], labels[::step], rotation=90 if len(labels) > 6 else 0, fontsize=9)
+    ax.tick_params(axis="y", labelsize=9)
     ax.grid(axis="y", alpha=0.3)
 
 
@@ -121,16 +114,35 @@ def _ratio(value: float, threshold: float) -> float:
 def _criteria_table(report: AcceptanceReport) -> str:
     rows = []
     for c in report.criteria:
-        row = c.to_json()
-        row["value / threshold"] = _ratio(c.value, c.threshold)
-        row["passed"] = "yes" if c.passed else "NO"
-        if report.exact:
-            for k in ("epsilon", "mechanism", "sensitivity", "noise_sd"):
-                row.pop(k)
-        elif c.mechanism == "laplace" and c.noise_sd is not None:
-            row["noise sd / threshold"] = _ratio(c.noise_sd, abs(c.threshold))
+        row: dict[str, Any] = {
+            "criterion": c.name,
+            "value": c.value,
+            "threshold": c.threshold,
+            "value / threshold": _ratio(c.value, c.threshold),
+            "passed": "yes" if c.passed else "NO",
+        }
+        if not report.exact:
+            row["epsilon"] = c.epsilon
+            row["mechanism"] = c.mechanism
+            row["sensitivity"] = c.sensitivity
+            row["noise sd"] = c.noise_sd
+            # The functional mechanism's noise is on the fit's statistics (standardised
+            # units), not on the criterion's value: no ratio to the threshold.
+            row["noise sd / threshold"] = (
+                _ratio(c.noise_sd, abs(c.threshold))
+                if c.mechanism == "laplace" and c.noise_sd is not None
+                else math.nan
+            )
         rows.append(row)
-    return _table(pd.DataFrame(rows))
+    table = _table(pd.DataFrame(rows))
+    if not report.exact:
+        table += (
+            "<p class='note'>noise sd: the standard deviation of the Laplace noise added to "
+            "the value (for the functional mechanism: of the noise on each statistic of the "
+            "regression fit, in standardised units). A noise sd near or above the threshold "
+            "makes the decision close to random.</p>"
+        )
+    return table
 
 
 def noise_dominated(report: AcceptanceReport) -> list[str]:
@@ -147,24 +159,11 @@ def noise_dominated(report: AcceptanceReport) -> list[str]:
     ]
 
 
-def _noise_warning(report: AcceptanceReport) -> str:
-    names = noise_dominated(report)
-    if report.exact or not names:
-        return ""
-    return (
-        "<p class='warn'><b>Noise larger than the threshold</b> for "
-        + ", ".join(html.escape(n) for n in names)
-        + ": the DP decision on these criteria is close to random. Give them more epsilon "
-        "in the spec, or let 'synthflow plan' choose budgets (it keeps a candidate at "
-        "twice a threshold from passing by noise more than 5% of the time).</p>"
-    )
-
-
 def _criteria_plot(report: AcceptanceReport) -> str:
     """One strip per criterion: value (dot, +-2 noise sd in DP mode) against threshold."""
     plt = _plt()
     crits = report.criteria
-    fig, axes = plt.subplots(len(crits), 1, figsize=(10, 0.75 * len(crits) + 0.6), squeeze=False)
+    fig, axes = plt.subplots(len(crits), 1, figsize=(9, 0.8 * len(crits) + 0.6), squeeze=False)
     for ax, c in zip(axes[:, 0], crits, strict=True):
         color = _GOOD if c.passed else _BAD
         sd = c.noise_sd or 0.0
@@ -178,14 +177,14 @@ def _criteria_plot(report: AcceptanceReport) -> str:
             ax.errorbar(c.value, 0, xerr=2 * sd, fmt="none", ecolor="gray", capsize=4)
         ax.plot(c.value, 0, "o", color=color, ms=9)
         ax.set_yticks([])
-        ax.set_ylabel(c.name, rotation=0, ha="right", va="center", fontsize=9)
+        ax.set_ylabel(c.name, rotation=0, ha="right", va="center", fontsize=11)
         ratio = _ratio(c.value, c.threshold)
         note = f"value {c.value:.4g} / threshold {c.threshold:.4g}"
         note += f" = {ratio:.2f}" if not math.isnan(ratio) else ""
-        ax.text(1.01, 0.5, note, transform=ax.transAxes, fontsize=8, va="center", color=color)
-        ax.tick_params(axis="x", labelsize=7)
+        ax.text(1.01, 0.5, note, transform=ax.transAxes, fontsize=10, va="center", color=color)
+        ax.tick_params(axis="x", labelsize=9)
     what = "DP value (dot, bar = +-2 noise sd)" if not report.exact else "exact value (dot)"
-    axes[0, 0].set_title(f"{what} vs threshold (black line; fails right of it)", fontsize=10)
+    axes[0, 0].set_title(f"{what} vs threshold (black line; fails right of it)", fontsize=12)
     fig.subplots_adjust(hspace=1.0)
     return _png(fig)
 
@@ -209,13 +208,34 @@ def _one_way(transformer: Transformer, t: np.ndarray | None, r: np.ndarray) -> s
     return _png(fig)
 
 
-def _condmean_plot(rows: list[condmean.GroupMean], column: str, *, with_original: bool) -> str:
-    """Dot plot per group-by option: means (filled) and medians (hollow) per group."""
+def _by(by: str | None) -> str:
+    return by if by is not None else "(overall)"
+
+
+def _condmean_plot(
+    rows: list[condmean.GroupMean], column: str, *, with_original: bool, threshold: float
+) -> str:
+    """Dot plot per group-by option: means (filled) and medians (hollow) per group.
+
+    A grey band of +-``threshold`` around each reference mean (the original's, or the
+    candidate's in DP mode) gives the scale: a difference inside the band is within the
+    criterion's threshold, however large it looks on a zoomed axis.
+    """
     options = list(dict.fromkeys(g.by for g in rows))
-    fig, axes = _grid(len(options), width=3.8 * min(len(options), 4), row_h=2.8, ncols=4)
+    fig, axes = _grid(len(options), width=12.0, row_h=3.4, ncols=min(3, len(options)))
     for ax, by in zip(axes, options, strict=False):
         sel = [g for g in rows if g.by == by]
         x = np.arange(len(sel))
+        ref = [g.mean_original if with_original else g.mean_candidate for g in sel]
+        for i, m in enumerate(ref):
+            ax.fill_between(
+                [i - 0.35, i + 0.35],
+                m - threshold,
+                m + threshold,
+                color="0.85",
+                zorder=0,
+                label="threshold band" if i == 0 else None,
+            )
         series = [("candidate", 0.12, _CAND, "mean_candidate", "median_candidate")]
         if with_original:
             series.insert(0, ("original", -0.12, _ORIG, "mean_original", "median_original"))
@@ -234,12 +254,13 @@ def _condmean_plot(rows: list[condmean.GroupMean], column: str, *, with_original
                 ms=6,
                 label=f"{name} median",
             )
-        ax.set_xticks(x, [g.group for g in sel], fontsize=7)
+        labels = [g.group if by is not None else "everyone" for g in sel]
+        ax.set_xticks(x, labels, fontsize=9, rotation=30 if len(sel) > 5 else 0)
         ax.set_xlim(-0.6, len(sel) - 0.4)
-        ax.tick_params(axis="y", labelsize=7)
+        ax.tick_params(axis="y", labelsize=9)
         ax.grid(axis="y", alpha=0.3)
-        ax.set_title(f"{column} by {by or 'none'}", fontsize=9)
-    axes[0].legend(fontsize=6)
+        ax.set_title(f"{column}: {'by ' + by if by is not None else 'overall'}", fontsize=11)
+    axes[0].legend(fontsize=8)
     fig.tight_layout()
     return _png(fig)
 
@@ -252,12 +273,12 @@ def _condmean_section(
     # DP mode passes the candidate twice and shows only its side.
     rows = condmean.cond_mean_table(r if t is None else t, r, transformer, column, c.group_by)
     if exact:
-        df = pd.DataFrame([{**vars(g), "error": g.error} for g in rows])
+        df = pd.DataFrame([{**vars(g), "by": _by(g.by), "error": g.error} for g in rows])
     else:
         df = pd.DataFrame(
             [
                 {
-                    "by": g.by,
+                    "by": _by(g.by),
                     "group": g.group,
                     "size_candidate": g.size_candidate,
                     "mean_candidate": g.mean_candidate,
@@ -267,7 +288,7 @@ def _condmean_section(
             ]
         )
     title = f"Conditional means and medians: {column}" + ("" if exact else " (candidate only)")
-    plot = _condmean_plot(rows, column, with_original=exact)
+    plot = _condmean_plot(rows, column, with_original=exact, threshold=c.threshold)
     return _h(2, title) + plot + _table(df)
 
 
@@ -475,46 +496,46 @@ def render_report(
             f"(epsilon {report.epsilon_total:g}); the other statistics describe the public "
             "candidate only."
         )
-    parts = [
-        f"<!-- {html.escape(head)} -->",
-        "<!DOCTYPE html><html><head><meta charset='utf-8'>",
-        f"<title>synthflow evaluation: {html.escape(spec.name)}</title>",
-        f"<style>{_CSS}</style></head><body>",
-        f"<p class='banner {'exact' if exact else 'dp'}'>{html.escape(head)}</p>",
-    ]
-    if not exact:
-        parts.append(f"<p class='note'>{html.escape(DP_OMITTED)}</p>")
-    verdict = "PASSED" if report.passed else "FAILED"
-    parts += [
-        f"<h1>Acceptance: <span class='{verdict.lower()}'>{verdict}</span>: passed "
-        f"{sum(c.passed for c in report.criteria)} of {len(report.criteria)} criteria</h1>",
-        _noise_warning(report),
-        f"<p>n = {len(candidate)} candidate rows"
-        + (f", {len(original)} original rows" if exact else "")
-        + f"; spec {html.escape(spec.name)}.</p>",
+    sections = [
         _h(2, "Criteria against thresholds"),
         _criteria_plot(report),
         _criteria_table(report),
     ]
     frames = {"original": original, "candidate": candidate} if exact else {"candidate": candidate}
-    parts.append(_violations(spec, transformer, frames))
-    parts += [
+    sections.append(_violations(spec, transformer, frames))
+    sections += [
         _h(2, "1-way marginals" + ("" if exact else " (candidate only)")),
         _one_way(transformer, t, r),
     ]
     if t is not None:
-        parts.append(_worst_cells(spec, transformer, t, r))
+        sections.append(_worst_cells(spec, transformer, t, r))
     for c in spec.criteria:
         if c.kind == "conditional_mean" and c.column:
-            parts.append(_condmean_section(c, transformer, t, r))
+            sections.append(_condmean_section(c, transformer, t, r))
         elif c.kind == "regression_coefficients" and c.column:
             released = next((x for x in report.criteria if x.name == c.name), None)
             dp_fit = released.public.get("dp_fit") if released is not None else None
-            parts.append(_regression_section(c, transformer, t, r, dp_fit))
+            sections.append(_regression_section(c, transformer, t, r, dp_fit))
         elif c.kind == "faithfulness" and c.match is not None and t is not None:
-            parts.append(_faithfulness_section(c, transformer, t, r))
-    parts.append("</body></html>")
-    return "\n".join(parts)
+            sections.append(_faithfulness_section(c, transformer, t, r))
+    # The first line states the mode (a reader of the raw file sees it first).
+    return f"<!-- {html.escape(head)} -->\n" + render(
+        "evaluation_report.html.j2",
+        spec_name=spec.name,
+        exact=exact,
+        banner=head,
+        dp_omitted=DP_OMITTED,
+        passed=report.passed,
+        n_passed=sum(c.passed for c in report.criteria),
+        n_criteria=len(report.criteria),
+        noise_dominated=[] if exact else noise_dominated(report),
+        n_candidate=len(candidate),
+        n_original=len(original),
+        colour_original=_ORIG,
+        colour_candidate=_CAND,
+        # Fragments built here from escaped text and our own PNGs.
+        sections=[Markup(x) for x in sections if x],
+    )
 
 
 def write_report(

@@ -9,6 +9,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from synthflow._cli import (
+    EXIT_OK,
+    EXIT_USAGE,
+    add_command,
+    check_json,
+    require_public,
+    write_json,
+)
 from synthflow.errors import ConfigError
 
 __all__ = ["PLAN_FILES", "plan_command", "register"]
@@ -198,26 +206,30 @@ def _write_json(path: Path, doc: dict[str, Any]) -> None:
 def _plan(args: argparse.Namespace) -> int:
     from synthflow.sweep.store import StoreError  # noqa: PLC0415
 
+    require_public(args, "plan simulates the release on --data and reports what it finds")
+    check_json(args.json, force=args.force, protected=(args.spec, args.store, args.data))
     try:
         plan = _run(args)
     except StoreError as exc:
         print(f"synthflow plan: error: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     print(
         f"total epsilon {plan['total_epsilon']:.3f} ({plan['formula']}); generator epsilon "
         f"{plan['generator_epsilon']:g}; fit {'once' if plan['fit_once'] else 'per candidate'}; "
         f"{len(plan['candidates'])} candidates; P(release) {plan['release_probability']:.3f}",
         file=sys.stderr,
     )
-    print(args.out)
-    return 0
+    if args.json:
+        write_json(args.json, plan)
+    print(Path(args.out).resolve())
+    return EXIT_OK
 
 
 def _run(args: argparse.Namespace) -> dict[str, Any]:
     return plan_command(
         args.spec,
         args.store,
-        args.public,
+        args.data,
         Path(args.out),
         target_pass=args.target_pass,
         stop_probability=args.stop_probability,
@@ -231,38 +243,36 @@ def _run(args: argparse.Namespace) -> dict[str, Any]:
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``plan`` to the CLI."""
-    p = sub.add_parser(
+    p = add_command(
+        sub,
         "plan",
         help="least total epsilon at which a release still passes (public data; spends nothing)",
+        options=("data", "public", "seed", "force", "json"),
     )
+    p.set_defaults(seed=0)
     p.add_argument("spec", help="the spec the sweep ran")
-    p.add_argument("--store", required=True, help="public sweep results file")
-    p.add_argument(
-        "--public", required=True, metavar="FILE", help="the PUBLIC data file the sweep ran on"
-    )
+    p.add_argument("--store", required=True, metavar="PATH", help="public sweep results file")
     p.add_argument("--out", required=True, metavar="DIR", help="writes " + ", ".join(PLAN_FILES))
     p.add_argument(
         "--target-pass",
         type=float,
         default=0.3,
         metavar="P",
-        help="least mean per-attempt pass probability of the candidates (default 0.3)",
+        help="least mean per-attempt pass probability of the candidates",
     )
     p.add_argument(
         "--stop-probability",
         type=float,
         default=0.05,
         metavar="G",
-        help="selection's stop probability gamma (default 0.05)",
+        help="selection's stop probability gamma",
     )
     p.add_argument(
         "--release-probability",
         type=float,
         default=0.9,
-        help="least probability that selection releases (default 0.9)",
+        metavar="R",
+        help="least probability that selection releases",
     )
     p.add_argument("--max-total", type=float, metavar="E", help="refuse plans above this total")
-    p.add_argument("--seed", type=int, default=0, help="seed of the simulation (public data)")
-    p.add_argument("--force", action="store_true", help="replace the files of an earlier plan")
-    p.add_argument("--quiet", action="store_true", help="no progress lines")
     p.set_defaults(func=_plan)

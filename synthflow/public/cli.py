@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from synthflow._cli import add_command
+from synthflow._outputs import check_output_file
 from synthflow.errors import ConfigError
 from synthflow.public._io import read_sample, write_sample
 from synthflow.public.natality import load_nvss_natality
@@ -62,47 +64,70 @@ def _wide(out: str, rows: int, seed: int) -> int:
 
 def register(subparsers: Any) -> None:
     """Add the ``public-data`` command to the main CLI's ``subparsers``."""
-    parser = subparsers.add_parser(
+    parser = add_command(
+        subparsers,
         "public-data",
         help="calibrate, simulate or import NVSS-like public data",
         description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
     sub = parser.add_subparsers(dest="public_command", metavar="SUBCOMMAND", required=True)
 
-    p = sub.add_parser("calibrate", help="compute simulator figures from an NVSS sample CSV")
-    p.add_argument("--sample", required=True, help="CSV(.gz) in the NVSS sample format")
-    p.add_argument("--out", required=True, help="calibration YAML to write")
-    p.set_defaults(func=lambda args: _calibrate(args.sample, args.out))
+    p = add_command(
+        sub,
+        "calibrate",
+        help="compute simulator figures from an NVSS sample CSV",
+        options=("force",),
+    )
+    p.add_argument(
+        "--data", required=True, metavar="FILE", help="CSV(.gz) in the NVSS sample format"
+    )
+    p.add_argument("--out", required=True, metavar="PATH", help="calibration YAML to write")
+    p.set_defaults(func=lambda args: _calibrate(args.data, _out(args)))
 
-    p = sub.add_parser("simulate", help="draw NVSS-like births from a calibration YAML")
-    p.add_argument("--calibration", required=True, help="calibration YAML")
+    p = add_command(
+        sub, "simulate", help="draw NVSS-like births from a calibration YAML", options=("force",)
+    )
+    p.add_argument("--calibration", required=True, metavar="PATH", help="calibration YAML")
     p.add_argument("--rows", required=True, type=int, help="number of rows to draw")
     p.add_argument("--seed", required=True, type=int, help="seed of the generator")
-    p.add_argument("--out", required=True, help="CSV(.gz) to write")
-    p.set_defaults(func=lambda args: _simulate(args.calibration, args.rows, args.seed, args.out))
+    p.add_argument("--out", required=True, metavar="PATH", help="CSV(.gz) to write")
+    p.set_defaults(func=lambda args: _simulate(args.calibration, args.rows, args.seed, _out(args)))
 
-    p = sub.add_parser("from-nvss", help="convert a full NVSS natality CSV (NBER layout)")
-    p.add_argument("--natality", required=True, help="NVSS natality public-use CSV(.gz)")
-    p.add_argument("--out", required=True, help="CSV(.gz) to write in the NVSS sample format")
+    p = add_command(
+        sub,
+        "from-nvss",
+        help="convert a full NVSS natality CSV (NBER layout)",
+        options=("force",),
+    )
+    p.add_argument("--data", required=True, metavar="FILE", help="NVSS natality CSV(.gz)")
+    p.add_argument(
+        "--out", required=True, metavar="PATH", help="CSV(.gz) to write in the sample format"
+    )
     p.add_argument("--rows", type=int, default=None, help="simple random sample size")
     p.add_argument("--seed", type=int, default=0, help="seed of the sample (with --rows)")
-    p.set_defaults(func=lambda args: _from_nvss(args.natality, args.out, args.rows, args.seed))
+    p.set_defaults(func=lambda args: _from_nvss(args.data, _out(args), args.rows, args.seed))
 
-    p = sub.add_parser(
+    p = add_command(
+        sub,
         "affairs",
         help="Fair's 1974 survey (statsmodels), split into public.csv and private.csv "
         "(configs/affairs.yaml)",
     )
-    p.add_argument("--out", required=True, help="directory to write the two CSV files into")
+    p.add_argument("--out", required=True, metavar="DIR", help="directory for the two CSV files")
     p.add_argument("--public-share", type=float, default=0.3, help="share of rows made public")
     p.add_argument("--seed", type=int, default=1978, help="seed of the split")
     p.set_defaults(func=lambda args: _affairs(args.out, args.public_share, args.seed))
 
-    p = sub.add_parser(
-        "wide", help="a generated 15-column census-like table (configs/wide_census.yaml)"
+    p = add_command(
+        sub, "wide", help="a generated 15-column census-like table (configs/wide_census.yaml)"
     )
-    p.add_argument("--out", required=True, help="CSV file to write")
+    p.add_argument("--out", required=True, metavar="PATH", help="CSV file to write")
     p.add_argument("--rows", type=int, default=32000, help="number of rows")
     p.add_argument("--seed", type=int, required=True, help="seed of the rows")
     p.set_defaults(func=lambda args: _wide(args.out, args.rows, args.seed))
+
+
+def _out(args: argparse.Namespace) -> str:
+    """``--out``, checked: never overwritten without ``--force``."""
+    return str(check_output_file(args.out, force=args.force, option="--out"))

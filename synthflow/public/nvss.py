@@ -77,8 +77,10 @@ GRAMS_PER_OUNCE = 28.349523125
 
 
 def default_calibration_path() -> Path:
-    """``public_data/nvss2019_calibration.yaml`` of the source tree."""
-    return Path(__file__).resolve().parents[2] / "public_data" / "nvss2019_calibration.yaml"
+    """``public_data/nvss2019_calibration.yaml``, shipped in the package."""
+    from synthflow.resources import public_data_file  # noqa: PLC0415
+
+    return public_data_file("nvss2019_calibration.yaml")
 
 
 def calibrate(sample: pd.DataFrame, *, source: str = "unnamed NVSS sample") -> Calibration:

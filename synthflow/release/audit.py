@@ -137,9 +137,9 @@ def audit_release(release_dir: str | Path, *, spec_path: str | Path | None = Non
     report.add(
         "file set",
         not unexpected and set(manifest) == set(RELEASE_FILES) - {MANIFEST},
-        f"unexpected {unexpected}; a release holds exactly {list(RELEASE_FILES)}"
+        f"unexpected {unexpected}; a release holds exactly {', '.join(RELEASE_FILES)}"
         if unexpected
-        else f"the manifest lists {sorted(manifest)}",
+        else f"the manifest lists {', '.join(sorted(manifest))}",
     )
     present = {p.name for p in root.iterdir() if p.is_file()} - {MANIFEST}
     for name in sorted(set(manifest) | present):
@@ -179,7 +179,9 @@ def audit_release(release_dir: str | Path, *, spec_path: str | Path | None = Non
         codes = tr.from_labels(labels)
         extra = set(labels.columns) - set(spec.column_names)
         report.add(
-            "schema and domains", not extra, f"unexpected columns {sorted(extra)}" if extra else ""
+            "schema and domains",
+            not extra,
+            f"unexpected columns {', '.join(sorted(extra))}" if extra else "",
         )
     except DataError as exc:
         report.add("schema and domains", False, str(exc))
@@ -198,7 +200,7 @@ def audit_release(release_dir: str | Path, *, spec_path: str | Path | None = Non
     for cols in itertools.combinations(codes.columns, len(codes.columns) - 1):
         smallest = codes.groupby(list(cols)).size().min()
         report.add(
-            f"{k}-anonymous without {set(codes.columns) - set(cols)}",
+            f"{k}-anonymous without {', '.join(sorted(set(codes.columns) - set(cols)))}",
             smallest >= k,
             "" if smallest >= k else "a projection has a group smaller than k",
         )

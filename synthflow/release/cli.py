@@ -9,8 +9,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tqdm.auto import tqdm
-
+from synthflow._cli import EXIT_NEGATIVE, EXIT_OK, add_command, check_json, write_json
+from synthflow._progress import tqdm
 from synthflow.acceptance import evaluate, fit_dp_regression
 from synthflow.acceptance.noise_check import space_noise_warning
 from synthflow.candidates import read_candidates, read_pass_rates
@@ -280,6 +280,7 @@ def _read_plan(path: str | Path, spec: Any) -> dict[str, Any]:
 
 
 def _release(args: argparse.Namespace) -> int:
+    check_json(args.json, force=args.force, protected=(args.spec, args.data, args.candidates))
     out = release_command(
         args.spec,
         args.data,
@@ -299,13 +300,30 @@ def _release(args: argparse.Namespace) -> int:
     )
     if out is None:
         print("private selection stopped without a release (stop probability)", file=sys.stderr)
-        return 1
-    print(out)
-    return 0
+        if args.json:
+            write_json(args.json, {"released": False})
+        return EXIT_NEGATIVE
+    if args.json:
+        write_json(args.json, {"released": True, "release_dir": str(Path(out).resolve())})
+    print(Path(out).resolve())
+    return EXIT_OK
 
 
 def _audit(args: argparse.Namespace) -> int:
+    check_json(args.json, protected=(args.release_dir,))
     report = audit_release(args.release_dir, spec_path=args.spec)
+    if args.json:
+        write_json(
+            args.json,
+            {
+                "passed": report.ok,
+                "checks": [
+                    {"check": name, "passed": ok, "detail": detail}
+                    for name, ok, detail in report.checks
+                ],
+                "not_checked": list(NOT_CHECKED),
+            },
+        )
     for name, ok, detail in report.checks:
         line = f"{'PASS' if ok else 'FAIL'}  {name}"
         print(line + (f"  ({detail})" if detail and not ok else ""))
@@ -313,20 +331,35 @@ def _audit(args: argparse.Namespace) -> int:
     for item in NOT_CHECKED:
         print(f"  - {item}")
     print("audit passed" if report.ok else f"audit FAILED: {len(report.failures)} check(s)")
-    return 0 if report.ok else 1
+    return EXIT_OK if report.ok else EXIT_NEGATIVE
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``release`` and ``audit``."""
-    p = sub.add_parser("release", help="private selection and the release package")
-    p.add_argument("spec")
-    p.add_argument("--data", required=True, help="the private data (CSV or Parquet)")
-    p.add_argument("--candidates", required=True, help="shortlist from 'synthflow shortlist'")
-    p.add_argument("--out", required=True, help="RELEASE_DIR: only publishable files")
-    p.add_argument("--private-dir", required=True, help="ENCLAVE_DIR: ledger and transcript")
+    p = add_command(
+        sub,
+        "release",
+        help="private selection and the release package",
+        options=("data", "public", "seed", "force", "json"),
+    )
+    p.add_argument("spec", help="release spec file, or the name of a bundled spec (births)")
+    p.add_argument(
+        "--candidates",
+        required=True,
+        metavar="PATH",
+        help="shortlist from 'synthflow shortlist'",
+    )
+    p.add_argument("--out", required=True, metavar="RELEASE_DIR", help="only the publishable files")
+    p.add_argument(
+        "--private-dir",
+        required=True,
+        metavar="ENCLAVE_DIR",
+        help="ledger and transcript (never leave the enclave)",
+    )
     p.add_argument(
         "--stop-probability",
         type=float,
+        metavar="G",
         help="gamma in [0, 1) (default: the plan's, else 0)",
     )
     p.add_argument(
@@ -338,31 +371,39 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--fit-once",
         action="store_true",
-        help="compute the DP regression fit once before the loop (total 9.55, not 9.98)",
+        help="compute the DP regression fit once before the loop instead of once per "
+        "attempt (a smaller total epsilon; SPEC sec. 8)",
     )
-    p.add_argument("--max-attempts", type=int, help="pause after this many attempts (resumable)")
-    p.add_argument("--seed", type=int, help="tests and public data only (needs --public)")
-    p.add_argument("--public", action="store_true", help="declare the data public")
+    p.add_argument(
+        "--max-attempts",
+        type=int,
+        metavar="N",
+        help="pause (exit code 3) after N attempts in all; re-run with a larger N to continue",
+    )
     p.add_argument(
         "--ledger",
+        metavar="FILE",
         help="the data's persistent privacy ledger, shared with run/evaluate/tables "
         "(required unless --public)",
-    )
-    p.add_argument("--quiet", action="store_true")
-    p.add_argument(
-        "--force",
-        action="store_true",
-        help="release although the pre-flight finds a criterion dominated by its noise or "
-        "no candidate that passed on public data",
     )
     p.add_argument(
         "--show-attempts",
         action="store_true",
         help="show the number of attempts (private: inside the enclave only)",
     )
+    p.epilog = (
+        "--force also releases although the pre-flight finds a criterion dominated by its "
+        "noise or no candidate that passed on public data."
+    )
     p.set_defaults(func=_release)
 
-    p = sub.add_parser("audit", help="check a published release from its files")
-    p.add_argument("release_dir")
-    p.add_argument("--spec", help="the reviewer's copy of the spec (default: the release's)")
+    p = add_command(
+        sub, "audit", help="check a published release from its files", options=("json",)
+    )
+    p.add_argument("release_dir", metavar="RELEASE_DIR", help="the published release directory")
+    p.add_argument(
+        "spec",
+        nargs="?",
+        help="the reviewer's own copy of the spec (default: the release's spec.yaml)",
+    )
     p.set_defaults(func=_audit)

@@ -22,6 +22,7 @@ import dataclasses
 import logging
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 
@@ -30,14 +31,16 @@ from synthflow.errors import ConfigError
 from synthflow.public import Calibration, default_calibration_path, simulate, write_sample
 from synthflow.release.audit import AuditReport, audit_release
 from synthflow.release.cli import release_command
+from synthflow.resources import bundled_spec, public_data_file
 
 __all__ = ["MainJobResult", "restrict_transformations", "run_main_job"]
 
 log = logging.getLogger(__name__)
 
-_REPO = Path(__file__).resolve().parents[2]
-DEFAULT_SPEC = _REPO / "configs" / "births.yaml"
-DEFAULT_DATA = _REPO / "public_data" / "nvss_like_2019.csv.gz"
+DEFAULT_SPEC = "births"
+"""The bundled spec of the main job (``configs/births.yaml``, shipped in the package)."""
+DEFAULT_DATA = "nvss_like_2019.csv.gz"
+"""The bundled default public data file (``public_data/``, shipped in the package)."""
 PUBLIC_ROWS = 167_000
 RELEASE_BINNING = {"mother_age": "b", "parity": "a", "gestation_week": "a"}
 """The binning the 2024 release selected (SPEC sec. 3); the main job screens only it."""
@@ -92,7 +95,9 @@ def run_main_job(
 
     if out.exists():
         raise ConfigError(f"{str(out)!r} exists; the main job writes a new directory")
-    spec = load_spec(DEFAULT_SPEC)
+    spec_path = bundled_spec(DEFAULT_SPEC)
+    data_path = public_data_file(DEFAULT_DATA)
+    spec = load_spec(spec_path)
     out.mkdir(parents=True)
     public = out / "public_draw.csv.gz"
     calibration = Calibration.from_yaml(default_calibration_path())
@@ -112,7 +117,8 @@ def run_main_job(
     )
     log.info("sweep: %s", summary)
     estimates = estimate(store, basis="dp")
-    basis, threshold = "dp", min_pass
+    basis: Literal["dp", "exact"] = "dp"
+    threshold = min_pass
     if not any(e.p >= min_pass for e in estimates) and exact_fallback:
         log.warning(
             "NO configuration passed with DP noise in >= %.0f%% of runs; --exact-fallback: "
@@ -124,7 +130,7 @@ def run_main_job(
     shortlist = write_shortlist(
         store, estimates, out / "candidates.yaml", min_pass=threshold, basis=basis
     )
-    write_report(store, out / "sweep_report.html", min_pass=min_pass)
+    write_report(store, out / "sweep_report.html", min_pass=threshold, basis=basis, spec=spec)
     if not any(e.p >= threshold for e in estimates):
         raise ConfigError(
             f"no configuration of the {len(estimates)} screened passed with DP noise in "
@@ -132,8 +138,8 @@ def run_main_job(
             "or, knowingly, --exact-fallback"
         )
     release_dir = release_command(
-        DEFAULT_SPEC,
-        DEFAULT_DATA,
+        spec_path,
+        data_path,
         shortlist,
         out / "release",
         out / "enclave",

@@ -3,9 +3,18 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
+from pathlib import Path
 
+from synthflow._cli import (
+    EXIT_NEGATIVE,
+    EXIT_OK,
+    EXIT_USAGE,
+    add_command,
+    check_json,
+    require_public,
+    write_json,
+)
 from synthflow._outputs import check_output_file
 from synthflow.config import load_spec
 from synthflow.errors import ConfigError
@@ -17,7 +26,7 @@ __all__ = ["register"]
 
 def _error(command: str, exc: Exception) -> int:
     print(f"synthflow {command}: error: {exc}", file=sys.stderr)
-    return 2
+    return EXIT_USAGE
 
 
 def _epsilons(text: str) -> list[float]:
@@ -33,16 +42,23 @@ def _epsilons(text: str) -> list[float]:
     return out
 
 
+def _split(text: str | None) -> list[str] | None:
+    """``"a,b"`` -> ["a", "b"]; None stays None."""
+    return [t.strip() for t in text.split(",") if t.strip()] if text else None
+
+
 def _sweep(args: argparse.Namespace) -> int:
     from synthflow.sweep.engine import run_sweep  # noqa: PLC0415  (imports Dask)
 
+    require_public(args, "a sweep stores exact statistics of --data for every run")
+    check_json(args.json, protected=(args.spec, args.data, args.store))
     spec = load_spec(args.spec)
     models = [m.strip() for m in args.models.split(",") if m.strip()] if args.models else None
     epsilons = _epsilons(args.generator_epsilon) if args.generator_epsilon else None
     try:
         summary = run_sweep(
             spec,
-            args.public,
+            args.data,
             args.store,
             repeats=args.repeats,
             workers=args.workers,
@@ -53,7 +69,8 @@ def _sweep(args: argparse.Namespace) -> int:
             evaluator=load_evaluator(args.evaluator),
             show_progress=not args.quiet,
             generator_epsilons=epsilons,
-            ids=[i.strip() for i in args.ids.split(",") if i.strip()] if args.ids else None,
+            ids=_split(args.ids),
+            letters=_split(args.letters),
         )
     except StoreError as exc:
         return _error("sweep", exc)
@@ -64,8 +81,15 @@ def _sweep(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 130
-    print(json.dumps(summary.to_json()), flush=True)
-    return 0
+    done = summary.to_json()
+    if args.json:
+        write_json(args.json, done)
+    print(
+        "sweep: " + ", ".join(f"{k} {v}" for k, v in done.items() if isinstance(v, int | float)),
+        file=sys.stderr,
+    )
+    print(Path(args.store).resolve(), flush=True)
+    return EXIT_OK
 
 
 def _shortlist(args: argparse.Namespace) -> int:
@@ -81,6 +105,7 @@ def _shortlist(args: argparse.Namespace) -> int:
         target = check_output_file(
             args.out, force=args.force, option="--out", protected=[args.store]
         )
+        check_json(args.json, force=args.force, protected=(args.store, args.out))
         estimates = estimate(args.store, basis=args.basis, z=args.z)
         out = write_shortlist(
             args.store,
@@ -95,14 +120,29 @@ def _shortlist(args: argparse.Namespace) -> int:
     except StoreError as exc:
         return _error("shortlist", exc)
     at = [e for e in estimates if e.generator_epsilon == eps]
-    kept = sum(e.p >= args.min_pass for e in at)
+    kept = [e for e in at if e.p >= args.min_pass]
+    if args.json:
+        write_json(args.json, [e.to_json() for e in kept])
     print(
-        f"{kept} of {len(at)} configurations at or above {args.min_pass} "
-        f"(generator epsilon {eps:g})",
+        f"{len(kept)} of {len(at)} configurations pass in at least {args.min_pass:.0%} of runs "
+        f"({'with the release noise' if args.basis == 'dp' else 'without noise'}; generator "
+        f"epsilon {eps:g})",
         file=sys.stderr,
     )
-    print(out)
-    return 0
+    print(Path(out).resolve())
+    if not kept:
+        best = max(at, key=lambda e: e.p, default=None)
+        print(
+            "synthflow shortlist: the shortlist is EMPTY: private selection would have nothing "
+            "to select. "
+            + (f"The best configuration passes in {best.p:.0%} of runs. " if best else "")
+            + "Sweep more configurations or repeats (sweep --sample/--models/--repeats), a "
+            "larger generator budget (sweep --generator-epsilon), or lower --min-pass; "
+            "'synthflow sweep-report' shows which criterion fails.",
+            file=sys.stderr,
+        )
+        return EXIT_NEGATIVE
+    return EXIT_OK
 
 
 def _report(args: argparse.Namespace) -> int:
@@ -112,24 +152,28 @@ def _report(args: argparse.Namespace) -> int:
         target = check_output_file(
             args.out, force=args.force, option="--out", protected=[args.store]
         )
-        out = write_report(args.store, target, min_pass=args.min_pass)
+        spec = load_spec(args.spec) if args.spec else None
+        out = write_report(args.store, target, min_pass=args.min_pass, basis=args.basis, spec=spec)
     except StoreError as exc:
         return _error("sweep-report", exc)
-    print(out)
-    return 0
+    print(Path(out).resolve())
+    return EXIT_OK
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``sweep``, ``shortlist`` and ``sweep-report`` to the CLI."""
-    p = sub.add_parser(
-        "sweep", help="pre-screen the configuration space on public data (Dask, resumable)"
+    p = add_command(
+        sub,
+        "sweep",
+        help="pre-screen the configuration space on public data (Dask, resumable)",
+        options=("data", "public", "seed", "json"),
     )
-    p.add_argument("spec", help="release spec, e.g. configs/births.yaml")
-    p.add_argument(
-        "--public", required=True, metavar="FILE", help="PUBLIC data file (never private)"
-    )
+    p.set_defaults(seed=0)
+    p.add_argument("spec", help="release spec file, or the name of a bundled spec (births)")
     p.add_argument("--repeats", type=int, required=True, metavar="R", help="runs per configuration")
-    p.add_argument("--store", required=True, help="SQLite results file (created or resumed)")
+    p.add_argument(
+        "--store", required=True, metavar="PATH", help="SQLite results file (created or resumed)"
+    )
     where = p.add_mutually_exclusive_group()
     where.add_argument("--workers", type=int, metavar="N", help="local cluster worker processes")
     where.add_argument(
@@ -137,8 +181,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--models", metavar="NAMES", help="only these comma-separated families")
     p.add_argument("--ids", metavar="IDS", help="only these comma-separated configuration ids")
+    p.add_argument(
+        "--letters",
+        metavar="BINNINGS",
+        help="only these comma-separated binnings, one letter per column as 'synthflow "
+        "space' prints them (e.g. abaaaa)",
+    )
     p.add_argument("--sample", type=int, metavar="K", help="a random sample of K configurations")
-    p.add_argument("--seed", type=int, default=0, metavar="S", help="base seed (default 0)")
     p.add_argument(
         "--evaluator",
         metavar="MODULE:ATTR",
@@ -149,20 +198,18 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="E1,E2",
         help="sweep these generator budgets as one more axis (default: the spec's)",
     )
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_sweep)
 
-    p = sub.add_parser("shortlist", help="configurations whose pass probability is high enough")
-    p.add_argument("--store", required=True, help="sweep results file")
-    p.add_argument("--min-pass", type=float, default=0.10, help="minimum estimated pass rate")
-    p.add_argument("--out", required=True, help="YAML file to write")
-    p.add_argument(
-        "--basis",
-        choices=("dp", "exact"),
-        default="dp",
-        help="pass decision with release noise (dp, default) or without (exact)",
+    p = add_command(
+        sub,
+        "shortlist",
+        help="configurations whose pass probability is high enough",
+        options=("force", "json"),
     )
-    p.add_argument("--z", type=float, default=1.96, help="Wilson interval z (default 1.96: 95%%)")
+    p.add_argument("--store", required=True, metavar="PATH", help="sweep results file")
+    _basis_options(p)
+    p.add_argument("--out", required=True, metavar="PATH", help="YAML file to write")
+    p.add_argument("--z", type=float, default=1.96, help="Wilson interval z (1.96: 95%%)")
     p.add_argument(
         "--generator-epsilon",
         type=float,
@@ -170,12 +217,30 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="runs at this swept generator budget (default: the spec's); the release spec "
         "must carry it",
     )
-    p.add_argument("--force", action="store_true", help="replace an existing --out file")
     p.set_defaults(func=_shortlist)
 
-    p = sub.add_parser("sweep-report", help="HTML report of a sweep's pass rates")
-    p.add_argument("--store", required=True, help="sweep results file")
-    p.add_argument("--out", required=True, help="HTML file to write")
-    p.add_argument("--min-pass", type=float, default=0.10, help="shortlist threshold")
-    p.add_argument("--force", action="store_true", help="replace an existing --out file")
+    p = add_command(
+        sub, "sweep-report", help="HTML report of a sweep's pass rates", options=("force",)
+    )
+    p.add_argument(
+        "spec",
+        nargs="?",
+        help="the spec the sweep ran (optional: adds the thresholds DP decisions used)",
+    )
+    p.add_argument("--store", required=True, metavar="PATH", help="sweep results file")
+    _basis_options(p)
+    p.add_argument("--out", required=True, metavar="PATH", help="HTML file to write")
     p.set_defaults(func=_report)
+
+
+def _basis_options(p: argparse.ArgumentParser) -> None:
+    """``--min-pass`` and ``--basis``: the same shortlist rule in shortlist and report."""
+    p.add_argument(
+        "--min-pass", type=float, default=0.10, metavar="P", help="minimum estimated pass rate"
+    )
+    p.add_argument(
+        "--basis",
+        choices=("dp", "exact"),
+        default="dp",
+        help="pass decision with the release's noise (dp) or without it (exact)",
+    )

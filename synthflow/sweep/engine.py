@@ -24,8 +24,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from tqdm.auto import tqdm
 
+from synthflow._progress import tqdm
 from synthflow.config import ReleaseSpec, with_generator_epsilon
 from synthflow.data import load_data
 from synthflow.errors import ConfigError, InfeasibleConfigurationError, NotEnoughRowsError
@@ -96,13 +96,26 @@ def select_configurations(
     sample: int | None = None,
     seed: int = 0,
     ids: list[str] | None = None,
+    letters: list[str] | None = None,
 ) -> list[Configuration]:
-    """The spec's space, optionally only some families or ids, optionally a seeded sample.
+    """The spec's space, optionally only some families, ids or binnings, or a sample.
+
+    ``letters`` are binnings as ``synthflow space`` prints them (one letter per column);
+    ``sample`` draws a seeded random sample of the remaining configurations.
 
     Raises:
-        ConfigError: For an unknown family or id, or a sample size below 1.
+        ConfigError: For an unknown family, id or binning, or a sample size below 1.
     """
     space = expand_space(spec)
+    if letters:
+        known_letters = sorted({c.letters for c in space})
+        unknown = sorted(set(letters) - set(known_letters))
+        if unknown:
+            raise ConfigError(
+                f"--letters: {unknown} are not binnings of this spec's space (one letter per "
+                f"column, {', '.join(spec.column_names)}; e.g. {known_letters[0]})"
+            )
+        space = [c for c in space if c.letters in set(letters)]
     if ids:
         by_id = {c.id: c for c in space}
         unknown = sorted(set(ids) - set(by_id))
@@ -232,6 +245,7 @@ def run_sweep(
     show_progress: bool = True,
     generator_epsilons: list[float] | None = None,
     ids: list[str] | None = None,
+    letters: list[str] | None = None,
 ) -> SweepSummary:
     """Run every selected configuration ``repeats`` times and store each run as it ends.
 
@@ -245,6 +259,7 @@ def run_sweep(
         address: Join this running Dask scheduler instead (``tcp://host:port``).
         models: Only these generator families.
         ids: Only these configuration ids.
+        letters: Only these binnings (one letter per column, as ``synthflow space``).
         sample: A seeded random sample of this many configurations.
         seed: Base seed of the sample and of every run.
         evaluator: Measures a candidate (default: the release's acceptance criteria).
@@ -267,7 +282,9 @@ def run_sweep(
     epsilons = sorted(set(generator_epsilons)) if generator_epsilons else [own]
     for e in epsilons:
         with_generator_epsilon(spec, e)  # validates before anything is written
-    configs = select_configurations(spec, models=models, sample=sample, seed=seed, ids=ids)
+    configs = select_configurations(
+        spec, models=models, sample=sample, seed=seed, ids=ids, letters=letters
+    )
     t_start = time.perf_counter()
     with SweepStore.open(
         store,

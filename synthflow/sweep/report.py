@@ -1,27 +1,31 @@
 """A self-contained HTML report of a sweep: pass rates, failing criteria, shortlist.
 
-Shows pass rates (with and without the release noise) by model, hyperparameter,
-transformation and min_count, how often each criterion fails, and the expected number
-of private-selection attempts 1/p for the shortlisted configurations. Plots are
-matplotlib PNGs (Figure objects, no pyplot state) embedded as base64, so the file travels alone.
+Shows how often each criterion fails (with and without the release noise, beside its
+spec threshold and the threshold a DP decision uses), why flows failed, pass rates by
+model, hyperparameter, transformation and min_count (values in numeric order; settings
+of one model family marked as such), and the shortlist on the same basis as
+``synthflow shortlist`` (``--basis``). Rendered from ``templates/sweep_report.html.j2``;
+plots are matplotlib PNGs embedded as data URIs, so the file travels alone.
 """
 
 from __future__ import annotations
 
-import base64
-import html
-import io
 import json
 import os
 from pathlib import Path
+from typing import Any, Literal
 
+import numpy as np
 import pandas as pd
-from matplotlib.figure import Figure
 
+from synthflow._html import fmt, png, render
+from synthflow.config import ReleaseSpec
 from synthflow.sweep.shortlist import estimate
-from synthflow.sweep.store import SweepStore
+from synthflow.sweep.store import StoreError, SweepStore
 
 __all__ = ["pass_rates_by", "write_report"]
+
+_DP, _EXACT = "#4c72b0", "#aab6c8"
 
 
 def _factors(runs: pd.DataFrame) -> pd.DataFrame:
@@ -29,149 +33,280 @@ def _factors(runs: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for blob in runs["config_json"]:
         cfg = json.loads(blob)
-        row = {f"hp:{k}": str(v) for k, v in cfg["hyperparameters"].items()}
+        row: dict[str, Any] = {f"hp:{k}": v for k, v in cfg["hyperparameters"].items()}
         row.update({f"transform:{k}": v for k, v in cfg["transformations"].items()})
         rows.append(row)
-    return pd.concat([runs.reset_index(drop=True), pd.DataFrame(rows)], axis=1)
+    # Column by column as objects: an integer setting missing from other models stays
+    # 500 (a frame built from the dicts would make it 500.0 beside NaN).
+    names = list(dict.fromkeys(k for row in rows for k in row))
+    extra = pd.DataFrame({k: pd.Series([row.get(k) for row in rows], dtype=object) for k in names})
+    return pd.concat([runs.reset_index(drop=True), extra], axis=1)
+
+
+def _sort_key(value: Any) -> tuple[int, float, str]:
+    """Numbers in numeric order (16 before 100), then text."""
+    try:
+        return (0, float(value), "")
+    except (TypeError, ValueError):
+        return (1, 0.0, str(value))
 
 
 def pass_rates_by(runs: pd.DataFrame, factor: str) -> pd.DataFrame:
-    """Runs, DP pass rate and exact pass rate per value of ``factor``."""
-    g = runs.groupby(factor, dropna=True)
-    return pd.DataFrame(
+    """Runs, DP pass rate and exact pass rate per value of ``factor`` (numeric order).
+
+    Runs where ``factor`` does not apply (a hyperparameter of another model) are left out.
+    """
+    sel = runs[runs[factor].notna()]
+    keys = sel[factor].map(lambda v: json.dumps(v) if isinstance(v, list | dict) else v)
+    g = sel.groupby(keys, dropna=True)
+    table = pd.DataFrame(
         {
             "runs": g.size(),
             "pass_rate_dp": g["passed_dp"].mean(),
             "pass_rate_exact": g["passed_exact"].mean(),
         }
     )
+    return table.loc[sorted(table.index, key=_sort_key)]
 
 
-def _png(fig: Figure) -> str:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=90, bbox_inches="tight")
-    return (
-        f'<img alt="plot" src="data:image/png;base64,{base64.b64encode(buf.getvalue()).decode()}">'
-    )
+def _share(x: float) -> str:
+    return f"{x:.0%}" if x in (0.0, 1.0) else f"{x:.1%}"
 
 
-def _bar(table: pd.DataFrame, title: str, columns: list[str], ylabel: str) -> str:
-    fig = Figure(figsize=(max(4.0, 0.6 * len(table) + 2), 3))
+def _hbar(labels: list[str], series: list[tuple[str, np.ndarray, str]], xlabel: str) -> Any:
+    from matplotlib.figure import Figure  # noqa: PLC0415  (heavy; only when a report is written)
+
+    fig = Figure(figsize=(8.5, 0.9 + 0.32 * len(labels) * len(series)))
     ax = fig.subplots()
-    table[columns].plot.bar(ax=ax, rot=45)
-    ax.set_title(title)
-    ax.set_ylabel(ylabel)
-    ax.set_xlabel("")
-    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
-    return _png(fig)
+    y = np.arange(len(labels))
+    height = 0.8 / len(series)
+    for i, (name, values, colour) in enumerate(series):
+        ax.barh(y + (i - (len(series) - 1) / 2) * height, values, height, label=name, color=colour)
+    ax.set_yticks(y, labels, fontsize=11)
+    ax.invert_yaxis()
+    ax.set_xlim(0, 1)
+    ax.set_xlabel(xlabel, fontsize=11)
+    ax.tick_params(axis="x", labelsize=10)
+    ax.grid(axis="x", alpha=0.3)
+    ax.legend(loc="lower right", fontsize=10, frameon=True)
+    return fig
 
 
-def _table(frame: pd.DataFrame) -> str:
-    return frame.to_html(float_format=lambda x: f"{x:.3f}", border=0, classes="t")
+def _dp_thresholds(store: str | Path, spec: ReleaseSpec) -> dict[str, str]:
+    """Per Laplace-released criterion, the thresholds its DP decisions used (range)."""
+    from synthflow.acceptance.evaluate import laplace_terms  # noqa: PLC0415
+
+    found: dict[str, list[float]] = {}
+    with SweepStore.open_existing(store) as db:
+        records = db.planning()
+    by_name = {c.name: c for c in spec.criteria}
+    for _, _, _, record in records:
+        for name, entry in record.items():
+            c = by_name.get(name)
+            if c is None or not isinstance(entry, dict):
+                continue
+            try:  # ConfigError (a ValueError): not a Laplace release (the regression fit)
+                _, threshold = laplace_terms(c, spec, entry["public"], c.epsilon)
+            except (KeyError, ValueError):
+                continue
+            found.setdefault(name, []).append(threshold)
+    out = {}
+    for name, values in found.items():
+        lo, hi = min(values), max(values)
+        out[name] = fmt(lo) if np.isclose(lo, hi) else f"{fmt(lo)} to {fmt(hi)}"
+    return out
 
 
-def write_report(store: str | Path, out: Path, *, min_pass: float = 0.10) -> Path:
-    """Write the HTML report of ``store`` to ``out`` (atomically); returns ``out``.
-
-    Raises:
-        StoreError: If the store is missing, corrupt or foreign.
-    """
+def _context(
+    store: str | Path,
+    *,
+    min_pass: float,
+    basis: Literal["dp", "exact"],
+    spec: ReleaseSpec | None,
+) -> dict[str, Any]:
     with SweepStore.open_existing(store) as db:
         meta = db.meta()
         runs = db.runs()
         crit = db.criteria()
-    parts = [
-        "<!doctype html><html><head><meta charset='utf-8'><title>synthflow sweep report</title>",
-        "<style>body{font-family:sans-serif;max-width:70em;margin:auto}"
-        ".t td,.t th{padding:2px 8px;text-align:right}</style></head><body>",
-        "<h1>Sweep report</h1>",
-        f"<p>Store <code>{html.escape(str(store))}</code>; spec sha256 "
-        f"<code>{meta['spec_sha256'][:16]}</code>; public data sha256 "
-        f"<code>{meta['data_sha256'][:16]}</code>; seed {html.escape(meta['seed'])}.</p>",
-    ]
-    if runs.empty:
-        parts.append("<p>The store holds no runs yet.</p></body></html>")
-    else:
-        runs = _factors(runs)
-        errors = int((runs["status"] == "error").sum())
-        parts.append(
-            f"<p>{runs['config_id'].nunique()} configurations, {len(runs)} runs "
-            f"({errors} failed flows). Pass rate with release noise "
-            f"{runs['passed_dp'].mean():.1%}, without noise {runs['passed_exact'].mean():.1%}."
-            "</p>"
+    if spec is not None and spec.sha256 != meta["spec_sha256"]:
+        raise StoreError(
+            f"the spec {spec.path!r} is not the one the sweep in {str(store)!r} ran (sha256 "
+            f"{spec.sha256[:12]}... vs {meta['spec_sha256'][:12]}...): give the sweep's spec"
         )
-        parts.append("<h2>Which criterion fails most</h2>")
-        if not crit.empty:
-            fails = crit.groupby("name").agg(
-                runs=("value", "size"),
-                fail_rate_exact=("passed_exact", lambda s: 1 - s.mean()),
-                fail_rate_dp=("passed_dp", lambda s: 1 - s.mean()),
-                median_value=("value", "median"),
-                threshold=("threshold", "first"),
-            )
-            fails = fails.sort_values("fail_rate_dp", ascending=False)
-            parts.append(
-                _bar(
-                    fails,
-                    "failure rate per criterion",
-                    ["fail_rate_dp", "fail_rate_exact"],
-                    "share of runs failing",
-                )
-            )
-            parts.append(_table(fails))
-        factors = ["model", "min_count", "letters", "generator_epsilon"]
-        factors += sorted(c for c in runs.columns if c.startswith("transform:"))
-        factors += sorted(c for c in runs.columns if c.startswith("hp:"))
-        parts.append("<h2>Pass rates by model, transformation and hyperparameter</h2>")
-        constant = [f for f in factors if runs[f].nunique(dropna=True) <= 1]
-        if constant:
-            parts.append(
-                "<p>The same in every run (no comparison to show): "
-                + ", ".join(
-                    f"{html.escape(f)} = {html.escape(str(runs[f].dropna().iloc[0]))}"
-                    for f in constant
-                    if runs[f].notna().any()
-                )
-                + ".</p>"
-            )
-        for factor in factors:
-            table = pass_rates_by(runs, factor)
-            if table.empty or factor in constant:
-                continue
-            parts.append(f"<h3>{html.escape(factor)}</h3>")
-            parts.append(_bar(table, factor, ["pass_rate_dp", "pass_rate_exact"], "pass rate"))
-            parts.append(_table(table))
-        parts.append(f"<h2>Shortlist (DP pass rate &ge; {min_pass:g})</h2>")
-        short = [e for e in estimate(store, basis="dp") if e.p >= min_pass]
-        if short:
-            table = pd.DataFrame(
+    ctx: dict[str, Any] = {
+        "store": str(store),
+        "spec_sha256": meta["spec_sha256"][:16],
+        "data_sha256": meta["data_sha256"][:16],
+        "seed": meta["seed"],
+        "min_pass": min_pass,
+        "basis": basis,
+        "runs": len(runs),
+        "with_spec": spec is not None,
+        "colour_dp": _DP,
+        "colour_exact": _EXACT,
+    }
+    if runs.empty:
+        return ctx
+    runs = _factors(runs)
+    ctx.update(
+        configurations=runs["config_id"].nunique(),
+        failed=int((runs["status"] == "error").sum()),
+        pass_dp=_share(float(runs["passed_dp"].mean())),
+        pass_exact=_share(float(runs["passed_exact"].mean())),
+    )
+    # Failed flows: the first line of each distinct reason, with the models it hit.
+    errors = []
+    failed = runs[runs["status"] == "error"]
+    if not failed.empty:
+        reason = failed["error"].fillna("unknown").map(lambda e: str(e).strip().splitlines()[0])
+        reason = reason.map(lambda e: e if len(e) <= 300 else e[:297] + "...")
+        for text, group in failed.groupby(reason):
+            errors.append(
                 {
-                    "model": [e.configuration["model"] for e in short],
-                    "generator_epsilon": [e.generator_epsilon for e in short],
-                    "runs": [e.runs for e in short],
-                    "pass_rate": [e.p for e in short],
-                    "wilson_low": [e.low for e in short],
-                    "wilson_high": [e.high for e in short],
-                    "expected_attempts (1/p)": [e.expected_attempts for e in short],
-                },
-                index=pd.Index([e.config_id for e in short], name="config_id"),
+                    "reason": text,
+                    "runs": len(group),
+                    "models": ", ".join(sorted(group["model"].unique())),
+                }
             )
-            parts.append(
-                f"<p>{len(short)} (configuration, generator epsilon) pairs. Private selection "
-                "draws uniformly from the configurations at one generator epsilon: expected "
-                "attempts 1/mean(p) = "
-                + ", ".join(
-                    f"{1 / g['pass_rate'].mean():.2f} at {eps:g}"
-                    for eps, g in table.groupby("generator_epsilon")
+        errors.sort(key=lambda e: -e["runs"])
+    ctx["errors"] = errors
+    # Criteria: failure rates with and without noise; the DP decision thresholds.
+    dp_thr = _dp_thresholds(store, spec) if spec is not None else {}
+    criteria = []
+    if not crit.empty:
+        table = crit.groupby("name").agg(
+            runs=("value", "size"),
+            fail_exact=("passed_exact", lambda s: 1 - s.mean()),
+            fail_dp=("passed_dp", lambda s: 1 - s.mean()),
+            median=("value", "median"),
+            threshold=("threshold", "first"),
+        )
+        table = table.sort_values("fail_dp", ascending=False)
+        for name, row in table.iterrows():
+            criteria.append(
+                {
+                    "name": name,
+                    "runs": int(row["runs"]),
+                    "fail_dp": _share(float(row["fail_dp"])),
+                    "fail_exact": _share(float(row["fail_exact"])),
+                    "median": float(row["median"]),
+                    "threshold": float(row["threshold"]),
+                    "dp_threshold": dp_thr.get(str(name), "-"),
+                }
+            )
+        ctx["criteria_plot"] = png(
+            _hbar(
+                [str(n) for n in table.index],
+                [
+                    ("with the release's noise", table["fail_dp"].to_numpy(), _DP),
+                    ("without noise", table["fail_exact"].to_numpy(), _EXACT),
+                ],
+                "share of runs in which the criterion fails",
+            ),
+            alt="failure rate per criterion",
+        )
+    ctx["criteria"] = criteria
+    # Pass rates by setting; a setting of one model family is compared within it.
+    names = ["model", "min_count", "letters", "generator_epsilon"]
+    names += sorted(c for c in runs.columns if c.startswith("transform:"))
+    names += sorted(c for c in runs.columns if c.startswith("hp:"))
+    all_models = set(runs["model"])
+    constant, factors = [], []
+    for name in names:
+        values = runs[name].map(lambda v: json.dumps(v) if isinstance(v, list | dict) else v)
+        applies = runs.loc[values.notna(), "model"].unique()
+        only = ", ".join(sorted(applies)) if set(applies) != all_models else ""
+        if values.nunique(dropna=True) <= 1:
+            if values.notna().any():
+                constant.append(
+                    {"name": name, "value": str(values.dropna().iloc[0]), "models": only}
                 )
-                + ".</p>"
+            continue
+        table = pass_rates_by(runs.assign(**{name: values}), name)
+        rows = [
+            {
+                "value": str(v),
+                "runs": int(r["runs"]),
+                "dp": _share(float(r["pass_rate_dp"])),
+                "exact": _share(float(r["pass_rate_exact"])),
+            }
+            for v, r in table.iterrows()
+        ]
+        plot = None
+        if float(table[["pass_rate_dp", "pass_rate_exact"]].to_numpy().max()) > 0:
+            plot = png(
+                _hbar(
+                    [str(v) for v in table.index],
+                    [
+                        ("with the release's noise", table["pass_rate_dp"].to_numpy(), _DP),
+                        ("without noise", table["pass_rate_exact"].to_numpy(), _EXACT),
+                    ],
+                    "share of runs passing every criterion",
+                ),
+                alt=f"pass rate by {name}",
             )
-            parts.append(_table(table))
-        else:
-            parts.append("<p>No configuration reaches the threshold.</p>")
-        parts.append("</body></html>")
+        factors.append({"name": name, "models": only, "rows": rows, "plot": plot})
+    ctx["constant"] = constant
+    ctx["factors"] = factors
+    # The shortlist, on the same basis as `synthflow shortlist`.
+    estimates = estimate(store, basis=basis)
+    short = [e for e in estimates if e.p >= min_pass]
+    ctx["exact_shortlist"] = (
+        sum(e.p >= min_pass for e in estimate(store, basis="exact")) if basis == "dp" else 0
+    )
+    ctx["shortlist"] = [
+        {
+            "config_id": e.config_id,
+            "model": e.configuration["model"],
+            "generator_epsilon": e.generator_epsilon,
+            "runs": e.runs,
+            "p": e.p,
+            "low": e.low,
+            "high": e.high,
+            "attempts": e.expected_attempts,
+        }
+        for e in short
+    ]
+    by_eps: dict[float, list[float]] = {}
+    for e in short:
+        by_eps.setdefault(e.generator_epsilon, []).append(e.p)
+    ctx["expected_attempts"] = ", ".join(
+        (f"{1 / float(np.mean(ps)):.2f}" if np.mean(ps) > 0 else "infinite")
+        + f" at generator epsilon {eps:g}"
+        for eps, ps in sorted(by_eps.items())
+    )
+    return ctx
+
+
+def write_report(
+    store: str | Path,
+    out: Path,
+    *,
+    min_pass: float = 0.10,
+    basis: Literal["dp", "exact"] = "dp",
+    spec: ReleaseSpec | None = None,
+) -> Path:
+    """Write the HTML report of ``store`` to ``out`` (atomically); returns ``out``.
+
+    Args:
+        store: The sweep's SQLite store.
+        out: The HTML file to write.
+        min_pass: The shortlist threshold (as ``synthflow shortlist --min-pass``).
+        basis: ``dp`` (decisions with the release's noise) or ``exact``, as
+            ``synthflow shortlist --basis``.
+        spec: The spec the sweep ran: adds the thresholds DP decisions used (the 1-way
+            ratio's pseudo-threshold).
+
+    Raises:
+        StoreError: If the store is missing, corrupt or foreign, or ``spec`` is not the
+            sweep's.
+    """
+    text = render(
+        "sweep_report.html.j2", **_context(store, min_pass=min_pass, basis=basis, spec=spec)
+    )
+    out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.name}.tmp")
-    tmp.write_text("\n".join(parts), encoding="utf-8")
+    tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, out)
     return out

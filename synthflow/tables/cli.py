@@ -17,6 +17,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from synthflow._cli import add_command
 from synthflow._outputs import check_output_file
 from synthflow.config import ReleaseSpec, load_spec
 from synthflow.data import load_data
@@ -153,7 +154,7 @@ def _protect(args: argparse.Namespace) -> int:
         "privacy": ledger.summary() if ledger else None,
     }
     write_metadata(out / "tables.json", meta)
-    print(out)
+    print(out.resolve())
     return 0
 
 
@@ -198,33 +199,39 @@ def _compare(args: argparse.Namespace) -> int:
     )
     path = write_report(result, args.out, heatmap_epsilon=args.heatmap_epsilon)
     log.info("comparison took %.1f s", result.seconds)
-    print(path)
+    print(Path(path).resolve())
     return 0
 
 
-def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--data", required=True, help="microdata CSV or Parquet file")
-    p.add_argument("--tables", required=True, help="tables YAML, e.g. configs/tables_births.yaml")
+def _tables_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("spec", help="release spec file, or the name of a bundled spec (births)")
+    p.add_argument(
+        "--tables",
+        required=True,
+        metavar="PATH",
+        help="tables YAML, e.g. configs/tables_births.yaml",
+    )
     p.add_argument(
         "--neighbouring",
         choices=("replace_one", "add_remove"),
         help="neighbouring relation for DP sensitivities (default: the spec's)",
     )
-    p.add_argument("--seed", type=int, help="reproducible randomness (needs --public)")
-    p.add_argument("--public", action="store_true", help="declare the input public")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``tables protect`` and ``tables compare`` to the CLI."""
-    tp = sub.add_parser("tables", help="protect frequency tables; compare with DP")
-    tsub = tp.add_subparsers(dest="tables_command", metavar="SUBCOMMAND")
-    tp.set_defaults(func=lambda _args: (tp.print_help(), 2)[1])
+    tp = add_command(sub, "tables", help="protect frequency tables; compare with DP")
+    tsub = tp.add_subparsers(dest="tables_command", metavar="SUBCOMMAND", required=True)
 
-    p = tsub.add_parser("protect", help="write each table protected by one method as CSV")
-    _common(p)
-    p.add_argument("--spec", required=True, help="release spec, e.g. configs/births.yaml")
+    p = add_command(
+        tsub,
+        "protect",
+        help="write each table protected by one method as CSV",
+        options=("data", "public", "seed"),
+    )
+    _tables_options(p)
     p.add_argument("--method", required=True, choices=sorted(METHODS))
-    p.add_argument("--out", required=True, help="new output directory")
+    p.add_argument("--out", required=True, metavar="DIR", help="new output directory")
     g = p.add_argument_group("DP methods (laplace, geometric, gaussian, top-down)")
     g.add_argument("--epsilon", type=float, help="total epsilon, split over the tables")
     g.add_argument("--delta", type=float, help="total delta (Gaussian; default 1e-6)")
@@ -237,7 +244,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     g.add_argument("--split", help="top-down shares per level, total first, e.g. 0.01,0.99")
     g.add_argument(
-        "--ledger", help="the dataset's persistent privacy ledger (required unless --public)"
+        "--ledger",
+        metavar="FILE",
+        help="the dataset's persistent privacy ledger (required unless --public)",
     )
     g = p.add_argument_group("cell key perturbation")
     g.add_argument("--keys", type=int, choices=(256, 4096), default=4096, help="key range")
@@ -254,11 +263,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--base", type=int, help="rounding base (default 5)")
     p.set_defaults(func=_protect)
 
-    p = tsub.add_parser("compare", help="every method side by side, as an HTML report")
-    p.add_argument("spec", help="release spec, e.g. configs/births.yaml")
-    _common(p)
-    p.add_argument("--release", help="directory of a DP synthetic release (first *.csv)")
-    p.add_argument("--out", required=True, help="HTML report file")
+    p = add_command(
+        tsub,
+        "compare",
+        help="every method side by side, as an HTML report (public data only)",
+        options=("data", "public", "seed", "force"),
+    )
+    _tables_options(p)
+    p.add_argument(
+        "--release", metavar="DIR", help="directory of a DP synthetic release (first *.csv)"
+    )
+    p.add_argument("--out", required=True, metavar="PATH", help="HTML report file")
     p.add_argument("--epsilons", help="total epsilons of the DP methods, e.g. 0.1,1,2,5,10")
     p.add_argument("--delta", type=float, default=1e-6, help="total delta of Gaussian runs")
     p.add_argument(
@@ -267,5 +282,4 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="publish negative DP counts (default: clip to 0)",
     )
     p.add_argument("--heatmap-epsilon", type=float, help="epsilon of the DP heatmaps")
-    p.add_argument("--force", action="store_true", help="replace an existing --out file")
     p.set_defaults(func=_compare)

@@ -40,7 +40,7 @@ def test_canaries_never_printed(tmp_path, births_spec, command, capsys):
         argv = ["evaluate", births_spec.path, "--original", str(data), "--candidate", str(data),
                 "--config", cfg.id, "--json", str(tmp_path / "e.json"), *ledger]  # fmt: skip
     else:
-        argv = ["tables", "protect", "--spec", births_spec.path, "--data", str(data),
+        argv = ["tables", "protect", births_spec.path, "--data", str(data),
                 "--tables", str(Path(births_spec.path).parent / "tables_births.yaml"),
                 "--method", "ten-five", "--out", str(tmp_path / "t")]  # fmt: skip
     assert main(argv) == 2

@@ -75,7 +75,7 @@ def test_affairs_sweep_shortlist_release_audit(affairs: Path, tmp_path: Path) ->
     ids = _ids(AFFAIRS, "workload", one_way_share=0.1)
     ids = [i for i in ids if next(c for c in expand_space(spec) if c.id == i).min_count == 1]
     store, cands = tmp_path / "sweep.db", tmp_path / "candidates.yaml"
-    assert main(["sweep", str(AFFAIRS), "--public", str(public), "--repeats", "1",
+    assert main(["sweep", str(AFFAIRS), "--data", str(public), "--public", "--repeats", "1",
                  "--store", str(store), "--workers", "1", "--ids", ids[0],
                  "--quiet"]) == 0  # fmt: skip
     assert main(["shortlist", "--store", str(store), "--min-pass", "0",

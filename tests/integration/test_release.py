@@ -481,7 +481,7 @@ def test_killed_release_resumes_without_spending_twice(tmp_path, small_csv):
         text=True,
         timeout=300,
     )
-    assert rerun.returncode == 2 and "re-run the same command" in rerun.stderr
+    assert rerun.returncode == 3 and "re-run the same command" in rerun.stderr  # paused
     ledger = Ledger(total_epsilon=100, path=enclave / "ledger.jsonl")
     assert len(ledger.charges) == 1  # the selection's one up-front charge
     assert ledger.spent_epsilon == pytest.approx(selection_cost(spec, fit_once=False).total)
@@ -514,13 +514,13 @@ def test_attempt_count_is_not_displayed_by_default(tmp_path, small_csv, capsys):
             "--out", str(tmp_path / "release"), "--private-dir", str(tmp_path / "enclave"),
             "--ledger", str(tmp_path / "budget.jsonl"), "--force",
             "--max-attempts", "3"]  # fmt: skip
-    assert main(argv) == 2
+    assert main(argv) == 3  # paused: resumable
     err = capsys.readouterr().err
     assert "max-attempts limit" in err
     assert not re.search(r"\b3\s*attempt", err) and "3/" not in err
     # With --show-attempts the steward sees the count on the terminal.
     argv[-1] = "4"
-    assert main([*argv, "--show-attempts"]) == 2
+    assert main([*argv, "--show-attempts"]) == 3
     assert re.search(r"\b4\s*attempt", capsys.readouterr().err)
 
 
@@ -702,9 +702,9 @@ def test_a_started_selection_resumes_without_the_pre_flight(tmp_path, small_csv)
             "--out", str(tmp_path / "release"), "--private-dir", str(tmp_path / "enclave"),
             "--public", "--seed", "1", "--quiet", "--max-attempts", "2"]  # fmt: skip
     assert main(argv) == 2 and not (tmp_path / "enclave").exists()  # refused, nothing spent
-    assert main([*argv, "--force"]) == 2  # started, paused at 2 attempts
+    assert main([*argv, "--force"]) == 3  # started, paused at 2 attempts
     assert (tmp_path / "enclave" / "ledger.jsonl").exists()
     argv[-1] = "3"
-    assert main(argv) == 2  # resumed without --force, paused again at 3
+    assert main(argv) == 3  # resumed without --force, paused again at 3
     events = (tmp_path / "enclave" / "transcript.jsonl").read_text().count('"event": "attempt"')
     assert events == 3

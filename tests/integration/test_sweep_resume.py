@@ -41,8 +41,9 @@ def test_killed_sweep_resumes_each_pair_exactly_once(tmp_path: Path, sig: signal
         "synthflow",
         "sweep",
         str(spec),
-        "--public",
+        "--data",
         str(data),
+        "--public",
         "--repeats",
         "3",
         "--store",
@@ -54,6 +55,8 @@ def test_killed_sweep_resumes_each_pair_exactly_once(tmp_path: Path, sig: signal
         "--evaluator",
         "standin:StandInEvaluator",
         "--quiet",
+        "--json",
+        str(tmp_path / "summary.json"),
     ]
     env = {**os.environ, "PYTHONPATH": str(STANDIN_DIR), "SWEEP_STANDIN_DELAY": "0.4"}
     proc = subprocess.Popen(
@@ -89,7 +92,8 @@ def test_killed_sweep_resumes_each_pair_exactly_once(tmp_path: Path, sig: signal
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    summary = json.loads(done.stdout.strip().splitlines()[-1])
+    assert done.stdout.strip().splitlines()[-1] == str(store.resolve())  # stdout: the store
+    summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary == {
         "configurations": 12,
         "repeats": 3,

@@ -313,10 +313,10 @@ def test_cli_simulate_and_from_nvss(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert capsys.readouterr().out.strip().splitlines()[-1] == str(out)
     assert len(read_sample(out)) == 300
     out2 = tmp_path / "nat.csv"
-    assert _run(["public-data", "from-nvss", "--natality", str(FIXTURE), "--out", str(out2)]) == 0
+    assert _run(["public-data", "from-nvss", "--data", str(FIXTURE), "--out", str(out2)]) == 0
     pd.testing.assert_frame_equal(read_sample(out2), load_nvss_natality(FIXTURE))
     cal = tmp_path / "cal.yaml"
-    assert _run(["public-data", "calibrate", "--sample", str(out), "--out", str(cal)]) == 0
+    assert _run(["public-data", "calibrate", "--data", str(out), "--out", str(cal)]) == 0
     assert Calibration.from_yaml(cal).sample_rows == 300
 
 

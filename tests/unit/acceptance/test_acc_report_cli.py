@@ -89,17 +89,23 @@ def _evaluate(births, tmp: Path, *extra: str, candidate: Path | None = None) -> 
     )
 
 
+def _assert_exit_code_follows_verdict(code: int, tmp: Path) -> None:
+    # 0 when every criterion passed, 1 (a negative result) otherwise; never 2 (an error).
+    passed = json.loads((tmp / "result.json").read_text())["passed"]
+    assert code == (0 if passed else 1)
+
+
 @pytest.fixture(scope="module")
 def exact_run(births, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("exact")
-    assert _evaluate(births, tmp, "--exact") == 0
+    _assert_exit_code_follows_verdict(_evaluate(births, tmp, "--exact"), tmp)
     return tmp
 
 
 @pytest.fixture(scope="module")
 def dp_run(births, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("dp")
-    assert _evaluate(births, tmp, "--seed", "7", "--public") == 0
+    _assert_exit_code_follows_verdict(_evaluate(births, tmp, "--seed", "7", "--public"), tmp)
     return tmp
 
 
@@ -122,7 +128,8 @@ def test_candidate_and_raw_files_are_told_apart(births, tmp_path):
     # against its own raw file is a perfect match.
     own = tmp_path / "own.csv"
     tr.to_labels(from_raw).to_csv(own, index=False)
-    assert _evaluate(births, tmp_path, "--exact", candidate=own) == 0
+    code = _evaluate(births, tmp_path, "--exact", candidate=own)
+    _assert_exit_code_follows_verdict(code, tmp_path)
     doc = json.loads((tmp_path / "result.json").read_text())
     by_name = {c["name"]: c["value"] for c in doc["criteria"]}
     assert by_name["marginal_max_abs_error"] == 0.0

@@ -78,16 +78,27 @@ def test_report_has_sections_and_plots(swept: Swept, tmp_path: Path) -> None:
     )
     text = out.read_text()
     for needle in (
-        "Pass rates by model, transformation and hyperparameter",
-        "The same in every run (no comparison to show): model = privbayes",
-        "<h3>transform:mother_age</h3>",
-        "<h3>hp:theta</h3>",
+        "Pass rates by setting",
+        "Settings with one value only (nothing to compare):",
+        "<code>model = privbayes</code>",
+        "<h3>transform:mother_age",
+        "<h3>hp:theta",
         "Which criterion fails most",
         "one_way_max_abs_error",
         "expected attempts 1/mean(p)",
         "data:image/png;base64,",
+        'class="legend"',  # the colours are explained
+        "with the release's noise",
     ):
         assert needle in text
+    # No Python reprs leak into the page's text (images left out).
+    words = re.sub(r"data:image/png;base64,[^\"]+", "", text)
+    for repr_text in ("{'", "None", "nan", "[np."):
+        assert repr_text not in words
+    # Hyperparameter values in numeric order (16 before 100), not text order.
+    section = text.split("<h3>hp:theta", 1)[1].split("</table>", 1)[0]
+    values = [float(v) for v in re.findall(r'<td class="text">([0-9.]+)</td>', section)]
+    assert len(values) >= 2 and values == sorted(values)
 
 
 def test_cli_refuses_a_foreign_store(tmp_path: Path, capsys) -> None:

@@ -38,7 +38,7 @@ def births_csv(tmp_path: Path) -> Path:
 def _protect(births_csv: Path, out: Path, *args: str) -> int:
     return main(
         [
-            "tables", "protect", "--data", str(births_csv), "--spec", SPEC,
+            "tables", "protect", "--data", str(births_csv), SPEC,
             "--tables", str(TABLES_BIRTHS), "--out", str(out), "--seed", "1", "--public", *args,
         ]
     )  # fmt: skip
@@ -150,7 +150,7 @@ def test_protect_errors(
 def test_seed_needs_public_and_out_must_be_new(
     births_csv: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    base = ["tables", "protect", "--data", str(births_csv), "--spec", SPEC, "--tables",
+    base = ["tables", "protect", "--data", str(births_csv), SPEC, "--tables",
             str(TABLES_BIRTHS), "--method", "round"]  # fmt: skip
     assert main([*base, "--out", str(tmp_path / "a"), "--seed", "1"]) == 2
     assert "--seed makes the noise reproducible" in capsys.readouterr().err
@@ -178,8 +178,14 @@ def test_compare_cli_writes_a_self_contained_report(
             "--seed", "2", "--public"]  # fmt: skip
     assert main(args) == 0
     page = report.read_text()
-    assert page.count("<img") == 8  # bars and heatmaps for each of the 4 table levels
-    assert "src='data:image/png;base64," in page and "http" not in page
+    # a risk-utility map and the heatmaps for each of the 4 table levels
+    assert page.count("<img") == 8
+    assert 'src="data:image/png;base64,' in page and "http" not in page
+    assert page.count('<h2 id="table-') == 4  # one section per table level
+    assert 'class="legend"' in page and "dp-synthetic</span>" in page  # colours explained
+    text = re.sub(r"data:image/png;base64,[^\"]+", "", page)  # the text, not the images
+    for repr_text in ("{'", "'secure'", "None", "[0.", "nan"):
+        assert repr_text not in text  # no Python reprs
     for label in ("cell-key 256", "cell-key 4096", "ten-five", "laplace ε=5", "top-down ε=1",
                   "dp-synthetic ε=4"):  # fmt: skip
         assert label in page

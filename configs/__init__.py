@@ -1,0 +1,1 @@
+"""The bundled release specs, installed as ``synthflow._configs`` (see pyproject.toml)."""

@@ -1,0 +1,82 @@
+"""Files that ship inside the package: the bundled specs and the default public data.
+
+The checkout's top-level ``configs/`` and ``public_data/`` are installed as the
+packages ``synthflow._configs`` and ``synthflow._public_data`` (``pyproject.toml``), so
+an installed wheel (an enclave installs a wheel, not a checkout) finds them exactly as
+an editable install does, through :mod:`importlib.resources`.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+from synthflow.errors import ConfigError
+
+__all__ = ["bundled_spec", "bundled_specs", "public_data_file", "resolve_spec_path"]
+
+
+def _directory(package: str) -> Path:
+    # Installed wheels and editable installs both unpack to real files; a zipped install
+    # (not something pip produces) is refused with a clear message.
+    root = resources.files(package)
+    path = Path(str(root))
+    if not path.is_dir():
+        raise ConfigError(
+            f"the package data {package!r} is not a directory ({root!s}); install synthflow "
+            "with pip (not as a zip file)"
+        )
+    return path
+
+
+def bundled_specs() -> list[str]:
+    """Names of the release specs shipped with synthflow (``births``, ...)."""
+    return sorted(p.stem for p in _directory("synthflow._configs").glob("*.yaml"))
+
+
+def bundled_spec(name: str) -> Path:
+    """The path of a bundled spec, by name with or without ``.yaml``.
+
+    Raises:
+        ConfigError: If no bundled spec has that name.
+    """
+    stem = name.removesuffix(".yaml").removesuffix(".yml")
+    path = _directory("synthflow._configs") / f"{stem}.yaml"
+    if not path.is_file():
+        raise ConfigError(
+            f"no bundled spec named {name!r}; the bundled specs are {bundled_specs()}"
+        )
+    return path
+
+
+def resolve_spec_path(spec: str | Path) -> Path:
+    """``spec`` as given when it exists; else a bundled spec of that name.
+
+    ``configs/births.yaml`` therefore works from a checkout and, with no such file in
+    the working directory, also from an installed wheel (it names the bundled
+    ``births.yaml``). An existing file always wins.
+    """
+    path = Path(spec)
+    if path.exists():
+        return path
+    if path.parent in (Path("."), Path("configs")) and path.suffix in ("", ".yaml", ".yml"):
+        try:
+            return bundled_spec(path.name)
+        except ConfigError:
+            pass
+    return path
+
+
+def public_data_file(name: str) -> Path:
+    """A file of the default public data (``nvss_like_2019.csv.gz``, ...).
+
+    Raises:
+        ConfigError: If the installation lacks it.
+    """
+    path = _directory("synthflow._public_data") / name
+    if not path.is_file():
+        raise ConfigError(
+            f"the default public data file {name!r} is missing from this installation "
+            f"({path.parent}); reinstall synthflow"
+        )
+    return path

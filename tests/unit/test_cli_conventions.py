@@ -1,0 +1,121 @@
+"""Every subcommand follows the one CLI convention (synthflow/_cli.py, README)."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+import sys
+
+import pytest
+
+from synthflow import __version__
+from synthflow._cli import EXIT_NEGATIVE, EXIT_OK, EXIT_PAUSED, EXIT_USAGE, HelpFormatter
+from synthflow.cli import build_parser, main
+
+
+def _commands(
+    parser: argparse.ArgumentParser, path: tuple[str, ...] = ()
+) -> list[tuple[tuple[str, ...], argparse.ArgumentParser]]:
+    out = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                out.append(((*path, name), sub))
+                out.extend(_commands(sub, (*path, name)))
+    return out
+
+
+COMMANDS = _commands(build_parser())
+LEAVES = [
+    (path, p)
+    for path, p in COMMANDS
+    if not any(isinstance(a, argparse._SubParsersAction) for a in p._actions)
+]
+
+
+def _options(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:
+    return {s: a for a in parser._actions for s in a.option_strings}
+
+
+def test_every_command_is_found():
+    names = {" ".join(path) for path, _ in COMMANDS}
+    expected = {"space", "run", "demo", "evaluate", "sweep", "shortlist", "sweep-report"}
+    expected |= {"release", "audit", "plan", "tables protect", "tables compare"}
+    expected |= {"public-data calibrate", "public-data simulate"}
+    assert expected <= names, expected - names
+
+
+@pytest.mark.parametrize("path, parser", LEAVES, ids=[" ".join(p) for p, _ in LEAVES])
+def test_command_follows_the_convention(path, parser):
+    opts = _options(parser)
+    # -v/--verbose and -q/--quiet everywhere, after the subcommand too.
+    assert {"-v", "--verbose", "-q", "--quiet"} <= set(opts)
+    assert parser.formatter_class is HelpFormatter
+    # The spec is positional, never an option.
+    assert "--spec" not in opts
+    positionals = [a.dest for a in parser._actions if not a.option_strings]
+    if "spec" in positionals:
+        assert positionals[0] == "spec" or path == ("audit",)  # audit: RELEASE_DIR [SPEC]
+    # One meaning per shared option.
+    if "--public" in opts:
+        assert opts["--public"].nargs == 0, "--public is a switch"
+    for name in ("--json", "--data", "--out", "--store"):
+        if name in opts:
+            assert opts[name].nargs != 0, f"{name} takes a value"
+    if "--sample" in opts:
+        assert opts["--sample"].type is int, "--sample is a count"
+    if "--seed" in opts:
+        assert opts["--seed"].type is int
+    # Help describes the tool, not the births release's figures.
+    text = parser.format_help()
+    for figure in ("9.98", "9.55", "21,590"):
+        assert figure not in text
+
+
+def test_defaults_are_shown_in_help():
+    text = build_parser()._subparsers._group_actions[0].choices["shortlist"].format_help()
+    assert "(default: 0.1)" in text and "(default: dp)" in text
+    assert "(default: None)" not in text and "(default: False)" not in text
+
+
+def test_verbose_after_the_subcommand_and_version(capsys):
+    parser = build_parser()
+    assert parser.parse_args(["space", "births", "-v"]).verbose is True
+    assert parser.parse_args(["-v", "space", "births"]).verbose is True
+    assert getattr(parser.parse_args(["space", "births"]), "verbose", False) is False
+    with pytest.raises(SystemExit) as exc:
+        parser.parse_args(["--version"])
+    assert exc.value.code == 0
+    assert capsys.readouterr().out.strip() == f"synthflow {__version__}"
+
+
+def test_exit_codes(tmp_path, capsys):
+    assert (EXIT_OK, EXIT_NEGATIVE, EXIT_USAGE, EXIT_PAUSED) == (0, 1, 2, 3)
+    # usage: argparse's own errors, and input errors raised by the commands
+    with pytest.raises(SystemExit) as exc:
+        main(["space"])
+    assert exc.value.code == EXIT_USAGE
+    assert main(["space", "births", "--model", "foo"]) == EXIT_USAGE
+    assert "--model foo: not in the spec's space" in capsys.readouterr().err
+    assert main(["space", str(tmp_path / "missing.yaml")]) == EXIT_USAGE
+    assert main([]) == EXIT_USAGE
+
+
+def test_space_json_path_is_never_overwritten(tmp_path):
+    out = tmp_path / "space.json"
+    assert main(["space", "births", "--json", str(out)]) == EXIT_OK
+    assert out.read_text().startswith("[")
+    assert main(["space", "births", "--json", str(out)]) == EXIT_USAGE
+
+
+def test_bundled_spec_by_name_outside_a_checkout(tmp_path):
+    # The spec is found by name where no configs/ directory exists.
+    proc = subprocess.run(
+        [sys.executable, "-m", "synthflow", "space", "example_small", "--json", "-"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert re.search(r'"model": "privbayes"', proc.stdout)
