@@ -25,7 +25,8 @@ def _environment() -> Any:
 
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("synthflow", "templates"),
-        autoescape=jinja2.select_autoescape(("html", "html.j2", "j2")),
+        # HTML templates escape every value; Markdown ones (the datasheet) do not.
+        autoescape=lambda name: name is not None and name.endswith((".html.j2", ".html")),
         undefined=jinja2.StrictUndefined,  # a missing value is a bug, not a blank
         trim_blocks=True,
         lstrip_blocks=True,

@@ -31,6 +31,8 @@ __all__ = [
     "ColumnSource",
     "Constraint",
     "CriterionSpec",
+    "DatasheetSpec",
+    "DisclosureSpec",
     "MatchRule",
     "ModelGrid",
     "PrivacySpec",
@@ -167,6 +169,10 @@ class Column:
     """Binning alternatives, keyed by letter."""
     source: ColumnSource | None = None
     """How to read the column from an input in another format."""
+    description: str = ""
+    """What the column means, for the release's codebook."""
+    unit: str = ""
+    """Unit of the raw values (e.g. ``grams``, ``completed weeks``), for the codebook."""
 
     def transformation(self, letter: str) -> Transformation:
         """The alternative named ``letter``."""
@@ -295,6 +301,57 @@ class SamplingSpec:
     """Factor on the missing rows drawn per round."""
 
 
+_DATASHEET_KEYS = (
+    "title",
+    "publisher",
+    "contact",
+    "licence",
+    "citation",
+    "source",
+    "population",
+    "period",
+    "motivation",
+    "maintenance",
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class DatasheetSpec:
+    """What the release's datasheet says about provenance and distribution.
+
+    Every field is optional text; the datasheet says "not stated in the spec" for a
+    missing one, so that a reader sees what the publisher left out.
+    """
+
+    title: str = ""
+    publisher: str = ""
+    contact: str = ""
+    licence: str = ""
+    citation: str = ""
+    source: str = ""
+    """Where the original data come from (register, survey, file)."""
+    population: str = ""
+    """Who the rows describe."""
+    period: str = ""
+    """When (reference period of the original data)."""
+    motivation: str = ""
+    """Why the release is made and for whom."""
+    maintenance: str = ""
+    """Who maintains it, how errors are reported, whether it will be updated."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class DisclosureSpec:
+    """Disclosure-risk measures on the released microdata (public: no budget)."""
+
+    key_variables: tuple[str, ...] = ()
+    """Quasi-identifiers an intruder could know (sdcMicro's key variables)."""
+    sensitive: str | None = None
+    """A sensitive column for l-diversity."""
+    max_msu_size: int = 3
+    """Largest subset of key variables searched for minimal sample uniques (SUDA)."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class ReleaseSpec:
     """Everything dataset-specific about a release."""
@@ -310,6 +367,12 @@ class ReleaseSpec:
     sampling: SamplingSpec = field(default_factory=SamplingSpec)
     unit: str = "record"
     """What one row is, in words (e.g. ``birth``, ``person``): used in datasheets."""
+    datasheet: DatasheetSpec = field(default_factory=DatasheetSpec)
+    """Provenance and distribution fields of the release's datasheet."""
+    disclosure: DisclosureSpec = field(default_factory=DisclosureSpec)
+    """Key variables and sensitive column of the disclosure-risk measures."""
+    description: str = ""
+    """What the release is, in a sentence or two."""
     path: str = ""
     """File the spec was read from."""
     sha256: str = ""
@@ -360,7 +423,10 @@ class ReleaseSpec:
 def _parse_column(name: str, raw: Any, source: ColumnSource | None) -> Column:
     where = f"columns.{name}"
     raw = _keys(
-        where, raw, {"type", "transformations"}, {"domain", "categories", "bounds", "groups"}
+        where,
+        raw,
+        {"type", "transformations"},
+        {"domain", "categories", "bounds", "groups", "description", "unit"},
     )
     kind = raw["type"]
     if kind not in ("int", "categorical"):
@@ -430,6 +496,8 @@ def _parse_column(name: str, raw: Any, source: ColumnSource | None) -> Column:
         groups=groups,
         transformations=tuple(transformations),
         source=source,
+        description=_text(f"{where}.description", raw.get("description", ""), 400),
+        unit=_text(f"{where}.unit", raw.get("unit", ""), 40),
     )
 
 
@@ -723,6 +791,40 @@ def _parse_models(raw: Any) -> tuple[ModelGrid, ...]:
     return tuple(out)
 
 
+def _text(where: str, value: Any, limit: int) -> str:
+    """An optional one-line text field (datasheet metadata)."""
+    if not isinstance(value, str) or len(value) > limit:
+        raise ConfigError(f"{where}: expected text of at most {limit} characters, got {value!r}")
+    return " ".join(value.split())
+
+
+def _parse_datasheet(raw: Any) -> DatasheetSpec:
+    d = _keys("datasheet", raw or {}, set(), set(_DATASHEET_KEYS))
+    return DatasheetSpec(**{k: _text(f"datasheet.{k}", d.get(k, ""), 1000) for k in d})
+
+
+def _parse_disclosure(raw: Any, columns: dict[str, Column]) -> DisclosureSpec:
+    d = _keys("disclosure", raw or {}, set(), {"key_variables", "sensitive", "max_msu_size"})
+    keys = d.get("key_variables", [])
+    if not (isinstance(keys, list) and all(isinstance(k, str) for k in keys)):
+        raise ConfigError(f"disclosure.key_variables: expected a list of columns, got {keys!r}")
+    unknown = sorted(set(keys) - set(columns))
+    if unknown:
+        raise ConfigError(
+            f"disclosure.key_variables: {unknown} are not columns of the spec ({list(columns)})"
+        )
+    sensitive = d.get("sensitive")
+    if sensitive is not None and (sensitive not in columns or sensitive in keys):
+        raise ConfigError(
+            f"disclosure.sensitive: {sensitive!r} must be a column of the spec that is not a "
+            "key variable"
+        )
+    size = d.get("max_msu_size", 3)
+    if not (isinstance(size, int) and 1 <= size <= 6):
+        raise ConfigError(f"disclosure.max_msu_size: expected an integer 1-6, got {size!r}")
+    return DisclosureSpec(key_variables=tuple(keys), sensitive=sensitive, max_msu_size=size)
+
+
 def _unit(value: Any) -> str:
     if not isinstance(value, str) or not value.strip() or len(value) > 40:
         raise ConfigError(
@@ -756,7 +858,7 @@ def load_spec(path: str | Path) -> ReleaseSpec:
         str(p),
         raw,
         {"name", "privacy", "columns", "constraints", "acceptance", "space"},
-        {"description", "input", "sampling", "unit"},
+        {"description", "input", "sampling", "unit", "datasheet", "disclosure"},
     )
     inp = _keys("input", raw.get("input") or {}, set(), {"mapping"})
     mapping = inp.get("mapping") or {}
@@ -823,6 +925,9 @@ def load_spec(path: str | Path) -> ReleaseSpec:
         min_count=tuple(mc),
         sampling=sampling,
         unit=_unit(raw.get("unit", "record")),
+        datasheet=_parse_datasheet(raw.get("datasheet")),
+        disclosure=_parse_disclosure(raw.get("disclosure"), columns),
+        description=_text("description", raw.get("description", ""), 2000),
         path=str(p),
         sha256=hashlib.sha256(data).hexdigest(),
     )

@@ -28,7 +28,7 @@ from synthflow.data import CleaningReport
 from synthflow.errors import ConfigError, InfeasibleConfigurationError, NotEnoughRowsError
 from synthflow.filtering import binned_violations
 from synthflow.generators import REGISTRY, Generator, make_generator
-from synthflow.kanon import project_min_count
+from synthflow.kanon import project_min_count, rows_changed
 from synthflow.ledger import Ledger
 from synthflow.rng import PrivacyRNG
 from synthflow.space import Configuration
@@ -53,6 +53,8 @@ class FlowResult:
     rows_filtered: int = 0
     """Sampled rows dropped by the synthetic constraints (a statistic of public data)."""
     sampling_rounds: int = 0
+    projection_rows: int = 0
+    """Rows the min-count projection replaced by copies of other records (public)."""
 
 
 def sample_valid(
@@ -215,6 +217,7 @@ def run_flow(
 
     t0 = time.perf_counter()
     candidate = project_min_count(sampled, transformer.domain.sizes, configuration.min_count, post)
+    projected = rows_changed(sampled, candidate, transformer.domain.sizes)
     timings["project_s"] = time.perf_counter() - t0
     steps.update()
     steps.close()
@@ -226,6 +229,7 @@ def run_flow(
         timings=timings,
         rows_filtered=dropped,
         sampling_rounds=rounds,
+        projection_rows=projected,
     )
 
 
@@ -270,6 +274,7 @@ def write_candidate(
         "rows": len(result.candidate),
         "rows_filtered": result.rows_filtered,
         "sampling_rounds": result.sampling_rounds,
+        "projection_rows": result.projection_rows,
         "timings_s": {k: round(v, 4) for k, v in result.timings.items()},
         "randomness": rng.describe(),
         "cleaning": cleaning.to_json(),

@@ -14,7 +14,7 @@ import math
 import numpy as np
 import pandas as pd
 
-__all__ = ["encode_rows", "project_min_count"]
+__all__ = ["encode_rows", "project_min_count", "rows_changed"]
 
 
 def encode_rows(codes: pd.DataFrame, sizes: tuple[int, ...]) -> np.ndarray:
@@ -85,3 +85,20 @@ def project_min_count(
     rows = np.repeat(first, counts)
     rows = rng.permutation(rows)
     return codes.iloc[rows].reset_index(drop=True)
+
+
+def rows_changed(before: pd.DataFrame, after: pd.DataFrame, sizes: tuple[int, ...]) -> int:
+    """Rows the projection added as copies (= rows it removed; n is kept).
+
+    The multiset difference of the two tables' records: sum over records of
+    ``max(0, count after - count before)``. A statistic of the sampled candidate, which
+    is DP post-processing, so it may be published.
+    """
+    if len(before) != len(after):
+        raise ValueError("the projection keeps the number of rows")
+    keys = encode_rows(pd.concat([before, after], ignore_index=True), sizes)
+    _, inverse = np.unique(keys, return_inverse=True)
+    k = int(inverse.max()) + 1 if len(inverse) else 0
+    c_before = np.bincount(inverse[: len(before)], minlength=k)
+    c_after = np.bincount(inverse[len(before) :], minlength=k)
+    return int(np.maximum(c_after - c_before, 0).sum())

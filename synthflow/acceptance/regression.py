@@ -29,6 +29,7 @@ __all__ = [
     "LinearModel",
     "Standardization",
     "coefficient_error",
+    "coefficient_error_noise",
     "coefficient_errors",
     "design",
     "functional_mechanism_sensitivity",
@@ -352,3 +353,40 @@ def dp_fit(
         standardization=std,
         n=len(x),
     )
+
+
+def coefficient_error_noise(
+    x: np.ndarray,
+    y: np.ndarray,
+    *,
+    features: tuple[str, ...],
+    x_bounds: np.ndarray,
+    y_bounds: tuple[float, float],
+    epsilon: float,
+    draws: int = 200,
+    seed: int = 0,
+) -> tuple[float, float]:
+    """Median and robust sd of the released coefficient error of a *perfect* candidate.
+
+    Public data only (a released file): ``(x, y)`` stands in for both D_T and D_R, the
+    functional mechanism's noise at ``epsilon`` is re-drawn ``draws`` times (a seeded
+    generator: this is a simulation on public data, not a release), and each noisy fit
+    is compared with the OLS fit of the same data. The spread (interquartile range /
+    1.349, the sd of a normal with that IQR: the noisy objective is sometimes nearly
+    singular and gives a few huge errors, which a plain sd would report instead of the
+    typical noise) is what the released value's noise looks like on the value's own
+    scale; the median is the value a candidate equal to the original would typically
+    get (the noise floor).
+    """
+    std = Standardization.from_data(x, y, x_bounds, y_bounds)
+    sens = float(functional_mechanism_sensitivity(*std.box(x_bounds, y_bounds)).sum())
+    stats = functional_mechanism_statistics(x, y, std, x_bounds, y_bounds)
+    exact = ols(x, y, features)
+    gen = np.random.default_rng(seed)
+    noise = gen.laplace(0.0, sens / epsilon, size=(draws, len(stats)))
+    models = [model_from_noisy_statistics(stats + z, std, features) for z in noise]
+    errors = coefficient_errors(
+        np.array([m.intercept for m in models]), np.array([m.coef for m in models]), exact, std
+    )
+    q1, median, q3 = np.percentile(errors, [25, 50, 75])
+    return float(median), float((q3 - q1) / 1.349)

@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from synthflow._html import Markup, render
-from synthflow.acceptance import condmean, faithfulness, marginals, regression
+from synthflow.acceptance import condmean, diagnostics, faithfulness, marginals, regression
 from synthflow.acceptance._common import code_matrix
 from synthflow.acceptance.evaluate import AcceptanceReport, marginal_family
 from synthflow.config import CriterionSpec, ReleaseSpec
@@ -473,6 +473,39 @@ def _faithfulness_section(
     return "".join(out)
 
 
+def _diagnostics_section(transformer: Transformer, t: np.ndarray, r: np.ndarray) -> str:
+    """Quality scores and closeness (exact mode only: they read the original exactly)."""
+    names = transformer.domain.names
+    q = diagnostics.quality(t, r, transformer.domain.sizes, names)
+    c = diagnostics.closeness(t, r)
+    worst = sorted(q.column_pairs.items(), key=lambda kv: kv[1])[:5]
+    shapes = pd.DataFrame(
+        {"column": list(q.column_shapes), "shape score (1 - TV)": list(q.column_shapes.values())}
+    )
+    pairs = pd.DataFrame(
+        {
+            "columns": [f"{a}, {b}" for (a, b), _ in worst],
+            "pair score (1 - TV)": [v for _, v in worst],
+        }
+    )
+    return (
+        _h(2, "Diagnostics (not acceptance criteria; exact, non-private)")
+        + "<p class='note'>Computed on the original records exactly, so shown only for "
+        "public data. Quality in the style of SDMetrics: 1 - total variation distance of "
+        "each column (shape) and each pair of columns (pair); 1 means the same low-order "
+        "distributions. Closeness: how many candidate rows equal an original row on the "
+        "binned columns, or differ from one in a single column; high shares mean records "
+        "are copied.</p>"
+        + f"<p><b>Overall quality {q.overall:.3f}</b> (column shapes {q.shape_score:.3f}, "
+        f"column pairs {q.pair_score:.3f}). <b>Closeness</b>: {c.identical:.1%} of candidate "
+        f"rows are identical to an original row, {c.within_one:.1%} within one column of "
+        f"one, {c.farther:.1%} two or more columns from every original row.</p>"
+        + _table(shapes)
+        + "<p>Lowest column pair scores:</p>"
+        + _table(pairs)
+    )
+
+
 # --------------------------------------------------------------------------- entry
 
 
@@ -501,6 +534,8 @@ def render_report(
         _criteria_plot(report),
         _criteria_table(report),
     ]
+    if t is not None:
+        sections.append(_diagnostics_section(transformer, t, r))
     frames = {"original": original, "candidate": candidate} if exact else {"candidate": candidate}
     sections.append(_violations(spec, transformer, frames))
     sections += [

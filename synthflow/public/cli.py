@@ -10,6 +10,7 @@ Regenerate the committed default (from the repository root)::
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -26,20 +27,20 @@ __all__ = ["register"]
 
 def _calibrate(sample: str, out: str) -> int:
     cal = calibrate(read_sample(sample), source=sample)
-    print(cal.to_yaml(out))
+    print(Path(cal.to_yaml(out)).resolve())
     return 0
 
 
 def _simulate(calibration: str, rows: int, seed: int, out: str) -> int:
     frame = simulate(Calibration.from_yaml(calibration), rows, np.random.default_rng(seed))
-    print(write_sample(frame, out))
+    print(Path(write_sample(frame, out)).resolve())
     return 0
 
 
 def _from_nvss(natality: str, out: str, rows: int | None, seed: int) -> int:
     rng = np.random.default_rng(seed) if rows is not None else None
     frame = load_nvss_natality(natality, n_rows=rows, rng=rng)
-    print(write_sample(frame, out))
+    print(Path(write_sample(frame, out)).resolve())
     return 0
 
 
@@ -47,7 +48,7 @@ def _affairs(out: str, public_share: float, seed: int) -> int:
     from synthflow.public.affairs import write_affairs  # noqa: PLC0415  (statsmodels)
 
     for path in write_affairs(out, public_share=public_share, seed=seed):
-        print(path)
+        print(Path(path).resolve())
     return 0
 
 
@@ -58,7 +59,7 @@ def _wide(out: str, rows: int, seed: int) -> int:
         write_wide_table(out, rows, seed=seed)
     except FileExistsError as exc:
         raise ConfigError(f"{out!r} exists; it is never overwritten: choose a new --out") from exc
-    print(out)
+    print(Path(out).resolve())
     return 0
 
 

@@ -1,133 +1,264 @@
-"""The datasheet (README.md) of a release package, from a template."""
+"""The datasheet (README.md) of a release package, from ``templates/datasheet.md.j2``.
+
+Sections follow "Datasheets for Datasets" (Gebru et al. 2021) where they apply. Every
+number in it is public: the spec's fields and bins, DP-released values with their
+noise, the budget, statistics of the released synthetic file (disclosure-risk
+measures, the projection's row count) and simulations on that file. Nothing is read
+from the original data.
+"""
 
 from __future__ import annotations
 
 import math
-from string import Template
 from typing import Any
 
-from synthflow.acceptance import AcceptanceReport, CriterionResult
-from synthflow.config import ReleaseSpec
+import pandas as pd
+
+from synthflow._html import render
+from synthflow.acceptance import AcceptanceReport, regression
+from synthflow.acceptance._common import code_matrix
+from synthflow.config import CriterionSpec, ReleaseSpec
+from synthflow.release.risk import risk_measures
 from synthflow.release.selection import SelectionCost
 from synthflow.space import Configuration
+from synthflow.transform import Transformer
 
-__all__ = ["render_datasheet"]
-
-_TEMPLATE = Template("""# Synthetic data release: $name
-
-Differentially private (DP) synthetic microdata made with synthflow $version.
-Files: `synthetic.csv` (the data, $rows rows), `acceptance.json` (what was checked and
-how), `spec.yaml` (the release spec), `MANIFEST.json` (SHA-256 of every file).
-
-## Intended use
-Exploratory analysis, teaching, and the analyses the acceptance criteria cover:
-$criteria_list
-
-Each criterion was released with DP and had to be below its threshold for the data to
-be published. Analyses outside these criteria (other subgroups, rare combinations,
-models with other variables or interactions) carry **no accuracy guarantee**.
-
-## What the privacy guarantee means
-The whole release is $total-differentially private with respect to replacing any one
-record of the original data ($neighbouring; the number of records is public). In plain
-words: whatever any single person's record had been, the probability of publishing
-these files would have changed by at most a factor of e^$total (about $factor).
-A synthetic record can coincide with a real person's record by chance (records are
-coarse bins); what the guarantee bounds is how much any one person could influence
-what was published. No record appears fewer than $min_count times (face privacy).
-
-## Budget
-$formula = epsilon $total, with eps_gen = $eps_gen (generator), eps_eval = $eps_eval
-(acceptance criteria)$fit_line. The factor 2 pays for private selection (Liu & Talwar
-2019): configurations were drawn at random from a shortlist screened on public data
-until one passed; how many attempts that took is not published.$plan_line
-
-## How the data were made
-1. The original data were cleaned with the spec's raw constraints and binned with
-   public bins (transformations: $letters).
-2. A `$model` generator ($hyperparameters) was fitted with epsilon $eps_gen.
-3. Rows violating the synthetic constraints were dropped and replaced by new samples.
-4. Records were duplicated so none appears fewer than $min_count times.
-5. The acceptance criteria were computed with DP noise; all passed.
-
-## Limitations
-- The data are synthetic: no row is a real $unit, and joint patterns the generator
-  did not capture are lost or distorted.
-- Accuracy is checked only for the criteria above; the DP noise on those checks means
-  a criterion may pass by chance when the true value is close to its threshold.
-- Binned values keep only the public bins listed in `spec.yaml`.
-- Floating point: the Laplace noise is drawn from 53-bit uniforms, so its magnitude is
-  bounded (about 73.5 times its scale) and the exponential mechanism's smallest
-  probabilities round to zero; pure DP fails only on events of probability below about
-  1e-30. The guarantee is therefore (epsilon, delta) with delta below 1e-30 on top of the
-  epsilon above (details: synthflow's `docs/privacy.md`).
-""")
-
+__all__ = ["NOISE_DOMINATES", "criterion_meaning", "render_datasheet"]
 
 NOISE_DOMINATES = 0.5
 """A decision is flagged as decided mostly by noise when the released value's noise sd
 exceeds this share of the threshold's magnitude (one typical draw could flip it)."""
 
+_MISSING = "not stated in the spec"
 
-def _criterion_line(r: CriterionResult) -> str:
-    line = f"- `{r.name}` ({r.kind}): threshold {r.threshold:g}, released value {r.value:.4g}"
-    if r.noise_sd is not None and (r.mechanism or "").startswith("functional"):
-        # The functional mechanism's noise is added to the fit's sufficient statistics;
-        # its effect on this value is not a Laplace sd on the value's scale.
-        line += (
-            f" (functional mechanism: noise sd {r.noise_sd:.3g} on the regression fit's "
-            "sufficient statistics, not on this value)"
+
+def criterion_meaning(c: CriterionSpec, spec: ReleaseSpec) -> str:  # noqa: PLR0911
+    """One sentence saying what a criterion measures, with its unit."""
+    col = spec.column(c.column) if c.column else None
+    unit = (col.unit or "the column's units") if col is not None else ""
+    if c.kind == "marginals":
+        order = f"up to {c.max_order}" if c.max_order else "any number of"
+        return (
+            f"Largest difference between the synthetic and the original data in the share "
+            f"of records in any cell of any table of {order} columns (a share, 0 to 1)."
         )
-    elif r.noise_sd is not None:
-        line += f" (noise sd {r.noise_sd:.3g})"
-        if r.noise_sd > NOISE_DOMINATES * abs(r.threshold):
-            line += (
-                "; **decided mostly by noise**: the noise sd is large next to the threshold, "
-                "so this pass says little about the data"
+    if c.kind == "one_way_ratio":
+        return (
+            "Largest ratio, over every value of every column, between its count in the "
+            "synthetic and in the original data, either way round"
+            + (f", capped at {c.clip:g}" if c.clip else "")
+            + " (1 means equal; catches rare values made many times rarer or commoner)."
+        )
+    if c.kind == "conditional_mean":
+        by = ", ".join(g for g in c.group_by if g) or "no grouping"
+        return (
+            f"Largest difference between the synthetic and the original average of "
+            f"`{c.column}` within groups (by {by}, and overall), in {unit}."
+        )
+    if c.kind == "regression_coefficients":
+        return (
+            f"How far a linear regression of `{c.column}` on the other numeric columns, "
+            "fitted to the synthetic data, is from the same regression fitted (with DP) to "
+            f"the original: sum of absolute coefficient differences, in {unit} per "
+            "standard deviation of each column."
+        )
+    if c.kind == "regression_tstr":
+        return (
+            f"Train on synthetic, test on real: how much larger the mean absolute error of "
+            f"predicting `{c.column}` on the original data is for a regression trained on "
+            f"the synthetic data than for one trained on the original, in {unit}."
+        )
+    if c.kind == "faithfulness":
+        return (
+            "Share of original records that cannot be paired one-to-one with a close "
+            "synthetic record (matching rule in `spec.yaml`; a share, 0 to 1)."
+        )
+    return c.kind
+
+
+def _values(labels: tuple[str, ...]) -> str:
+    shown = [f"`{v}`" for v in labels]
+    if len(shown) > 12:
+        shown = [*shown[:6], f"... ({len(labels) - 9} more) ...", *shown[-3:]]
+    return ", ".join(shown)
+
+
+def _g(x: float | None) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "-"
+    return f"{x:.4g}"
+
+
+def _criteria(
+    spec: ReleaseSpec,
+    transformer: Transformer,
+    candidate: pd.DataFrame,
+    report: AcceptanceReport,
+) -> tuple[list[dict[str, str]], list[str]]:
+    by_name = {c.name: c for c in spec.criteria}
+    rows, notes = [], []
+    codes = None
+    for r in report.criteria:
+        c = by_name[r.name]
+        threshold = f"{r.threshold:.4g}"
+        if not math.isclose(r.threshold, c.threshold):
+            threshold = f"{r.threshold:.4g} (spec {c.threshold:g}; see below)"
+            notes.append(
+                f"`{r.name}`: its released value was compared with a *pseudo-threshold* of "
+                f"{r.threshold:.4g}, below the spec's {c.threshold:g}. The value is capped "
+                "and its noise is large next to the cap, so a lower bar keeps a candidate "
+                "whose true value is above the spec's threshold from passing by luck more "
+                f"than {c.false_positive_rate:.0%} of the time (SPEC sec. 5)."
             )
-    return line
+        noise_sd: float | None = r.noise_sd
+        noise = _g(r.noise_sd)
+        if (r.mechanism or "").startswith("functional") and c.column:
+            # The functional mechanism's noise is on the fit's statistics; its effect on
+            # this value is simulated on the released (public) data.
+            if codes is None:
+                codes = code_matrix(candidate, transformer, what="synthetic")
+            x, y, feats, xb, yb = regression.design(codes, transformer, c.column, c.features)
+            floor, noise_sd = regression.coefficient_error_noise(
+                x, y, features=feats, x_bounds=xb, y_bounds=yb, epsilon=c.epsilon
+            )
+            noise = f"{noise_sd:.4g} (simulated)"
+            notes.append(
+                f"`{r.name}`: its DP noise is added to the regression fit's statistics, not "
+                f"to the value. Re-drawing that noise on the released file as if it were the "
+                f"original gives the value a typical noise (robust sd) of {noise_sd:.4g} and "
+                f"a median of {floor:.4g} for a candidate identical to the original (a "
+                "simulation on public data)."
+            )
+        noisy = noise_sd is not None and noise_sd > NOISE_DOMINATES * abs(r.threshold)
+        verdict = "passed" if r.passed else "failed"
+        if noisy:
+            verdict += "; **decided mostly by noise**"
+        rows.append(
+            {
+                "name": r.name,
+                "meaning": criterion_meaning(c, spec),
+                "threshold": threshold,
+                "value": f"{r.value:.4g}",
+                "noise": noise,
+                "verdict": verdict,
+            }
+        )
+    if any(r.value < 0 for r in report.criteria):
+        notes.append(
+            "A negative released value is a value near zero plus negative noise: the true "
+            "value of these measures is never negative."
+        )
+    return rows, notes
+
+
+def _split(cost: SelectionCost, report: AcceptanceReport) -> str:
+    parts = ", ".join(f"`{r.name}` {r.epsilon:g}" for r in report.criteria if r.epsilon)
+    text = (
+        f"{cost.to_json()['formula']} = {cost.total:g}: the generator {cost.generator_epsilon:g} "
+        f"and the checks {cost.evaluation_epsilon:g} ({parts})"
+    )
+    if cost.fit_once:
+        text += f", the regression fit made once for all tries ({cost.fit_epsilon:g})"
+    return text + "."
 
 
 def render_datasheet(
     *,
     spec: ReleaseSpec,
     configuration: Configuration,
+    transformer: Transformer,
+    candidate: pd.DataFrame,
     report: AcceptanceReport,
     cost: SelectionCost,
-    rows: int,
     plan: dict[str, Any] | None = None,
+    projection_rows: int | None = None,
+    note: str | None = None,
 ) -> str:
-    """The datasheet text (``plan``: the budget plan's provenance, if the spec came from one)."""
-    from synthflow import __version__  # noqa: PLC0415
+    """The datasheet text.
 
-    criteria_list = "\n".join(_criterion_line(r) for r in report.criteria)
-    fit_line = (
-        f", and the regression fit made once (eps_fit = {cost.fit_epsilon:g})"
-        if cost.fit_once
-        else ""
+    Args:
+        spec: The release spec (codebook, provenance, key variables).
+        configuration: The selected configuration.
+        transformer: Its transformations.
+        candidate: The released data (codes).
+        report: The DP acceptance report that passed.
+        cost: The selection's budget.
+        plan: The budget plan's provenance, if the spec came from ``synthflow plan``.
+        projection_rows: Rows the min-count projection replaced (a public statistic).
+        note: A prominent note for readers (e.g. that the data stood in for private data).
+    """
+    ds = spec.datasheet
+    labels = transformer.to_labels(candidate)
+    keys = spec.disclosure.key_variables or tuple(
+        c for c in spec.column_names if c != spec.disclosure.sensitive
     )
-    return _TEMPLATE.substitute(
-        name=spec.name,
+    risk = risk_measures(
+        labels,
+        keys,
+        sensitive=spec.disclosure.sensitive,
+        max_msu_size=spec.disclosure.max_msu_size,
+    )
+    criteria, notes = _criteria(spec, transformer, candidate, report)
+    n = len(candidate)
+    projection = (
+        f"{projection_rows:,} of {n:,} rows ({projection_rows / n:.2%}) were replaced by "
+        "copies of other records."
+        if projection_rows is not None and n
+        else "how many rows it changed was not recorded."
+    )
+    return render(
+        "datasheet.md.j2",
+        title=ds.title or f"Synthetic data release: {spec.name}",
+        note=note,
+        description=spec.description or f"Synthetic microdata, one row per {spec.unit}.",
+        rows=f"{n:,}",
         unit=spec.unit,
-        version=__version__,
-        rows=rows,
-        criteria_list=criteria_list,
-        total=f"{cost.total:g}",
-        factor=f"{math.exp(cost.total):,.0f}",
-        neighbouring="replace-one neighbours",
-        min_count=configuration.min_count,
-        formula=cost.to_json()["formula"],
+        motivation=ds.motivation or _MISSING,
+        codebook=[
+            {
+                "name": c.name,
+                "description": c.description or _MISSING,
+                "unit": c.unit or "-",
+                "labels": _values(transformer.transformations[c.name].labels),
+            }
+            for c in spec.columns
+        ],
+        source=ds.source or _MISSING,
+        population=ds.population or _MISSING,
+        period=ds.period or _MISSING,
+        model=configuration.model,
+        hyperparameters=", ".join(f"{k}={v}" for k, v in configuration.hyperparameters.items())
+        or "defaults",
         eps_gen=f"{cost.generator_epsilon:g}",
-        eps_eval=f"{cost.evaluation_epsilon:g}",
-        fit_line=fit_line,
+        raw_rules=len(spec.raw_constraints),
+        syn_rules=len(spec.synthetic_constraints),
+        letters=", ".join(f"{k} {v}" for k, v in configuration.transformations.items()),
+        min_count=configuration.min_count,
+        projection=projection,
+        criteria=criteria,
+        criteria_notes=notes,
+        total=f"{cost.total:g}",
+        factor=f"{math.exp(cost.total):,.0f}" if cost.total < 700 else "astronomically many",
+        split=_split(cost, report),
         plan_line=(
-            "\nThe budgets were chosen by `synthflow plan` on public data only (plan.json "
+            " The budgets were chosen by `synthflow plan` on public data only (plan.json "
             f"SHA-256 {plan['plan_sha256']}), which predicted a release with probability "
             f"{plan['predicted_release_probability']:.2f} at this total."
             if plan
             else ""
         ),
-        letters=", ".join(f"{k} {v}" for k, v in configuration.transformations.items()),
-        model=configuration.model,
-        hyperparameters=", ".join(f"{k}={v}" for k, v in configuration.hyperparameters.items()),
+        risk={
+            "key_list": ", ".join(f"`{k}`" for k in risk.key_variables),
+            "sample_uniques": f"{risk.sample_uniques:,}",
+            "k_anonymity": f"{risk.k_anonymity:,}",
+            "sensitive": risk.sensitive,
+            "l_diversity": risk.l_diversity,
+            "records_with_msu": f"{risk.records_with_msu:,}",
+            "max_msu_size": risk.max_msu_size,
+        },
+        publisher=ds.publisher or _MISSING,
+        licence=ds.licence or _MISSING,
+        citation=ds.citation or _MISSING,
+        contact=ds.contact or _MISSING,
+        maintenance=ds.maintenance or _MISSING,
     )

@@ -35,6 +35,7 @@ from synthflow.release.publish import (
     public_parameters,
     sha256_file,
 )
+from synthflow.release.risk import RiskMeasures, risk_measures
 from synthflow.release.selection import SelectionCost
 from synthflow.space import find_configuration
 from synthflow.transform import Transformer
@@ -60,6 +61,8 @@ class AuditReport:
     """Every check with its outcome; ``ok`` only when all hold."""
 
     checks: list[tuple[str, bool, str]] = field(default_factory=list)
+    risk: RiskMeasures | None = None
+    """Disclosure-risk measures of the released file (information, not a check)."""
 
     def add(self, name: str, ok: bool, detail: str = "") -> None:
         """Record one check."""
@@ -188,6 +191,16 @@ def audit_release(release_dir: str | Path, *, spec_path: str | Path | None = Non
         return report
     report.add(
         "row count", len(codes) == acc["rows"], f"{len(codes)} rows, published {acc['rows']}"
+    )
+    # Disclosure-risk measures of the released file (public; information for reviewers).
+    keys = spec.disclosure.key_variables or tuple(
+        c for c in spec.column_names if c != spec.disclosure.sensitive
+    )
+    report.risk = risk_measures(
+        labels[list(spec.column_names)],
+        keys,
+        sensitive=spec.disclosure.sensitive,
+        max_msu_size=spec.disclosure.max_msu_size,
     )
     # 3. face privacy
     k = cfg.min_count

@@ -64,7 +64,8 @@ def _attempt_fn(
             "spent_epsilon": ledger.spent_epsilon,
         }
         # Only the candidate (public once released) and its report: never D_T.
-        payload = (result.candidate, report) if report.passed else None
+        extra = {"projection_rows": result.projection_rows}
+        payload = (result.candidate, report, extra) if report.passed else None
         return AttemptResult(passed=report.passed, transcript=transcript, payload=payload)
 
     return attempt
@@ -114,6 +115,7 @@ def release_command(
     ledger_path: str | Path | None = None,
     plan_path: str | Path | None = None,
     force: bool = False,
+    note: str | None = None,
 ) -> Path | None:
     """Private selection, then the release package; returns RELEASE_DIR or None.
 
@@ -121,7 +123,8 @@ def release_command(
     and stop probability are the defaults, and the package records its hash.
     ``stop_probability`` defaults to the plan's, else 0; ``fit_once`` to the plan's,
     else False. ``force``: go on although the pre-flight says no candidate can pass
-    reliably (see :func:`hopeless_release`).
+    reliably (see :func:`hopeless_release`). ``note``: a prominent note for the
+    datasheet's readers (the demo says its "private" data is a public stand-in).
     """
     enc, pub = private_dir.resolve(), out.resolve()
     if enc == pub or pub in enc.parents or enc in pub.parents:
@@ -226,7 +229,9 @@ def release_command(
     bar.close()
     if outcome.configuration is None:
         return None
-    candidate, report = outcome.payload
+    # (candidate, report, extra); a selection saved by an older version has no extra.
+    candidate, report, *rest = outcome.payload
+    extra: dict[str, Any] = rest[0] if rest else {}
     try:
         return write_release(
             out,
@@ -247,6 +252,8 @@ def release_command(
                 if plan is not None and plan_path is not None
                 else None
             ),
+            projection_rows=extra.get("projection_rows"),
+            note=note,
         )
     except OSError as exc:
         raise ConfigError(
@@ -322,11 +329,19 @@ def _audit(args: argparse.Namespace) -> int:
                     for name, ok, detail in report.checks
                 ],
                 "not_checked": list(NOT_CHECKED),
+                "disclosure_risk": report.risk.to_json() if report.risk else None,
             },
         )
     for name, ok, detail in report.checks:
         line = f"{'PASS' if ok else 'FAIL'}  {name}"
         print(line + (f"  ({detail})" if detail and not ok else ""))
+    if report.risk is not None:
+        r = report.risk
+        print(f"disclosure risk of the released file (key variables {', '.join(r.key_variables)}):")
+        print(f"  sample uniques {r.sample_uniques}; k-anonymity level {r.k_anonymity}", end="")
+        if r.sensitive:
+            print(f"; l-diversity of {r.sensitive} {r.l_diversity}", end="")
+        print(f"; records with special uniques (<= {r.max_msu_size} keys) {r.records_with_msu}")
     print("not checked (cannot be, from the published files):")
     for item in NOT_CHECKED:
         print(f"  - {item}")

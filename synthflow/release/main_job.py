@@ -148,6 +148,13 @@ def run_main_job(
         # The default file stands in for private data: it gets a dataset ledger, as a
         # real private file must.
         ledger_path=out / "enclave" / "dataset_ledger.jsonl",
+        note=(
+            "This is a demonstration (`synthflow demo`). Its 'original' data is not a "
+            "registry: it is synthflow's embedded NVSS-like public file "
+            f"(`{DEFAULT_DATA}`, simulated from published NVSS 2019 summaries), treated as "
+            "if it were private. The provenance fields below describe the release the spec "
+            "was written for."
+        ),
     )
     if release_dir is None:  # only with a stop probability, which the main job does not use
         raise ConfigError("private selection ended without a release")

@@ -140,11 +140,15 @@ def write_release(
     report: AcceptanceReport,
     cost: SelectionCost,
     plan: dict[str, Any] | None = None,
+    projection_rows: int | None = None,
+    note: str | None = None,
 ) -> Path:
     """Write the release package into a new directory ``out_dir`` (atomically).
 
     ``plan``: provenance of planned budgets (``plan_sha256``, ``planned_spec_sha256``,
     ``predicted_release_probability``, ``total_epsilon``), published in acceptance.json.
+    ``projection_rows``: rows the min-count projection replaced (a statistic of the
+    DP sample, published). ``note``: a prominent note in the datasheet.
     """
     tmp = out_dir.with_name(f".{out_dir.name}.partial")
     if tmp.exists():
@@ -172,6 +176,8 @@ def write_release(
         "evaluation_epsilon_charged": report.epsilon_total,
         "budget": cost.to_json(),
     }
+    if projection_rows is not None:
+        acceptance["projection_rows"] = projection_rows
     if plan is not None:
         acceptance["budget_plan"] = plan
     (tmp / "acceptance.json").write_text(json.dumps(acceptance, indent=2) + "\n", "utf-8")
@@ -179,10 +185,13 @@ def write_release(
         render_datasheet(
             spec=spec,
             configuration=configuration,
+            transformer=transformer,
+            candidate=candidate,
             report=report,
             cost=cost,
-            rows=len(candidate),
             plan=plan,
+            projection_rows=projection_rows,
+            note=note,
         ),
         "utf-8",
     )

@@ -73,7 +73,13 @@ def _share(x: float) -> str:
     return f"{x:.0%}" if x in (0.0, 1.0) else f"{x:.1%}"
 
 
-def _hbar(labels: list[str], series: list[tuple[str, np.ndarray, str]], xlabel: str) -> Any:
+def _hbar(
+    labels: list[str],
+    series: list[tuple[str, np.ndarray, str]],
+    xlabel: str,
+    *,
+    legend: bool = True,
+) -> Any:
     from matplotlib.figure import Figure  # noqa: PLC0415  (heavy; only when a report is written)
 
     fig = Figure(figsize=(8.5, 0.9 + 0.32 * len(labels) * len(series)))
@@ -88,7 +94,8 @@ def _hbar(labels: list[str], series: list[tuple[str, np.ndarray, str]], xlabel: 
     ax.set_xlabel(xlabel, fontsize=11)
     ax.tick_params(axis="x", labelsize=10)
     ax.grid(axis="x", alpha=0.3)
-    ax.legend(loc="lower right", fontsize=10, frameon=True)
+    if legend:  # outside the axes, so that it never covers a bar
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=10, frameon=False)
     return fig
 
 
@@ -242,6 +249,7 @@ def _context(
                         ("without noise", table["pass_rate_exact"].to_numpy(), _EXACT),
                     ],
                     "share of runs passing every criterion",
+                    legend=False,  # the page's legend above explains the colours
                 ),
                 alt=f"pass rate by {name}",
             )

@@ -189,6 +189,9 @@ def test_exact_report_first_line_says_non_private(exact_run):
     assert "NON-PRIVATE" in first and EXACT_BANNER in first
     assert text.count("data:image/png;base64,") >= 6  # criteria, marginals, means, ...
     assert "Worst k-way cells" in text and "Which column blocks matches" in text
+    # Diagnostics beside the criteria, labelled as such (exact mode only).
+    assert "Diagnostics (not acceptance criteria; exact, non-private)" in text
+    assert "Overall quality" in text and "identical to an original row" in text
 
 
 def _exact_strings(births) -> set[str]:
@@ -224,6 +227,7 @@ def test_dp_report_holds_no_exact_statistic(births, exact_run, dp_run):
     assert not {s for s in strings if s in dp_html}
     assert "DP evaluation" in dp_html.splitlines()[0] and "NON-PRIVATE" not in dp_html
     assert DP_OMITTED in dp_html
+    assert "Diagnostics (not acceptance criteria" not in dp_html  # they read D_T exactly
     assert "<th>original</th>" not in dp_html  # no D_T column in any table
 
 
