@@ -89,6 +89,14 @@ def _g(x: float | None) -> str:
     return f"{x:.4g}"
 
 
+def _verdict(passed: bool, noise_sd: float | None, threshold: float) -> str:
+    """'passed'/'failed', flagged when the noise is large next to the threshold."""
+    verdict = "passed" if passed else "failed"
+    if noise_sd is not None and noise_sd > NOISE_DOMINATES * abs(threshold):
+        verdict += "; **decided mostly by noise**"
+    return verdict
+
+
 def _criteria(
     spec: ReleaseSpec,
     transformer: Transformer,
@@ -129,10 +137,7 @@ def _criteria(
                 f"a median of {floor:.4g} for a candidate identical to the original (a "
                 "simulation on public data)."
             )
-        noisy = noise_sd is not None and noise_sd > NOISE_DOMINATES * abs(r.threshold)
-        verdict = "passed" if r.passed else "failed"
-        if noisy:
-            verdict += "; **decided mostly by noise**"
+        verdict = _verdict(r.passed, noise_sd, r.threshold)
         rows.append(
             {
                 "name": r.name,

@@ -217,9 +217,17 @@ def test_release_holds_only_publishable_files_and_audits(release_dir, capsys):
             "public_parameters",
         } <= set(c)
     readme = (release_dir / "README.md").read_text()
-    assert "carry **no accuracy guarantee**" in readme and "4.6-differentially private" in readme
-    lines = [x for x in readme.splitlines() if x.startswith("- `")]
-    assert sum("noise sd " in x for x in lines) == len(acc["criteria"])  # next to every value
+    assert "carry **no accuracy guarantee**" in readme
+    assert "epsilon = 4.6 differentially private" in readme
+    # The acceptance table: one row per criterion, its noise sd next to its value.
+    section = readme.split("## Quality checks")[1].split("\n## ")[0]
+    rows = [x for x in section.splitlines() if x.startswith("| `")]
+    named = {c["name"]: c for c in acc["criteria"]}
+    assert sorted(r.split("`")[1] for r in rows) == sorted(named)
+    for r in rows:
+        cells = [x.strip() for x in r.strip("|").split("|")]
+        c = named[cells[0].strip("`")]
+        assert cells[4] == f"{c['noise_sd']:.4g}" or "(simulated)" in cells[4]
     assert "delta below 1e-30" in readme  # the floating-point bound
     assert "no row is a real record" in readme  # the spec's unit (default), never "birth"
     assert audit_release(release_dir).ok
@@ -631,25 +639,16 @@ def test_torn_transcript_line_is_named_with_safe_advice(tmp_path, small_spec):
 
 
 def test_datasheet_flags_decisions_decided_by_noise():
-    from synthflow.acceptance import CriterionResult
-    from synthflow.release._datasheet import _criterion_line
+    from synthflow.release._datasheet import NOISE_DOMINATES, _verdict
 
-    loud = CriterionResult(
-        name="r", kind="conditional_mean", value=21.3, threshold=30.0, passed=True,
-        epsilon=0.01, mechanism="laplace", sensitivity=1.0, noise_sd=1408.6,
-    )  # fmt: skip
-    quiet = CriterionResult(
-        name="m", kind="marginals", value=0.004, threshold=0.01, passed=True,
-        epsilon=0.01, mechanism="laplace", sensitivity=1e-5, noise_sd=0.0014,
-    )  # fmt: skip
-    assert "decided mostly by noise" in _criterion_line(loud)
-    assert "noise sd 1.41e+03" in _criterion_line(loud)
-    assert "decided mostly by noise" not in _criterion_line(quiet)
-    # The functional mechanism's sd is not on the value's scale: explained, not flagged.
-    import dataclasses
-
-    fm = _criterion_line(dataclasses.replace(loud, mechanism="functional"))
-    assert "sufficient statistics" in fm and "decided mostly by noise" not in fm
+    # A regression value (threshold 30) with noise sd 1408.6: decided by the noise.
+    assert _verdict(True, 1408.6, 30.0) == "passed; **decided mostly by noise**"
+    # A marginal error (threshold 0.01) with noise sd 0.0014: decided by the data.
+    assert _verdict(True, 0.0014, 0.01) == "passed"
+    assert _verdict(False, None, 0.01) == "failed"
+    # The flag starts exactly above NOISE_DOMINATES times the threshold.
+    assert _verdict(True, NOISE_DOMINATES * 2.0, 2.0) == "passed"
+    assert "noise" in _verdict(True, NOISE_DOMINATES * 2.0 * 1.001, 2.0)
 
 
 def test_hopeless_spec_is_refused_before_any_charge(tmp_path, small_csv):

@@ -96,6 +96,13 @@ def test_wheel_runs_the_demo_outside_the_checkout(tmp_path):
     assert "attempts" not in (release / "acceptance.json").read_text()
     assert "attempts" not in (release / "README.md").read_text().replace("how many attempts", "")
     assert (elsewhere / "demo" / "sweep_report.html").is_file()
+    # The datasheet says the "private" data was the public stand-in, and has every section.
+    readme = (release / "README.md").read_text()
+    assert "This is a demonstration" in readme and "nvss_like_2019.csv.gz" in readme
+    for section in ("## Composition: the codebook", "## Quality checks", "## Privacy",
+                    "## Disclosure risk of the released file", "## Distribution"):  # fmt: skip
+        assert section in readme
+    assert "replaced by copies of other records" in readme
     audit = subprocess.run(
         [str(bindir / "synthflow"), "audit", str(release)], cwd=elsewhere, capture_output=True,
         text=True, check=False,

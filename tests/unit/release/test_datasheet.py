@@ -100,6 +100,9 @@ def test_births_datasheet(births_spec, nvss_10k):
     assert "Live births in Israel, 2014" in text and "Hod, S. and Canetti" in text
     assert "grams" in text  # units in the codebook
     assert "l-diversity of `birth_weight`" in text
+    # The regression's noise is on the fit's statistics: its effect on the value is
+    # simulated on the released data and said in words.
+    assert "(simulated)" in text and "Re-drawing that noise on the released file" in text
 
 
 def test_affairs_datasheet(tmp_path):
