@@ -6,15 +6,16 @@ import argparse
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from synthflow._cli import add_command, check_json, write_json
-from synthflow.config import ReleaseSpec, load_spec
-from synthflow.data import load_data
 from synthflow.errors import ConfigError
-from synthflow.flow import run_flow, write_candidate
-from synthflow.ledger import command_ledger
-from synthflow.rng import PrivacyRNG
-from synthflow.space import Configuration, expand_space, find_configuration
+
+# The rest is imported where it is used, so that 'synthflow --help' and 'synthflow space'
+# start without pandas, scipy or the generators (#16).
+if TYPE_CHECKING:
+    from synthflow.config import ReleaseSpec
+    from synthflow.space import Configuration
 
 __all__ = ["register", "run_command"]
 
@@ -22,6 +23,9 @@ _RUN_FILES = ("candidate.csv", "ledger.jsonl", "run.json")
 
 
 def _space(args: argparse.Namespace) -> int:
+    from synthflow.config import load_spec
+    from synthflow.space import expand_space
+
     check_json(args.json, protected=(args.spec,))
     spec = load_spec(args.spec)
     configs = expand_space(spec)
@@ -60,8 +64,8 @@ def _space(args: argparse.Namespace) -> int:
 
 def _noise_report(spec: ReleaseSpec, configs: list[Configuration], n: int) -> None:
     """``space --rows N``: the criteria whose release noise decides pass or fail at n."""
-    from synthflow.acceptance.noise_check import describe, noise_warnings  # noqa: PLC0415
-    from synthflow.transform import Transformer  # noqa: PLC0415
+    from synthflow.acceptance.noise_check import describe, noise_warnings
+    from synthflow.transform import Transformer
 
     if n < 1:
         raise ConfigError(f"--rows ({n}) must be at least 1")
@@ -120,6 +124,11 @@ def run_command(
     Nothing is written when the spec, options or data are invalid. Data not declared
     public need ``ledger_path``, the dataset's persistent ledger (:func:`command_ledger`).
     """
+    from synthflow.data import load_data
+    from synthflow.flow import run_flow, write_candidate
+    from synthflow.ledger import command_ledger
+    from synthflow.rng import PrivacyRNG
+
     if seed is not None and not public:
         raise ConfigError(
             "--seed makes the noise reproducible and is only for tests and public data; add "
@@ -159,6 +168,9 @@ def run_command(
 
 
 def _run(args: argparse.Namespace) -> int:
+    from synthflow.config import load_spec
+    from synthflow.space import find_configuration
+
     spec = load_spec(args.spec)
     out = run_command(
         spec,
@@ -175,7 +187,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from synthflow.release.main_job import DEFAULT_DATA, run_main_job  # noqa: PLC0415  (Dask)
+    from synthflow.release.main_job import DEFAULT_DATA, run_main_job  # Dask
 
     out = Path(args.out) if args.out else Path("runs") / time.strftime("demo-%Y%m%d-%H%M%S")
     print(

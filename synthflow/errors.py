@@ -15,6 +15,7 @@ __all__ = [
     "NotEnoughRowsError",
     "PrivacyLeakWarning",
     "SelectionPaused",
+    "StoreError",
 ]
 
 
@@ -24,6 +25,10 @@ class ConfigError(ValueError):
 
 class DataError(ValueError):
     """Input data cannot be used: missing columns, wrong types, out-of-domain values."""
+
+
+class StoreError(RuntimeError):
+    """A sweep store file is corrupt, foreign, or made for another spec or data."""
 
 
 class BudgetExceededError(RuntimeError):

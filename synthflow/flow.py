@@ -262,9 +262,8 @@ def write_candidate(
         The path of ``candidate.csv``.
     """
     out_dir.mkdir(parents=True, exist_ok=True)
-    labels = result.transformer.to_labels(result.candidate)
     csv_path = out_dir / "candidate.csv"
-    _atomic_write(csv_path, lambda p: labels.to_csv(p, index=False))
+    _atomic_write(csv_path, lambda p: result.transformer.write_labels_csv(result.candidate, p))
     meta: dict[str, Any] = {
         "synthflow_version": __version__,
         "python": platform.python_version(),

@@ -96,18 +96,19 @@ def expand_space(spec: ReleaseSpec) -> list[Configuration]:
     Raises:
         ConfigError: For an unknown model or invalid hyperparameters.
     """
-    from synthflow.generators import REGISTRY  # noqa: PLC0415  (generators import config)
+    # The light module: listing the space needs no generator (nor pandas or torch).
+    from synthflow.generators.hyperparameters import HYPERPARAMETERS  # noqa: PLC0415
 
     transform_choices = [[(c.name, t.name) for t in c.transformations] for c in spec.columns]
     out: list[Configuration] = []
     seen: set[str] = set()
     for i, grid in enumerate(spec.models):
-        if grid.model not in REGISTRY:
+        if grid.model not in HYPERPARAMETERS:
             raise ConfigError(
                 f"space.models[{i}].model: unknown generator {grid.model!r}; registered: "
-                f"{sorted(REGISTRY)}"
+                f"{sorted(HYPERPARAMETERS)}"
             )
-        hp_cls = REGISTRY[grid.model].Hyperparameters
+        hp_cls = HYPERPARAMETERS[grid.model]
         for point in _grid_points(grid):
             try:
                 hp_cls(**point)

@@ -13,18 +13,25 @@ Map of the package:
 Each statistic has its sensitivity as a small pure function next to it.
 """
 
-from synthflow.acceptance.evaluate import (
-    AcceptanceReport,
-    CriterionResult,
-    ExactAndNoisy,
-    evaluate,
-    evaluate_exact_and_noisy,
-    exact_value,
-    exact_values,
-    fit_dp_regression,
-)
-from synthflow.acceptance.faithfulness import MatchingResult, maximum_matching
-from synthflow.acceptance.regression import DPRegressionFit
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from synthflow._lazy import lazy_package
+
+if TYPE_CHECKING:  # the exports, imported on first use (synthflow/_lazy.py)
+    from synthflow.acceptance.evaluate import (
+        AcceptanceReport,
+        CriterionResult,
+        ExactAndNoisy,
+        evaluate,
+        evaluate_exact_and_noisy,
+        exact_value,
+        exact_values,
+        fit_dp_regression,
+    )
+    from synthflow.acceptance.faithfulness import MatchingResult, maximum_matching
+    from synthflow.acceptance.regression import DPRegressionFit
 
 __all__ = [
     "AcceptanceReport",
@@ -39,3 +46,5 @@ __all__ = [
     "fit_dp_regression",
     "maximum_matching",
 ]
+
+lazy_package(__name__)

@@ -5,19 +5,19 @@ from __future__ import annotations
 import argparse
 import logging
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from synthflow._cli import EXIT_NEGATIVE, EXIT_OK, add_command, check_json, write_json
 from synthflow._outputs import check_output_file
-from synthflow.acceptance.evaluate import AcceptanceReport, evaluate
-from synthflow.config import ReleaseSpec, load_spec
-from synthflow.data import load_data, read_table
 from synthflow.errors import ConfigError, DataError
-from synthflow.ledger import command_ledger
-from synthflow.rng import PrivacyRNG
-from synthflow.space import find_configuration
-from synthflow.transform import Transformer
+
+# The library is imported where a command uses it: the CLI starts without it (#16).
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from synthflow.acceptance.evaluate import AcceptanceReport
+    from synthflow.config import ReleaseSpec
+    from synthflow.transform import Transformer
 
 __all__ = ["evaluate_command", "load_codes", "register"]
 
@@ -32,6 +32,8 @@ def load_codes(
     A file whose release columns all hold bin labels of the configuration is read as a
     candidate; anything else is cleaned (:func:`~synthflow.data.load_data`) and binned.
     """
+    from synthflow.data import load_data, read_table
+
     table = read_table(path)
     if set(transformer.domain.names) <= set(table.columns):
         try:
@@ -57,6 +59,12 @@ def evaluate_command(
     ``public`` (or ``exact``, which only public data may use) declares the original
     public, so its cleaning counts are logged.
     """
+    from synthflow.acceptance.evaluate import evaluate
+    from synthflow.ledger import command_ledger
+    from synthflow.rng import PrivacyRNG
+    from synthflow.space import find_configuration
+    from synthflow.transform import Transformer
+
     configuration = find_configuration(spec, config_id)
     transformer = Transformer(spec, configuration.transformations)
     orig = load_codes(original, spec, transformer, public=exact or public)
@@ -84,6 +92,8 @@ def evaluate_command(
 
 
 def _run(args: argparse.Namespace) -> int:
+    from synthflow.config import load_spec
+
     if args.seed is not None and not args.exact and not args.public:
         raise ConfigError(
             "--seed makes the noise reproducible and is only for public data; add --public "
@@ -107,7 +117,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.json:
         write_json(args.json, report.to_json())
     if args.report:
-        from synthflow.acceptance.report import write_report  # noqa: PLC0415 (matplotlib)
+        from synthflow.acceptance.report import write_report  # matplotlib
 
         write_report(
             args.report,

@@ -51,13 +51,16 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
 from synthflow.errors import InfeasibleConfigurationError
+from synthflow.generators.hyperparameters import (
+    DPCTGANHyperparameters,
+    PATECTGANHyperparameters,
+)
 from synthflow.generators.protocol import GeneratorBase, check_codes
 from synthflow.ledger import Ledger
 from synthflow.rng import PrivacyRNG
@@ -85,81 +88,6 @@ def _import(module: str, model: str) -> Any:
             f"generator {model!r} needs torch and smartnoise-synth ({module!r} is missing): "
             f"run {INSTALL_HINT}"
         ) from exc
-
-
-def _positive_int(name: str, value: object) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{name} ({value!r}) must be an integer >= 1")
-
-
-def _positive(name: str, value: object) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-        raise ValueError(f"{name} ({value!r}) must be a number > 0")
-
-
-@dataclass(frozen=True, kw_only=True)
-class _GANHyperparameters:
-    delta: float = 1e-9
-    """Delta of the (epsilon, delta) guarantee (charged to the ledger)."""
-    epochs: int = 300
-    batch_size: int = 500
-    generator_lr: float = 2e-4
-    discriminator_lr: float = 2e-4
-    generator_decay: float = 1e-6
-    discriminator_decay: float = 1e-6
-    noise_multiplier: float = 1.0
-    embedding_dim: int = 128
-    hidden: int = 256
-    """Width of the two hidden layers of both networks."""
-
-    def __post_init__(self) -> None:
-        if (
-            isinstance(self.delta, bool)
-            or not isinstance(self.delta, (int, float))
-            or not 0 < self.delta < 1
-        ):
-            raise ValueError(f"delta ({self.delta!r}) must be a number in (0, 1)")
-        for name in ("epochs", "batch_size", "embedding_dim", "hidden"):
-            _positive_int(name, getattr(self, name))
-        if self.batch_size % 2:
-            raise ValueError(f"batch_size ({self.batch_size}) must be even (smartnoise asserts)")
-        for name in ("generator_lr", "discriminator_lr", "noise_multiplier"):
-            _positive(name, getattr(self, name))
-        for name in ("generator_decay", "discriminator_decay"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
-                raise ValueError(f"{name} ({v!r}) must be a number >= 0")
-
-
-@dataclass(frozen=True, kw_only=True)
-class DPCTGANHyperparameters(_GANHyperparameters):
-    """Hyperparameters of DPCTGAN (SPEC sec. 9)."""
-
-    loss: Literal["cross_entropy", "wasserstein"] = "cross_entropy"
-    max_per_sample_grad_norm: float = 1.0
-    """DP-SGD clipping norm of each example's gradient."""
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if self.loss not in ("cross_entropy", "wasserstein"):
-            raise ValueError(f"loss ({self.loss!r}) must be 'cross_entropy' or 'wasserstein'")
-        _positive("max_per_sample_grad_norm", self.max_per_sample_grad_norm)
-
-
-@dataclass(frozen=True, kw_only=True)
-class PATECTGANHyperparameters(_GANHyperparameters):
-    """Hyperparameters of PATECTGAN (SPEC sec. 9). smartnoise ignores ``epochs``."""
-
-    noise_multiplier: float = 1e-3
-    regularization: Literal["none", "dragan"] = "none"
-    loss: Literal["cross_entropy", "wasserstein"] = "cross_entropy"
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if self.regularization not in ("none", "dragan"):
-            raise ValueError(f"regularization ({self.regularization!r}) must be 'none' or 'dragan'")
-        if self.loss not in ("cross_entropy", "wasserstein"):
-            raise ValueError(f"loss ({self.loss!r}) must be 'cross_entropy' or 'wasserstein'")
 
 
 def dpctgan_max_epochs(

@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import inspect
 import math
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -51,6 +50,7 @@ import pandas as pd
 
 from synthflow.errors import InfeasibleConfigurationError
 from synthflow.generators._pgm import TreeSampler
+from synthflow.generators.hyperparameters import AIMHyperparameters, MSTHyperparameters
 from synthflow.generators.protocol import GeneratorBase, check_codes
 from synthflow.ledger import Ledger
 from synthflow.rng import PrivacyRNG
@@ -72,47 +72,6 @@ def require_extra(module: str, extra: str, model: str) -> Any:
             f"generator {model!r} needs the optional dependency {module!r}: run "
             f'pip install ".[{extra}]"'
         ) from exc
-
-
-def _check_delta(delta: object) -> None:
-    if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0 < delta < 1:
-        raise ValueError(f"delta ({delta!r}) must be a number in (0, 1)")
-
-
-@dataclass(frozen=True, kw_only=True)
-class MSTHyperparameters:
-    """Hyperparameters of MST."""
-
-    delta: float = 1e-9
-    """Delta of the (epsilon, delta) guarantee (charged to the ledger)."""
-
-    def __post_init__(self) -> None:
-        _check_delta(self.delta)
-
-
-@dataclass(frozen=True, kw_only=True)
-class AIMHyperparameters:
-    """Hyperparameters of AIM (smartnoise defaults except where noted)."""
-
-    delta: float = 1e-9
-    """Delta of the (epsilon, delta) guarantee (charged to the ledger)."""
-    degree: int = 2
-    """Largest marginal in the workload (smartnoise default 2)."""
-    max_model_size: float = 80.0
-    """Largest model size in MB (smartnoise default 80)."""
-    rounds: int | None = None
-    """Rounds of select-measure; None: smartnoise's default (16 * columns)."""
-
-    def __post_init__(self) -> None:
-        _check_delta(self.delta)
-        if isinstance(self.degree, bool) or not isinstance(self.degree, int) or self.degree < 1:
-            raise ValueError(f"degree ({self.degree!r}) must be an integer >= 1")
-        if not (isinstance(self.max_model_size, (int, float)) and self.max_model_size > 0):
-            raise ValueError(f"max_model_size ({self.max_model_size!r}) must be > 0")
-        if self.rounds is not None and (
-            isinstance(self.rounds, bool) or not isinstance(self.rounds, int) or self.rounds < 1
-        ):
-            raise ValueError(f"rounds ({self.rounds!r}) must be None or an integer >= 1")
 
 
 def public_transformer(domain: Domain) -> Any:

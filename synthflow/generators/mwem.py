@@ -33,41 +33,18 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
 import pandas as pd
 
+from synthflow.generators.hyperparameters import MWEMHyperparameters
 from synthflow.generators.protocol import GeneratorBase, check_codes, refuse_dense_domain
 from synthflow.ledger import Ledger
 from synthflow.rng import PrivacyRNG
 from synthflow.transform import Domain
 
 __all__ = ["MWEM", "MWEMHyperparameters", "RangeQueries"]
-
-
-def _positive_int(name: str, value: object) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name} ({value!r}) must be an integer >= 1")
-
-
-@dataclass(frozen=True, kw_only=True)
-class MWEMHyperparameters:
-    """Hyperparameters of MWEM (SPEC sec. 9)."""
-
-    num_query: int = 512
-    """Size of the random, data-independent workload of range queries."""
-    num_iterations: int = 500
-    """Rounds of select-measure-update; each spends epsilon / num_iterations."""
-    num_inner_updates: int = 25
-    """Multiplicative-weights passes over all measured queries after each round."""
-    max_query_columns: int = 3
-    """Most columns one range query constrains (the others are unconstrained)."""
-
-    def __post_init__(self) -> None:
-        for name in ("num_query", "num_iterations", "num_inner_updates", "max_query_columns"):
-            _positive_int(name, getattr(self, name))
 
 
 class RangeQueries:

@@ -42,6 +42,7 @@ import pandas as pd
 from synthflow.errors import ConfigError, InfeasibleConfigurationError
 from synthflow.generators._pgm import Clique, Measurement, TreeSampler, estimate, model_size
 from synthflow.generators._workload_spec import Workload, structural_zeros, workload_from_spec
+from synthflow.generators.hyperparameters import WorkloadHyperparameters
 from synthflow.generators.protocol import GeneratorBase, check_codes
 from synthflow.ledger import Ledger
 from synthflow.rng import PrivacyRNG
@@ -76,55 +77,6 @@ def marginal_counts(codes: np.ndarray, axes: tuple[int, ...], sizes: tuple[int, 
     shape = tuple(sizes[a] for a in axes)
     flat = np.ravel_multi_index(tuple(codes[:, a] for a in axes), shape)
     return np.bincount(flat, minlength=math.prod(shape)).reshape(shape)
-
-
-def _share(name: str, value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
-        raise ValueError(f"{name} ({value!r}) must be a number in [0, 1]")
-    return float(value)
-
-
-@dataclass(frozen=True, kw_only=True)
-class WorkloadHyperparameters:
-    """How the workload generator splits its budget (tuned by the public sweep)."""
-
-    one_way_share: float = 0.15
-    """Share of epsilon on the 1-way marginals of every column."""
-    constrained_share: float = 0.3
-    """Share on the pairs a synthetic constraint names together (if any; otherwise it
-    goes to the other pairs)."""
-    cell_power: float = 0.0
-    """Within a family, a marginal's share is proportional to cells ** cell_power."""
-    iters: int = 3000
-    """Mirror-descent iterations of the Private-PGM estimation (1000 leaves the
-    regression error about twice as large at 160K rows; 6000 gains little)."""
-    max_model_size: float = 16.0
-    """Largest graphical model (junction-tree parameters, MB) the fit may build; checked
-    from the public domain before anything is charged. Time grows with it: the births
-    release binning needs about 2 MB (about 20 s at 3000 iterations on 2 cores); 16 MB
-    (2M cells) takes minutes per fit; jax's working memory is several times the model.
-    Above it, a table goes to tree mode (see ``select_share``) or is refused."""
-    select_share: float = 0.1
-    """Wide tables only (*tree mode*): when the pairs only the marginals criterion reads
-    do not all fit in ``max_model_size``, this share of epsilon selects a spanning tree
-    of them with the exponential mechanism; unused otherwise."""
-
-    def __post_init__(self) -> None:
-        a = _share("one_way_share", self.one_way_share)
-        b = _share("constrained_share", self.constrained_share)
-        if a + b > 1 + 1e-12:
-            raise ValueError(
-                f"one_way_share + constrained_share ({a} + {b}) must be at most 1; the rest "
-                "goes to the other pairs"
-            )
-        if not isinstance(self.cell_power, (int, float)) or not 0 <= self.cell_power <= 2:
-            raise ValueError(f"cell_power ({self.cell_power!r}) must be a number in [0, 2]")
-        if isinstance(self.iters, bool) or not isinstance(self.iters, int) or self.iters < 1:
-            raise ValueError(f"iters ({self.iters!r}) must be an integer >= 1")
-        if not isinstance(self.max_model_size, (int, float)) or not self.max_model_size > 0:
-            raise ValueError(f"max_model_size ({self.max_model_size!r}) must be > 0 (MB)")
-        if _share("select_share", self.select_share) >= 1:
-            raise ValueError(f"select_share ({self.select_share!r}) must be below 1")
 
 
 @dataclass(frozen=True, kw_only=True)

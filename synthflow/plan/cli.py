@@ -57,15 +57,15 @@ def plan_command(
             another spec or data, or no plan meeting the constraints (plan.html and
             plan.json are still written, showing the frontier and why).
     """
-    from synthflow.candidates import write_candidates  # noqa: PLC0415
-    from synthflow.config import load_spec  # noqa: PLC0415
-    from synthflow.data import load_data  # noqa: PLC0415
-    from synthflow.ledger import file_sha256  # noqa: PLC0415
-    from synthflow.plan.optimize import Planner, PlanOptions  # noqa: PLC0415
-    from synthflow.plan.report import write_plan_html  # noqa: PLC0415
-    from synthflow.plan.simulate import load_arms  # noqa: PLC0415
-    from synthflow.plan.specfile import write_planned_spec  # noqa: PLC0415
-    from synthflow.release.selection import SelectionCost  # noqa: PLC0415
+    from synthflow.candidates import write_candidates
+    from synthflow.config import load_spec
+    from synthflow.data import load_data
+    from synthflow.ledger import file_sha256
+    from synthflow.plan.optimize import Planner, PlanOptions
+    from synthflow.plan.report import write_plan_html
+    from synthflow.plan.simulate import load_arms
+    from synthflow.plan.specfile import write_planned_spec
+    from synthflow.release.selection import SelectionCost
 
     options = PlanOptions(
         target_pass=target_pass,
@@ -204,7 +204,7 @@ def _write_json(path: Path, doc: dict[str, Any]) -> None:
 
 
 def _plan(args: argparse.Namespace) -> int:
-    from synthflow.sweep.store import StoreError  # noqa: PLC0415
+    from synthflow.sweep.store import StoreError
 
     require_public(args, "plan simulates the release on --data and reports what it finds")
     check_json(args.json, force=args.force, protected=(args.spec, args.store, args.data))

@@ -13,9 +13,16 @@ The committed default, ``public_data/nvss_like_2019.csv.gz`` (167,000 rows), is
 simulated from ``public_data/nvss2019_calibration.yaml``; see ``public_data/DATASHEET.md``.
 """
 
-from synthflow.public._io import SAMPLE_COLUMNS, read_sample, write_sample
-from synthflow.public.natality import load_nvss_natality
-from synthflow.public.nvss import Calibration, calibrate, default_calibration_path, simulate
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from synthflow._lazy import lazy_package
+
+if TYPE_CHECKING:  # the exports, imported on first use (synthflow/_lazy.py)
+    from synthflow.public._io import SAMPLE_COLUMNS, read_sample, write_sample
+    from synthflow.public.natality import load_nvss_natality
+    from synthflow.public.nvss import Calibration, calibrate, default_calibration_path, simulate
 
 __all__ = [
     "SAMPLE_COLUMNS",
@@ -27,3 +34,5 @@ __all__ = [
     "simulate",
     "write_sample",
 ]
+
+lazy_package(__name__)

@@ -13,31 +13,39 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from synthflow._cli import add_command
 from synthflow._outputs import check_output_file
 from synthflow.errors import ConfigError
-from synthflow.public._io import read_sample, write_sample
-from synthflow.public.natality import load_nvss_natality
-from synthflow.public.nvss import Calibration, calibrate, simulate
 
 __all__ = ["register"]
 
 
 def _calibrate(sample: str, out: str) -> int:
+    from synthflow.public._io import read_sample
+    from synthflow.public.nvss import calibrate
+
     cal = calibrate(read_sample(sample), source=sample)
     print(Path(cal.to_yaml(out)).resolve())
     return 0
 
 
 def _simulate(calibration: str, rows: int, seed: int, out: str) -> int:
+    import numpy as np
+
+    from synthflow.public._io import write_sample
+    from synthflow.public.nvss import Calibration, simulate
+
     frame = simulate(Calibration.from_yaml(calibration), rows, np.random.default_rng(seed))
     print(Path(write_sample(frame, out)).resolve())
     return 0
 
 
 def _from_nvss(natality: str, out: str, rows: int | None, seed: int) -> int:
+    import numpy as np
+
+    from synthflow.public._io import write_sample
+    from synthflow.public.natality import load_nvss_natality
+
     rng = np.random.default_rng(seed) if rows is not None else None
     frame = load_nvss_natality(natality, n_rows=rows, rng=rng)
     print(Path(write_sample(frame, out)).resolve())
@@ -45,7 +53,7 @@ def _from_nvss(natality: str, out: str, rows: int | None, seed: int) -> int:
 
 
 def _affairs(out: str, public_share: float, seed: int) -> int:
-    from synthflow.public.affairs import write_affairs  # noqa: PLC0415  (statsmodels)
+    from synthflow.public.affairs import write_affairs  # statsmodels
 
     for path in write_affairs(out, public_share=public_share, seed=seed):
         print(Path(path).resolve())
@@ -53,7 +61,7 @@ def _affairs(out: str, public_share: float, seed: int) -> int:
 
 
 def _wide(out: str, rows: int, seed: int) -> int:
-    from synthflow.public.wide import write_wide_table  # noqa: PLC0415
+    from synthflow.public.wide import write_wide_table
 
     try:
         write_wide_table(out, rows, seed=seed)

@@ -1,14 +1,21 @@
 """Private selection, the release package and its audit (SPEC sec. 1, 8, 10)."""
 
-from synthflow.release.audit import AuditReport, audit_release
-from synthflow.release.publish import public_parameters, write_release
-from synthflow.release.selection import (
-    AttemptResult,
-    SelectionCost,
-    SelectionOutcome,
-    private_selection,
-    selection_cost,
-)
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from synthflow._lazy import lazy_package
+
+if TYPE_CHECKING:  # the exports, imported on first use (synthflow/_lazy.py)
+    from synthflow.release.audit import AuditReport, audit_release
+    from synthflow.release.publish import public_parameters, write_release
+    from synthflow.release.selection import (
+        AttemptResult,
+        SelectionCost,
+        SelectionOutcome,
+        private_selection,
+        selection_cost,
+    )
 
 __all__ = [
     "AttemptResult",
@@ -21,3 +28,5 @@ __all__ = [
     "selection_cost",
     "write_release",
 ]
+
+lazy_package(__name__)

@@ -1,292 +1,24 @@
-"""``synthflow release`` and ``synthflow audit``."""
+"""``synthflow release`` and ``synthflow audit``.
+
+Thin layers over the release job (:mod:`synthflow.release.job`) and the audit
+(:mod:`synthflow.release.audit`), imported when the command runs so that the CLI
+starts fast.
+"""
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from synthflow._cli import EXIT_NEGATIVE, EXIT_OK, add_command, check_json, write_json
-from synthflow._progress import tqdm
-from synthflow.acceptance import evaluate, fit_dp_regression
-from synthflow.acceptance.noise_check import space_noise_warning
-from synthflow.candidates import read_candidates, read_pass_rates
-from synthflow.config import ReleaseSpec, load_spec
-from synthflow.data import load_data
-from synthflow.errors import ConfigError, InfeasibleConfigurationError, NotEnoughRowsError
-from synthflow.flow import check_configurations, run_flow
-from synthflow.ledger import Ledger, command_ledger, file_sha256
-from synthflow.release.audit import NOT_CHECKED, audit_release
-from synthflow.release.publish import write_release
-from synthflow.release.selection import AttemptResult, private_selection
-from synthflow.rng import PrivacyRNG
-from synthflow.space import Configuration
-from synthflow.transform import Transformer
 
-__all__ = ["read_candidates", "register", "release_command"]  # read_candidates: compat
-
-
-def _attempt_fn(
-    spec: ReleaseSpec, raw: Any, show_progress: bool, public: bool
-) -> Callable[[Configuration, Ledger, PrivacyRNG, Any], AttemptResult]:
-    def attempt(cfg: Configuration, ledger: Ledger, rng: PrivacyRNG, fit: Any) -> AttemptResult:
-        try:
-            return _attempt(cfg, ledger, rng, fit)
-        except (NotEnoughRowsError, InfeasibleConfigurationError) as exc:
-            # Both depend on public quantities or on the DP model only: a failed attempt.
-            return AttemptResult(passed=False, transcript={"error": type(exc).__name__})
-
-    def _attempt(cfg: Configuration, ledger: Ledger, rng: PrivacyRNG, fit: Any) -> AttemptResult:
-        result = run_flow(
-            spec, cfg, raw, ledger=ledger, rng=rng, public=public, show_progress=show_progress
-        )
-        report = evaluate(
-            spec,
-            result.transformer,
-            result.original,
-            result.candidate,
-            exact=False,
-            ledger=ledger,
-            rng=rng,
-            regression_fit=fit,
-        )
-        exact = evaluate(spec, result.transformer, result.original, result.candidate, exact=True)
-        transcript = {
-            "released": {c.name: c.value for c in report.criteria},
-            "thresholds": {c.name: c.threshold for c in report.criteria},
-            "noise": {
-                c.name: c.value - e.value
-                for c, e in zip(report.criteria, exact.criteria, strict=True)
-            },
-            "spent_epsilon": ledger.spent_epsilon,
-        }
-        # Only the candidate (public once released) and its report: never D_T.
-        extra = {"projection_rows": result.projection_rows}
-        payload = (result.candidate, report, extra) if report.passed else None
-        return AttemptResult(passed=report.passed, transcript=transcript, payload=payload)
-
-    return attempt
-
-
-def hopeless_release(
-    spec: ReleaseSpec,
-    candidates: list[Configuration],
-    n: int,
-    pass_rates: list[float | None],
-) -> str:
-    """Why private selection would spend its budget for (almost) nothing; '' if it would not.
-
-    Public facts only: the spec, the candidates' bins, n, and the shortlist's pass
-    estimates on public data. Two reasons: a DP criterion whose release noise is at
-    least the room a perfect candidate has (:mod:`~synthflow.acceptance.noise_check`),
-    or no candidate that ever passed in the public sweep.
-    """
-    reasons = []
-    noisy = space_noise_warning(spec, candidates, n)
-    if noisy:
-        reasons.append(noisy)
-    known = [p for p in pass_rates if p is not None]
-    if known and max(known) <= 0:
-        reasons.append(
-            f"none of the {len(known)} shortlisted configurations passed in the public sweep "
-            "(every pass estimate is 0): selection would most likely stop empty-handed or run "
-            "out of attempts"
-        )
-    return "\n".join(reasons)
-
-
-def release_command(
-    spec_path: str | Path,
-    data: str | Path,
-    candidates_path: Path,
-    out: Path,
-    private_dir: Path,
-    *,
-    stop_probability: float | None = None,
-    fit_once: bool | None = None,
-    seed: int | None = None,
-    public: bool = False,
-    show_progress: bool = True,
-    max_attempts: int | None = None,
-    show_attempts: bool = False,
-    ledger_path: str | Path | None = None,
-    plan_path: str | Path | None = None,
-    force: bool = False,
-    note: str | None = None,
-) -> Path | None:
-    """Private selection, then the release package; returns RELEASE_DIR or None.
-
-    ``plan_path``: the plan.json of ``synthflow plan`` that made the spec: its fit mode
-    and stop probability are the defaults, and the package records its hash.
-    ``stop_probability`` defaults to the plan's, else 0; ``fit_once`` to the plan's,
-    else False. ``force``: go on although the pre-flight says no candidate can pass
-    reliably (see :func:`hopeless_release`). ``note``: a prominent note for the
-    datasheet's readers (the demo says its "private" data is a public stand-in).
-    """
-    enc, pub = private_dir.resolve(), out.resolve()
-    if enc == pub or pub in enc.parents or enc in pub.parents:
-        raise ConfigError(
-            "--private-dir and --out must be separate directories, neither inside the other: "
-            "enclave files (ledger, transcript) are never published"
-        )
-    spec = load_spec(spec_path)
-    plan = _read_plan(plan_path, spec) if plan_path is not None else None
-    if plan is not None:
-        if fit_once is not None and fit_once != plan["fit_once"]:
-            raise ConfigError(
-                f"--fit-once {'given' if fit_once else 'absent'} but the plan was made for a "
-                f"regression fit {'once per release' if plan['fit_once'] else 'per candidate'}; "
-                "drop the flag (the plan's choice is used) or re-plan"
-            )
-        fit_once = bool(plan["fit_once"])
-        if stop_probability is None:
-            stop_probability = float(plan["options"]["stop_probability"])
-    fit_once = bool(fit_once)
-    stop_probability = 0.0 if stop_probability is None else stop_probability
-    candidates = read_candidates(spec, candidates_path)
-    if out.exists() and any(out.iterdir()):
-        raise ConfigError(f"release directory {str(out)!r} is not empty; choose a new --out")
-    if seed is not None and not public:
-        raise ConfigError("--seed is for tests and public data only; add --public or drop --seed")
-    from synthflow.generators import REGISTRY  # noqa: PLC0415
-
-    needs_public = sorted(
-        {c.model for c in candidates if getattr(REGISTRY[c.model], "requires_public_data", False)}
-    )
-    if needs_public and not public:
-        raise ConfigError(
-            f"candidates use {needs_public}, which run only on data declared public (see the "
-            "README's generator table); shortlist other generators for a private release"
-        )
-    raw = load_data(data, spec, public=public).frame
-    check_configurations(spec, candidates, len(raw))  # before anything is charged
-    # A selection that has started (its ledger exists) was judged when it started;
-    # resuming it must not be refused (its budget is already spent).
-    resuming = (private_dir / "ledger.jsonl").exists()
-    hopeless = (
-        ""
-        if resuming
-        else hopeless_release(spec, candidates, len(raw), read_pass_rates(candidates_path))
-    )
-    if hopeless and not force:
-        raise ConfigError(
-            f"{hopeless}\nNothing was spent. Change the spec (or the shortlist), or add "
-            "--force to spend the budget anyway"
-        )
-    if hopeless:
-        print(f"synthflow release: warning (--force given): {hopeless}", file=sys.stderr)
-    shared = (
-        command_ledger(
-            data=data,
-            public=public,
-            ledger_path=ledger_path,
-            total_epsilon=spec.privacy.total_epsilon,
-            total_delta=spec.privacy.total_delta,
-        )
-        if ledger_path is not None or not public
-        else None
-    )
-    rng = PrivacyRNG.from_seed(seed) if seed is not None else PrivacyRNG.secure()
-    fit = None
-    if fit_once:
-        letters = {tuple(sorted(c.transformations.items())) for c in candidates}
-        if len(letters) != 1:
-            raise ConfigError(
-                "--fit-once needs all candidates to share their transformations (the fit is "
-                "made on D_T once); shortlist one transformation set or drop --fit-once"
-            )
-        tr = Transformer(spec, candidates[0].transformations)
-        original = tr.forward(raw)
-
-        def fit(ledger: Ledger, r: PrivacyRNG) -> Any:
-            return fit_dp_regression(spec, tr, original, ledger=ledger, rng=r)
-
-    # The number of attempts is private (it depends on the data): by default the display
-    # shows only that selection is running and for how long; --show-attempts shows the
-    # count on the steward's terminal inside the enclave.
-    bar = tqdm(
-        desc="private selection",
-        unit="attempt",
-        disable=not show_progress,
-        bar_format=None if show_attempts else "{desc}: running for {elapsed}",
-    )
-    outcome = private_selection(
-        spec,
-        candidates,
-        attempt=_attempt_fn(spec, raw, show_progress=False, public=public),
-        enclave_dir=private_dir,
-        rng=rng,
-        stop_probability=stop_probability,
-        fit_once=fit_once,
-        fit=fit,
-        max_attempts=max_attempts,
-        on_attempt=lambda k, ok: bar.update(k - bar.n),  # the selection's attempt number
-        dataset_ledger=shared,
-    )
-    bar.close()
-    if outcome.configuration is None:
-        return None
-    # (candidate, report, extra); a selection saved by an older version has no extra.
-    candidate, report, *rest = outcome.payload
-    extra: dict[str, Any] = rest[0] if rest else {}
-    try:
-        return write_release(
-            out,
-            spec=spec,
-            configuration=outcome.configuration,
-            transformer=Transformer(spec, outcome.configuration.transformations),
-            candidate=candidate,
-            report=report,
-            cost=outcome.cost,
-            plan=(
-                {
-                    "plan_sha256": file_sha256(plan_path),
-                    "planned_spec_sha256": plan["planned_spec_sha256"],
-                    "total_epsilon": plan["total_epsilon"],
-                    "predicted_release_probability": plan["release_probability"],
-                    "stop_probability": plan["options"]["stop_probability"],
-                }
-                if plan is not None and plan_path is not None
-                else None
-            ),
-            projection_rows=extra.get("projection_rows"),
-            note=note,
-        )
-    except OSError as exc:
-        raise ConfigError(
-            f"writing the release to {str(out)!r} failed ({exc.strerror or exc}); the selected "
-            f"candidate is saved in {str(private_dir)!r}: free space or fix --out, then re-run "
-            "the same command to publish it without spending again"
-        ) from exc
-
-
-def _read_plan(path: str | Path, spec: Any) -> dict[str, Any]:
-    """plan.json, checked to be the plan that wrote ``spec``."""
-    p = Path(path)
-    try:
-        plan = json.loads(p.read_text("utf-8"))
-    except FileNotFoundError:
-        raise ConfigError(
-            f"--plan {str(p)!r} does not exist; give plan.json from 'synthflow plan'"
-        ) from None
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"--plan {str(p)!r} is not a plan.json ({type(exc).__name__})") from exc
-    needed = {"planned_spec_sha256", "fit_once", "options", "total_epsilon", "release_probability"}
-    if not isinstance(plan, dict) or not needed <= set(plan):
-        raise ConfigError(f"--plan {str(p)!r} is not a plan.json written by 'synthflow plan'")
-    if plan["planned_spec_sha256"] != spec.sha256:
-        raise ConfigError(
-            f"--plan {str(p)!r} planned another spec (sha256 "
-            f"{plan['planned_spec_sha256'][:12]}..., {spec.path} is {spec.sha256[:12]}...): "
-            "give the spec.yaml written beside that plan"
-        )
-    return plan
+__all__ = ["register"]
 
 
 def _release(args: argparse.Namespace) -> int:
+    from synthflow.release.job import release_command
+
     check_json(args.json, force=args.force, protected=(args.spec, args.data, args.candidates))
     out = release_command(
         args.spec,
@@ -317,6 +49,8 @@ def _release(args: argparse.Namespace) -> int:
 
 
 def _audit(args: argparse.Namespace) -> int:
+    from synthflow.release.audit import NOT_CHECKED, audit_release
+
     check_json(args.json, protected=(args.release_dir,))
     report = audit_release(args.release_dir, spec_path=args.spec)
     if args.json:

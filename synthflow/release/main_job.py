@@ -30,7 +30,7 @@ from synthflow.config import ReleaseSpec, load_spec
 from synthflow.errors import ConfigError
 from synthflow.public import Calibration, default_calibration_path, simulate, write_sample
 from synthflow.release.audit import AuditReport, audit_release
-from synthflow.release.cli import release_command
+from synthflow.release.job import release_command
 from synthflow.resources import bundled_spec, public_data_file
 
 __all__ = ["MainJobResult", "restrict_transformations", "run_main_job"]

@@ -154,8 +154,7 @@ def write_release(
     if tmp.exists():
         shutil.rmtree(tmp)
     tmp.mkdir(parents=True)
-    labels = transformer.to_labels(candidate)
-    labels.to_csv(tmp / DATA_FILE, index=False)
+    transformer.write_labels_csv(candidate, tmp / DATA_FILE)
     shutil.copyfile(spec.path, tmp / "spec.yaml")
     data_sha256 = sha256_file(tmp / DATA_FILE)
     params = public_parameters(spec, transformer, candidate, fit_once=cost.fit_once)

@@ -11,14 +11,21 @@ Map of the package, in pipeline order:
 * :mod:`~synthflow.sweep.cli`: ``sweep``, ``shortlist`` and ``sweep-report``.
 """
 
-from synthflow.sweep.evaluation import (
-    AcceptanceEvaluator,
-    CriterionOutcome,
-    Evaluator,
-    RunEvaluation,
-    load_evaluator,
-)
-from synthflow.sweep.store import RunRecord, StoreError, SweepStore
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from synthflow._lazy import lazy_package
+
+if TYPE_CHECKING:  # the exports, imported on first use (synthflow/_lazy.py)
+    from synthflow.sweep.evaluation import (
+        AcceptanceEvaluator,
+        CriterionOutcome,
+        Evaluator,
+        RunEvaluation,
+        load_evaluator,
+    )
+    from synthflow.sweep.store import RunRecord, StoreError, SweepStore
 
 __all__ = [
     "AcceptanceEvaluator",
@@ -30,3 +37,5 @@ __all__ = [
     "SweepStore",
     "load_evaluator",
 ]
+
+lazy_package(__name__)

@@ -16,10 +16,7 @@ from synthflow._cli import (
     write_json,
 )
 from synthflow._outputs import check_output_file
-from synthflow.config import load_spec
-from synthflow.errors import ConfigError
-from synthflow.sweep.evaluation import load_evaluator
-from synthflow.sweep.store import StoreError
+from synthflow.errors import ConfigError, StoreError
 
 __all__ = ["register"]
 
@@ -48,7 +45,9 @@ def _split(text: str | None) -> list[str] | None:
 
 
 def _sweep(args: argparse.Namespace) -> int:
-    from synthflow.sweep.engine import run_sweep  # noqa: PLC0415  (imports Dask)
+    from synthflow.config import load_spec
+    from synthflow.sweep.engine import run_sweep  # Dask
+    from synthflow.sweep.evaluation import load_evaluator
 
     require_public(args, "a sweep stores exact statistics of --data for every run")
     check_json(args.json, protected=(args.spec, args.data, args.store))
@@ -93,7 +92,7 @@ def _sweep(args: argparse.Namespace) -> int:
 
 
 def _shortlist(args: argparse.Namespace) -> int:
-    from synthflow.sweep.shortlist import (  # noqa: PLC0415
+    from synthflow.sweep.shortlist import (
         estimate,
         store_generator_epsilon,
         write_shortlist,
@@ -146,7 +145,8 @@ def _shortlist(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from synthflow.sweep.report import write_report  # noqa: PLC0415  (imports matplotlib)
+    from synthflow.config import load_spec
+    from synthflow.sweep.report import write_report  # matplotlib
 
     try:
         target = check_output_file(

@@ -21,6 +21,7 @@ from typing import Any
 
 import pandas as pd
 
+from synthflow.errors import StoreError
 from synthflow.space import Configuration
 from synthflow.sweep.evaluation import RunEvaluation
 
@@ -72,10 +73,6 @@ CREATE TABLE planning (
     UNIQUE (config_id, generator_epsilon, repeat)
 );
 """
-
-
-class StoreError(RuntimeError):
-    """The store file is corrupt, foreign, or made for another spec or data."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -17,53 +17,66 @@ The package reads like the workflow:
   method side by side as an HTML report (``tables compare``).
 """
 
-from synthflow.tables._spec import LevelSpec, TableSpec, load_tables, parse_tables
-from synthflow.tables.cellkey import (
-    cell_key_perturbation,
-    draw_category_keys,
-    draw_record_keys,
-    record_keys_from_ids,
-)
-from synthflow.tables.compare import Comparison, ComparisonRow, compare, read_release
-from synthflow.tables.dpnoise import NoiseOptions, independent_noise
-from synthflow.tables.measures import (
-    BANDS,
-    Measures,
-    cramers_v,
-    entropy_risk,
-    hellinger,
-    measure,
-    transition_matrix,
-)
-from synthflow.tables.protect import (
-    METHODS,
-    CellKey,
-    IndependentNoise,
-    Rounding,
-    TableMethod,
-    TopDown,
-    build_method,
-    protect,
-    write_tables,
-)
-from synthflow.tables.ptable import PRESETS, PTable, PTableParams, make_ptable
-from synthflow.tables.report import render_html, write_report
-from synthflow.tables.rounding import (
-    RoundingOptions,
-    apply_rounding,
-    round_to_base,
-    suppress,
-    ten_five,
-)
-from synthflow.tables.tabulate import CountTable, Microdata, ReleasedTable, tabulate, tabulate_all
-from synthflow.tables.topdown import (
-    ONS_SPLIT,
-    TopDownOptions,
-    default_split,
-    largest_remainder,
-    proportional_allocation,
-    top_down,
-)
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from synthflow._lazy import lazy_package
+
+if TYPE_CHECKING:  # the exports, imported on first use (synthflow/_lazy.py)
+    from synthflow.tables._spec import LevelSpec, TableSpec, load_tables, parse_tables
+    from synthflow.tables.cellkey import (
+        cell_key_perturbation,
+        draw_category_keys,
+        draw_record_keys,
+        record_keys_from_ids,
+    )
+    from synthflow.tables.compare import Comparison, ComparisonRow, compare, read_release
+    from synthflow.tables.dpnoise import NoiseOptions, independent_noise
+    from synthflow.tables.measures import (
+        BANDS,
+        Measures,
+        cramers_v,
+        entropy_risk,
+        hellinger,
+        measure,
+        transition_matrix,
+    )
+    from synthflow.tables.protect import (
+        METHODS,
+        CellKey,
+        IndependentNoise,
+        Rounding,
+        TableMethod,
+        TopDown,
+        build_method,
+        protect,
+        write_tables,
+    )
+    from synthflow.tables.ptable import PRESETS, PTable, PTableParams, make_ptable
+    from synthflow.tables.report import render_html, write_report
+    from synthflow.tables.rounding import (
+        RoundingOptions,
+        apply_rounding,
+        round_to_base,
+        suppress,
+        ten_five,
+    )
+    from synthflow.tables.tabulate import (
+        CountTable,
+        Microdata,
+        ReleasedTable,
+        tabulate,
+        tabulate_all,
+    )
+    from synthflow.tables.topdown import (
+        ONS_SPLIT,
+        TopDownOptions,
+        default_split,
+        largest_remainder,
+        proportional_allocation,
+        top_down,
+    )
 
 __all__ = [
     "BANDS",
@@ -119,3 +132,5 @@ __all__ = [
     "write_report",
     "write_tables",
 ]
+
+lazy_package(__name__)

@@ -15,35 +15,29 @@ import argparse
 import dataclasses
 import logging
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from synthflow._cli import add_command
 from synthflow._outputs import check_output_file
-from synthflow.config import ReleaseSpec, load_spec
-from synthflow.data import load_data
 from synthflow.errors import ConfigError, DataError
-from synthflow.ledger import Ledger, command_ledger
-from synthflow.rng import PrivacyRNG
-from synthflow.tables._spec import load_tables
-from synthflow.tables.compare import DEFAULT_EPSILONS, compare, read_release
-from synthflow.tables.protect import (
-    METHODS,
-    CellKey,
-    build_method,
-    protect,
-    write_metadata,
-    write_tables,
-)
-from synthflow.tables.ptable import PRESETS, make_ptable
-from synthflow.tables.report import write_report
-from synthflow.tables.tabulate import Microdata
 
-__all__ = ["register"]
+# The library is imported where a command uses it: the CLI starts without it (#16).
+if TYPE_CHECKING:
+    from synthflow.config import ReleaseSpec
+    from synthflow.rng import PrivacyRNG
+
+__all__ = ["METHOD_NAMES", "register"]
+
+METHOD_NAMES = ("cell-key", "ten-five", "suppress", "round", "laplace", "geometric", "gaussian",
+                "top-down")  # fmt: skip
+"""The keys of :data:`synthflow.tables.protect.METHODS` (a test keeps them equal)."""
 
 log = logging.getLogger(__name__)
 
 
 def _rng(args: argparse.Namespace) -> PrivacyRNG:
+    from synthflow.rng import PrivacyRNG
+
     if args.seed is None:
         return PrivacyRNG.secure()
     if not args.public:
@@ -66,6 +60,8 @@ def _or(value: Any, default: Any) -> Any:
 
 
 def _method_options(args: argparse.Namespace, spec: ReleaseSpec) -> dict[str, Any]:
+    from synthflow.tables.ptable import PRESETS
+
     m = args.method
     neighbouring = args.neighbouring or spec.privacy.neighbouring
     if m == "cell-key":
@@ -111,6 +107,20 @@ def _method_options(args: argparse.Namespace, spec: ReleaseSpec) -> dict[str, An
 
 
 def _protect(args: argparse.Namespace) -> int:
+    from synthflow.config import load_spec
+    from synthflow.data import load_data
+    from synthflow.ledger import Ledger, command_ledger
+    from synthflow.tables._spec import load_tables
+    from synthflow.tables.protect import (
+        CellKey,
+        build_method,
+        protect,
+        write_metadata,
+        write_tables,
+    )
+    from synthflow.tables.ptable import make_ptable
+    from synthflow.tables.tabulate import Microdata
+
     spec = load_spec(args.spec)
     tables = load_tables(args.tables, spec)
     opts = _method_options(args, spec)
@@ -159,6 +169,13 @@ def _protect(args: argparse.Namespace) -> int:
 
 
 def _compare(args: argparse.Namespace) -> int:
+    from synthflow.config import load_spec
+    from synthflow.data import load_data
+    from synthflow.tables._spec import load_tables
+    from synthflow.tables.compare import DEFAULT_EPSILONS, compare, read_release
+    from synthflow.tables.report import write_report
+    from synthflow.tables.tabulate import Microdata
+
     if not args.public:
         # The comparison publishes exact statistics of the input (each method's distance
         # to the true tables, Cramer's V, entropy risk, counts of 1s and 2s, uniques) and
@@ -230,7 +247,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         options=("data", "public", "seed"),
     )
     _tables_options(p)
-    p.add_argument("--method", required=True, choices=sorted(METHODS))
+    p.add_argument("--method", required=True, choices=sorted(METHOD_NAMES))
     p.add_argument("--out", required=True, metavar="DIR", help="new output directory")
     g = p.add_argument_group("DP methods (laplace, geometric, gaussian, top-down)")
     g.add_argument("--epsilon", type=float, help="total epsilon, split over the tables")

@@ -22,7 +22,7 @@ from synthflow.config import load_spec
 from synthflow.errors import ConfigError
 from synthflow.plan import PLAN_FILES, plan_command
 from synthflow.release.audit import audit_release
-from synthflow.release.cli import release_command
+from synthflow.release.job import release_command
 from synthflow.release.selection import selection_cost
 from synthflow.sweep.engine import run_sweep
 

@@ -119,3 +119,37 @@ def test_bundled_spec_by_name_outside_a_checkout(tmp_path):
         check=True,
     )
     assert re.search(r'"model": "privbayes"', proc.stdout)
+
+
+HEAVY = ("pandas", "scipy", "sklearn", "networkx", "matplotlib", "dask", "distributed",
+         "torch", "snsynth", "diffprivlib", "mbi", "jinja2", "pyarrow")  # fmt: skip
+
+
+def _imported_by(code: str) -> list[str]:
+    """The heavy libraries a fresh interpreter holds after ``code`` (a real process)."""
+    probe = f"{code}\nimport sys\nprint(sorted(m for m in {HEAVY!r} if m in sys.modules))"
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout
+    return eval(out.strip().splitlines()[-1])  # a printed list of names
+
+
+def test_cli_starts_without_the_library():
+    # Building the parser (every command's --help) imports no scientific library...
+    assert _imported_by("from synthflow.cli import build_parser; build_parser()") == []
+    # ...and 'space' only what it uses (numpy, yaml): a command pays for its own work.
+    used = _imported_by(
+        "import contextlib, io\nfrom synthflow.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    assert main(['space', 'births', '--json', '-']) == 0"
+    )
+    assert used == []
+    # The probe can fail: a command that loads data does import pandas.
+    assert "pandas" in _imported_by("import synthflow.data")
+
+
+def test_tables_method_names_match_the_library():
+    from synthflow.tables.cli import METHOD_NAMES
+    from synthflow.tables.protect import METHODS
+
+    assert sorted(METHOD_NAMES) == sorted(METHODS)

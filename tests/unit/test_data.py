@@ -117,3 +117,48 @@ def test_extra_columns_follow_cleaning(tmp_path, births_spec):
     assert df.columns[-1] == "id"
     with pytest.raises(DataError, match=re.escape("input lacks the requested column(s) ['key']")):
         load_data(path, births_spec, extra_columns=("key",))
+
+
+def test_only_the_spec_columns_are_read(tmp_path, births_spec):
+    # A registry extract carries columns the release never uses, here one that pandas
+    # would read as text and one of unparseable junk: neither is read, the result is
+    # the same as without them.
+    extra = NVSS_ROWS.splitlines()
+    extra = [extra[0] + ",notes,id"] + [
+        r + f',"free, text {i}",X{i}' for i, r in enumerate(extra[1:])
+    ]
+    plain, wide = tmp_path / "plain.csv", tmp_path / "wide.csv"
+    plain.write_text(NVSS_ROWS)
+    wide.write_text("\n".join(extra) + "\n")
+    pd.testing.assert_frame_equal(
+        load_data(wide, births_spec).frame, load_data(plain, births_spec).frame
+    )
+    # The same for Parquet, and a missing column is still named.
+    pq = tmp_path / "wide.parquet"
+    pd.read_csv(wide).to_parquet(pq)
+    pd.testing.assert_frame_equal(
+        load_data(pq, births_spec).frame, load_data(plain, births_spec).frame
+    )
+    pd.read_csv(wide).drop(columns="parity").to_parquet(pq)
+    with pytest.raises(DataError, match=re.escape("input lacks column(s) parity")):
+        load_data(pq, births_spec, public=True)
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".csv.gz", ".csv.zip"])
+def test_ragged_rows_are_refused_without_showing_the_row(tmp_path, births_spec, suffix):
+    path = tmp_path / f"ragged{suffix}"
+    text = NVSS_ROWS.replace("34,3,31,True,1055,2019-07-15", "34,3,31,True,1055,2019-07-15,77123")
+    if suffix == ".csv":
+        path.write_text(text)
+    else:
+        import gzip
+        import zipfile
+
+        if suffix == ".csv.gz":
+            path.write_bytes(gzip.compress(text.encode()))
+        else:
+            with zipfile.ZipFile(path, "w") as z:
+                z.writestr("ragged.csv", text)
+    with pytest.raises(DataError, match="different numbers of fields") as info:
+        load_data(path, births_spec)
+    assert "77123" not in str(info.value) and "1055" not in str(info.value)

@@ -254,3 +254,22 @@ def test_conditionals_come_from_the_covering_joint():
     first, _ = gen.network_[0]
     marginal = np.bincount(data.iloc[:, first], minlength=sizes[first]) / len(data)
     np.testing.assert_allclose(gen.conditionals_[0][0], marginal, atol=1e-4)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.integers(1, 6).flatmap(
+        lambda r: st.integers(1, 12).flatmap(
+            lambda c: st.lists(st.integers(0, 40), min_size=r * c, max_size=r * c).map(
+                lambda v: np.array(v).reshape(r, c)
+            )
+        )
+    )
+)
+def test_mutual_information_matches_scikit_learn(joint):
+    # The same quantity as sklearn's mutual_info_score on a contingency table, to
+    # rounding (1e-12 nats, far below the exponential mechanism's noise scale).
+    from sklearn.metrics import mutual_info_score
+
+    expected = 0.0 if joint.sum() == 0 else mutual_info_score(None, None, contingency=joint)
+    assert mutual_information(joint) == pytest.approx(expected, abs=1e-12)
