@@ -9,6 +9,8 @@ import time
 import tracemalloc
 from pathlib import Path
 
+from _record import record  # benchmarks/ is on sys.path when a script runs
+
 from synthflow.config import load_spec
 from synthflow.data import load_data
 from synthflow.flow import sample_valid
@@ -72,6 +74,10 @@ def main() -> None:
             stages.append(("projection", t, m))
             for stage, t, m in stages:
                 print(f"{label:>6} {name:<34} {stage:<14} {t:>8.3f} {m:>9.1f}")
+            record(
+                f"PrivBayes flow stages at {label} rows ({name})",
+                ", ".join(f"{stage} {t:.3f} s" for stage, t, _ in stages),
+            )
 
 
 if __name__ == "__main__":

@@ -44,6 +44,8 @@ import tracemalloc
 from pathlib import Path
 from typing import Any
 
+from _record import record  # benchmarks/ is on sys.path when a script runs
+
 from synthflow.acceptance import exact_values
 from synthflow.config import load_spec
 from synthflow.data import load_data
@@ -181,6 +183,11 @@ def main(argv: list[str] | None = None) -> int:
             f"{r['heap_peak_mib']:>8.0f} {r['marginal_max_abs_error']:>9.4f} "
             f"{r['faithfulness_unmatched']:>9.4f}   {json.dumps(r['settings'])}",
             flush=True,
+        )
+        record(
+            f"generator {name} at {r['rows']} rows, eps 4: max marginal error, flow time",
+            f"{r['marginal_max_abs_error']:.4f}, {r['flow_s']:.1f} s, "
+            f"peak {r['peak_rss_mib']:.0f} MiB",
         )
     return 0
 

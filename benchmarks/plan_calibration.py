@@ -30,6 +30,8 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from _record import record  # benchmarks/ is on sys.path when a script runs
+
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = REPO.parent / "shared" / "public_data" / "nvss2019_singleton_160k.csv.gz"
 
@@ -122,6 +124,7 @@ def main() -> None:
             f"{f'[{obs - half:.2f}, {obs + half:.2f}]':>15} {'yes' if good else 'NO':>14}"
         )
     print(f"{within} of {len(predicted)} configurations within +-10 points of the prediction")
+    record("plan calibration: configurations within 10 points", f"{within} of {len(predicted)}")
 
 
 if __name__ == "__main__":

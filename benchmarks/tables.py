@@ -17,6 +17,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from _record import record  # benchmarks/ is on sys.path when a script runs
+
 from synthflow.commands import run_command
 from synthflow.config import load_spec
 from synthflow.data import load_data
@@ -75,6 +77,7 @@ def main() -> None:
     print(f"every method x epsilon, measures: {t_compare:.2f} s")
     print(f"plots + HTML: {total - t_load - t_compare:.2f} s")
     print(f"total: {total:.1f} s (target < 120 s); peak RSS {rss:.0f} MB; report {out}")
+    record("table comparison at 160K (every method, report)", f"{total:.1f} s, {rss:.0f} MB")
 
 
 if __name__ == "__main__":

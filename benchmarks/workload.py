@@ -27,6 +27,8 @@ import statistics
 import time
 from pathlib import Path
 
+from _record import record  # benchmarks/ is on sys.path when a script runs
+
 from synthflow.acceptance import evaluate, exact_values
 from synthflow.config import load_spec
 from synthflow.data import load_data
@@ -122,6 +124,11 @@ def main() -> None:
     for model, values, p, sec in rows:
         cells = " ".join(f"{statistics.median(values[n]):8.4g}" for n in names)
         print(f"{model:<10} {cells} {p:8.2f} {sec:7.1f}")
+        record(
+            f"workload benchmark: {model} (medians of {args.runs} runs)",
+            f"DP pass {p:.2f}, flow {sec:.1f} s, "
+            + ", ".join(f"{SHORT[n]} {statistics.median(values[n]):.4g}" for n in names),
+        )
 
 
 if __name__ == "__main__":

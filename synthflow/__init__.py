@@ -1,18 +1,101 @@
 """synthflow: differentially private synthetic microdata a government can publish.
 
-The package reads like the pipeline (SPEC sec. 1):
+The public API, for notebooks and scripts (the CLI calls the same functions)::
 
-* :mod:`synthflow.config` -- the release spec (YAML) as typed, frozen objects;
-  :mod:`synthflow.space` -- the configuration space with stable ids.
-* :mod:`synthflow.data` -- reading and cleaning input against the public domain.
-* :mod:`synthflow.transform` -- binning alternatives and the bins-to-numbers rule.
-* :mod:`synthflow.ledger` -- the one privacy accountant; :mod:`synthflow.rng` -- CSPRNG.
-* :mod:`synthflow.generators` -- DP generators behind one protocol (PrivBayes, ...).
-* :mod:`synthflow.filtering` -- plausibility constraints; :mod:`synthflow.kanon` --
-  the minimal-occurrence projection.
-* :mod:`synthflow.flow` -- one flow end to end; :mod:`synthflow.cli` -- the CLI.
+    import synthflow
+
+    spec = synthflow.load_spec("births")                 # or a YAML file
+    synthflow.expand_space(spec)[:3]                     # the configuration space
+    s = synthflow.Synthesizer(spec, "privbayes-a1076afd5b")
+    data = synthflow.load_data("nvss.csv", spec, public=True).frame
+    candidate = s.fit(data, public=True).sample()        # bin labels
+    report = synthflow.evaluate_candidate(spec, s.configuration, data, candidate)
+    report                                               # a table in a notebook
+
+Pre-screening: :func:`run_sweep`, :class:`SweepStore` (``.runs()`` is a DataFrame),
+:func:`estimate_pass_rates`, :func:`write_shortlist`, :func:`write_sweep_report`.
+Release: :func:`run_release` (private selection, then the package) and
+:func:`audit_release`. Everything is imported on first use (``import synthflow`` is
+instant); the modules behind each name are the reference (:mod:`synthflow.config`,
+:mod:`synthflow.flow`, :mod:`synthflow.acceptance`, :mod:`synthflow.sweep`,
+:mod:`synthflow.release`).
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from synthflow._lazy import lazy_package
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__"]
+if TYPE_CHECKING:  # the exports, imported on first use (synthflow/_lazy.py)
+    from synthflow.acceptance.evaluate import AcceptanceReport, CriterionResult, evaluate
+    from synthflow.api import Synthesizer, evaluate_candidate
+    from synthflow.config import ReleaseSpec, load_spec
+    from synthflow.data import load_data
+    from synthflow.errors import (
+        BudgetExceededError,
+        ConfigError,
+        DataError,
+        InfeasibleConfigurationError,
+        NotEnoughRowsError,
+        SelectionPaused,
+        StoreError,
+    )
+    from synthflow.flow import FlowResult, run_flow
+    from synthflow.ledger import Ledger
+    from synthflow.plan.cli import plan_command as plan_budget
+    from synthflow.release.audit import AuditReport, audit_release
+    from synthflow.release.job import release_command as run_release
+    from synthflow.release.publish import public_parameters, sha256_file
+    from synthflow.rng import PrivacyRNG
+    from synthflow.space import Configuration, expand_space, find_configuration
+    from synthflow.sweep.engine import run_sweep
+    from synthflow.sweep.report import pass_rates_by
+    from synthflow.sweep.report import write_report as write_sweep_report
+    from synthflow.sweep.shortlist import estimate as estimate_pass_rates
+    from synthflow.sweep.shortlist import write_shortlist
+    from synthflow.sweep.store import SweepStore
+    from synthflow.transform import Transformer
+
+__all__ = [
+    "AcceptanceReport",
+    "AuditReport",
+    "BudgetExceededError",
+    "ConfigError",
+    "Configuration",
+    "CriterionResult",
+    "DataError",
+    "FlowResult",
+    "InfeasibleConfigurationError",
+    "Ledger",
+    "NotEnoughRowsError",
+    "PrivacyRNG",
+    "ReleaseSpec",
+    "SelectionPaused",
+    "StoreError",
+    "SweepStore",
+    "Synthesizer",
+    "Transformer",
+    "__version__",
+    "audit_release",
+    "estimate_pass_rates",
+    "evaluate",
+    "evaluate_candidate",
+    "expand_space",
+    "find_configuration",
+    "load_data",
+    "load_spec",
+    "pass_rates_by",
+    "plan_budget",
+    "public_parameters",
+    "run_flow",
+    "run_release",
+    "run_sweep",
+    "sha256_file",
+    "write_shortlist",
+    "write_sweep_report",
+]
+
+lazy_package(__name__)

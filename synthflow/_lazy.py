@@ -25,13 +25,14 @@ __all__ = ["lazy_package"]
 
 
 class _LazyPackage(ModuleType):
-    _lazy_exports: dict[str, str]
+    _lazy_exports: dict[str, tuple[str, str]]
 
     def __getattr__(self, name: str) -> Any:  # called only when normal lookup fails
         where = self.__dict__.get("_lazy_exports", {})
         if name not in where:
             raise AttributeError(f"module {self.__name__!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(where[name]), name)
+        module, attr = where[name]
+        value = getattr(importlib.import_module(module), attr)
         ModuleType.__setattr__(self, name, value)  # cached: the next access is plain
         return value
 
@@ -63,14 +64,14 @@ def lazy_package(package: str) -> None:
             one and not the other).
     """
     module = sys.modules[package]
-    where: dict[str, str] = {}
+    where: dict[str, tuple[str, str]] = {}
     tree = ast.parse(Path(str(module.__file__)).read_text("utf-8"))
     for node in tree.body:
         if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
             for stmt in node.body:
                 if isinstance(stmt, ast.ImportFrom) and stmt.module:
-                    where.update((a.asname or a.name, stmt.module) for a in stmt.names)
-    declared = set(getattr(module, "__all__", ()))
+                    where.update((a.asname or a.name, (stmt.module, a.name)) for a in stmt.names)
+    declared = set(getattr(module, "__all__", ())) - set(vars(module))  # minus eager names
     if declared != set(where):
         raise ImportError(
             f"{package}: __all__ and the TYPE_CHECKING imports differ: "

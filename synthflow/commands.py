@@ -1,4 +1,4 @@
-"""Core subcommands: ``space``, ``run`` and ``demo``."""
+"""Core subcommands: ``space``, ``validate``, ``run`` and ``demo``."""
 
 from __future__ import annotations
 
@@ -78,6 +78,25 @@ def _noise_report(spec: ReleaseSpec, configs: list[Configuration], n: int) -> No
         print(f"warning: {text}\n  (binnings {', '.join(sorted(set(letters)))})", file=sys.stderr)
     if not found:
         print(f"noise check at n = {n}: no criterion is dominated by its noise", file=sys.stderr)
+
+
+def _validate(args: argparse.Namespace) -> int:
+    """``synthflow validate``: every check of the loader, without touching data."""
+    from synthflow.config import load_spec
+    from synthflow.space import expand_space
+
+    spec = load_spec(args.spec)  # keys, types, bins, groups, budgets, grids: or ConfigError
+    configs = expand_space(spec)
+    models = sorted({c.model for c in configs})
+    print(
+        f"{spec.path}: valid; {len(spec.columns)} columns, {len(spec.criteria)} criteria, "
+        f"{len(configs)} configurations ({', '.join(models)}); total epsilon "
+        f"{spec.privacy.total_epsilon:g} (generator {spec.privacy.generator_epsilon:g}, "
+        f"criteria {spec.evaluation_epsilon:g})"
+    )
+    if args.rows is not None:
+        _noise_report(spec, configs, args.rows)
+    return 0
 
 
 def _check_out(out: Path) -> None:
@@ -215,7 +234,7 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    """Add ``space``, ``run`` and ``demo`` to the CLI."""
+    """Add ``space``, ``validate``, ``run`` and ``demo`` to the CLI."""
     p = add_command(
         sub, "space", help="list every configuration of a spec's space", options=("json",)
     )
@@ -229,6 +248,20 @@ def register(sub: argparse._SubParsersAction) -> None:
         "alone decides pass or fail",
     )
     p.set_defaults(func=_space)
+
+    p = add_command(
+        sub,
+        "validate",
+        help="check a spec (keys, types, bins, groups, budgets, grids) without any data",
+    )
+    p.add_argument("spec", help="release spec file, or the name of a bundled spec (births)")
+    p.add_argument(
+        "--rows",
+        type=int,
+        metavar="N",
+        help="also warn of criteria whose DP noise alone decides pass or fail at N rows",
+    )
+    p.set_defaults(func=_validate)
 
     p = add_command(
         sub,

@@ -938,9 +938,9 @@ def load_spec(path: str | Path) -> ReleaseSpec:
             "raise the total or lower the budgets"
         )
     # Validate the configuration space (model names and hyperparameters) eagerly.
-    from synthflow.space import expand_space  # noqa: PLC0415  (space imports config)
+    from synthflow.space import validate_grids  # noqa: PLC0415  (space imports config)
 
-    expand_space(spec)
+    validate_grids(spec)
     return spec
 
 

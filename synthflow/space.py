@@ -6,10 +6,11 @@ transformation letters, min_count), so reordering the spec never renames one.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import json
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,7 +18,13 @@ from synthflow._ops import COMPARATORS
 from synthflow.config import ModelGrid, ReleaseSpec
 from synthflow.errors import ConfigError
 
-__all__ = ["Configuration", "expand_space", "find_configuration", "match_configuration"]
+__all__ = [
+    "Configuration",
+    "expand_space",
+    "find_configuration",
+    "match_configuration",
+    "validate_grids",
+]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -43,9 +50,9 @@ class Configuration:
         """Column -> transformation letter."""
         return dict(self.transformations_items)
 
-    @property
+    @functools.cached_property
     def id(self) -> str:
-        """Stable content-derived id, e.g. ``privbayes-3f2a91c04b``."""
+        """Stable content-derived id, e.g. ``privbayes-3f2a91c04b`` (computed once)."""
         blob = json.dumps(
             [
                 self.model,
@@ -88,32 +95,50 @@ def _grid_points(grid: ModelGrid) -> Iterator[dict[str, Any]]:
             yield point
 
 
-def expand_space(spec: ReleaseSpec) -> list[Configuration]:
-    """All configurations of the spec, in a deterministic order.
+def validate_grids(spec: ReleaseSpec) -> None:
+    """Check every model name and hyperparameter point of the spec's grids.
 
-    Hyperparameters are validated against each generator's hyperparameter class.
+    What :func:`expand_space` checks, without building the configurations (the grids
+    times the transformations times ``min_count``: thousands).
 
     Raises:
         ConfigError: For an unknown model or invalid hyperparameters.
     """
-    # The light module: listing the space needs no generator (nor pandas or torch).
+    # The light module: checking the space needs no generator (nor pandas or torch).
     from synthflow.generators.hyperparameters import HYPERPARAMETERS  # noqa: PLC0415
 
-    transform_choices = [[(c.name, t.name) for t in c.transformations] for c in spec.columns]
-    out: list[Configuration] = []
-    seen: set[str] = set()
     for i, grid in enumerate(spec.models):
         if grid.model not in HYPERPARAMETERS:
             raise ConfigError(
                 f"space.models[{i}].model: unknown generator {grid.model!r}; registered: "
                 f"{sorted(HYPERPARAMETERS)}"
             )
-        hp_cls = HYPERPARAMETERS[grid.model]
         for point in _grid_points(grid):
             try:
-                hp_cls(**point)
+                HYPERPARAMETERS[grid.model](**point)
             except (TypeError, ValueError) as exc:
                 raise ConfigError(f"space.models[{i}] ({grid.model}): {exc}") from exc
+
+
+def expand_space(
+    spec: ReleaseSpec, *, models: Collection[str] | None = None
+) -> list[Configuration]:
+    """All configurations of the spec, in a deterministic order.
+
+    Hyperparameters are validated against each generator's hyperparameter class.
+    ``models`` keeps only those families (the others are not expanded at all).
+
+    Raises:
+        ConfigError: For an unknown model or invalid hyperparameters.
+    """
+    validate_grids(spec)
+    transform_choices = [[(c.name, t.name) for t in c.transformations] for c in spec.columns]
+    out: list[Configuration] = []
+    seen: set[str] = set()
+    for grid in spec.models:
+        if models is not None and grid.model not in models:
+            continue
+        for point in _grid_points(grid):
             hp_items = tuple(sorted(point.items()))
             for trans in itertools.product(*transform_choices):
                 for mc in spec.min_count:
@@ -135,10 +160,11 @@ def find_configuration(spec: ReleaseSpec, config_id: str) -> Configuration:
     Raises:
         ConfigError: If no configuration has that id.
     """
-    space = expand_space(spec)
-    for cfg in space:
+    family = config_id.rsplit("-", 1)[0]  # ids start with their model's name
+    for cfg in expand_space(spec, models={family}):
         if cfg.id == config_id:
             return cfg
+    space = expand_space(spec)
     examples = ", ".join(c.id for c in space[:3])
     raise ConfigError(
         f"no configuration with id {config_id!r} in spec {spec.name!r}; list them with "

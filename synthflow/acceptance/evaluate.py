@@ -14,6 +14,7 @@ spec can name and parametrise its own criteria in YAML.
 from __future__ import annotations
 
 import dataclasses
+import html
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -102,6 +103,37 @@ class AcceptanceReport:
             if c.name == name:
                 return c
         raise KeyError(f"no criterion {name!r}; have {[c.name for c in self.criteria]}")
+
+    def __repr__(self) -> str:
+        mode = "exact" if self.exact else f"DP, epsilon {self.epsilon_total:g}"
+        ok = sum(c.passed for c in self.criteria)
+        verdict = "PASSED" if self.passed else "FAILED"
+        return f"<AcceptanceReport {verdict}: {ok} of {len(self.criteria)} criteria ({mode})>"
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per criterion: value, threshold, passed, epsilon, noise sd."""
+        return pd.DataFrame(
+            [
+                {
+                    "criterion": c.name,
+                    "kind": c.kind,
+                    "value": c.value,
+                    "threshold": c.threshold,
+                    "passed": c.passed,
+                    "epsilon": c.epsilon,
+                    "noise_sd": c.noise_sd,
+                }
+                for c in self.criteria
+            ]
+        ).set_index("criterion")
+
+    def _repr_html_(self) -> str:
+        """A notebook's view: the verdict and the criteria table."""
+        table = self.to_frame()
+        if self.exact:
+            table = table.drop(columns=["epsilon", "noise_sd"])
+        caption = html.escape(repr(self))
+        return f"<p><b>{caption}</b></p>" + table.to_html(float_format=lambda x: f"{x:.4g}")
 
     def to_json(self) -> dict[str, Any]:
         """``{"criteria": [...], "passed": bool, "epsilon_total": float}`` plus the mode."""

@@ -37,7 +37,7 @@ from typing import ClassVar
 import networkx as nx
 import numpy as np
 import pandas as pd
-from scipy.stats import entropy
+from scipy.special import entr
 
 from synthflow.errors import DataError
 from synthflow.generators.hyperparameters import PrivBayesHyperparameters
@@ -59,14 +59,17 @@ __all__ = [
 def mutual_information(joint: np.ndarray) -> float:
     """Mutual information (nats) of a 2-D count table (rows: X, columns: parents).
 
-    ``H(X) + H(Pi) - H(X, Pi)`` with scipy's entropy (which normalises counts), clipped
-    at 0 against rounding. scipy rather than scikit-learn's ``mutual_info_score``:
-    importing scikit-learn costs about a second per process, more than the fit.
+    ``H(X) + H(Pi) - H(X, Pi)`` from scipy's elementwise ``entr`` (``-p log p``), clipped
+    at 0 against rounding. Not scikit-learn's ``mutual_info_score`` nor
+    ``scipy.stats.entropy``: importing either costs 0.7-1 s per process, more than a fit
+    at 160K rows (a sweep's workers pay it once each).
     """
-    joint = np.asarray(joint, dtype=np.float64)
-    if joint.sum() <= 0:
+    p = np.asarray(joint, dtype=np.float64)
+    total = p.sum()
+    if total <= 0:
         return 0.0
-    mi = entropy(joint.sum(axis=1)) + entropy(joint.sum(axis=0)) - entropy(joint.ravel())
+    p = p / total
+    mi = entr(p.sum(axis=1)).sum() + entr(p.sum(axis=0)).sum() - entr(p).sum()
     return max(float(mi), 0.0)
 
 

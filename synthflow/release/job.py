@@ -102,9 +102,9 @@ def hopeless_release(
 def release_command(
     spec_path: str | Path,
     data: str | Path,
-    candidates_path: Path,
-    out: Path,
-    private_dir: Path,
+    candidates_path: str | Path,
+    out: str | Path,
+    private_dir: str | Path,
     *,
     stop_probability: float | None = None,
     fit_once: bool | None = None,
@@ -127,6 +127,7 @@ def release_command(
     reliably (see :func:`hopeless_release`). ``note``: a prominent note for the
     datasheet's readers (the demo says its "private" data is a public stand-in).
     """
+    candidates_path, out, private_dir = Path(candidates_path), Path(out), Path(private_dir)
     enc, pub = private_dir.resolve(), out.resolve()
     if enc == pub or pub in enc.parents or enc in pub.parents:
         raise ConfigError(

@@ -17,7 +17,7 @@ import sys
 import time
 import traceback
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,7 +29,6 @@ from synthflow._progress import tqdm
 from synthflow.config import ReleaseSpec, with_generator_epsilon
 from synthflow.data import load_data
 from synthflow.errors import ConfigError, InfeasibleConfigurationError, NotEnoughRowsError
-from synthflow.flow import run_flow
 from synthflow.ledger import Ledger, file_sha256
 from synthflow.rng import PrivacyRNG
 from synthflow.space import Configuration, expand_space
@@ -157,6 +156,8 @@ def _run_one(
 
     ``generator_epsilon`` replaces the spec's eps_gen for this run (a swept budget).
     """
+    from synthflow.flow import run_flow  # noqa: PLC0415  (workers only: the driver starts fast)
+
     t0 = time.perf_counter()
     eps = spec.privacy.generator_epsilon if generator_epsilon is None else generator_epsilon
     spec = with_generator_epsilon(spec, eps)
@@ -293,9 +294,6 @@ def run_sweep(
         seed=seed,
         spec_generator_epsilon=own,
     ) as db:
-        frame = load_data(data, spec, public=True).frame
-        _warn_noise(spec, configs, len(frame))
-        db.add_configurations(configs)
         done = db.finished()
         wanted = {(c.id, float(e), r) for c in configs for e in epsilons for r in range(repeats)}
         todo = [
@@ -306,18 +304,25 @@ def run_sweep(
             if (c.id, float(e), r) not in done
         ]
         new = passed = 0
-        if todo:
-            new, passed = _execute(
-                db,
-                spec=spec,
-                frame=frame,
-                todo=todo,
-                seed=seed,
-                evaluator=evaluator,
-                workers=workers,
-                address=address,
-                show_progress=show_progress,
-            )
+        with ExitStack() as stack:
+            client = stack.enter_context(_client(workers, address)) if todo else None
+            warm = _warm_workers(client) if client is not None else []
+            # The workers start up (imports) while this process reads the data.
+            frame = load_data(data, spec, public=True).frame
+            _warn_noise(spec, configs, len(frame))
+            db.add_configurations(configs)
+            if client is not None:
+                new, passed = _execute(
+                    db,
+                    client=client,
+                    spec=spec,
+                    frame=frame,
+                    todo=todo,
+                    seed=seed,
+                    evaluator=evaluator,
+                    show_progress=show_progress,
+                    warm=warm,
+                )
         stored = len(wanted & db.finished())
     return SweepSummary(
         configurations=len(configs) * len(epsilons),
@@ -342,25 +347,45 @@ def _warn_noise(spec: ReleaseSpec, configs: list[Configuration], n: int) -> None
         )
 
 
+def _warm_imports() -> None:
+    """What every run imports (flows, generators, criteria, samplers), done up front."""
+    import diffprivlib.mechanisms  # noqa: F401, PLC0415
+
+    import synthflow.acceptance.evaluate  # noqa: PLC0415
+    import synthflow.flow  # noqa: PLC0415
+    import synthflow.generators.registry  # noqa: F401, PLC0415
+
+
+def _warm_workers(client: Any) -> list[Any]:
+    """One import task per worker, started at once (futures: nothing waits for them).
+
+    A fresh worker process spends about a second importing before its first run; this
+    overlaps that with the driver reading the data, which a sweep would otherwise wait
+    for on every worker count alike.
+    """
+    addresses = list(client.scheduler_info().get("workers", {}))
+    return [
+        client.submit(_warm_imports, pure=False, workers=[a], allow_other_workers=True)
+        for a in addresses
+    ]
+
+
 def _execute(
     db: SweepStore,
     *,
+    client: Any,
     spec: ReleaseSpec,
     frame: pd.DataFrame,
     todo: list[tuple[Configuration, float, int]],
     seed: int,
     evaluator: Evaluator,
-    workers: int | None,
-    address: str | None,
     show_progress: bool,
+    warm: list[Any],
 ) -> tuple[int, int]:
     from distributed import as_completed  # noqa: PLC0415
 
     new = passed = passed_exact = 0
-    with (
-        _client(workers, address) as client,
-        tqdm(total=len(todo), desc="sweep", unit="run", disable=not show_progress) as bar,
-    ):
+    with tqdm(total=len(todo), desc="sweep", unit="run", disable=not show_progress) as bar:
         spec_f = client.scatter(spec, broadcast=True)
         frame_f = client.scatter(frame, broadcast=True)
         own = spec.privacy.generator_epsilon
@@ -397,5 +422,5 @@ def _execute(
                     pass_exact=f"{passed_exact / max(new, 1):.1%}",
                 )
         finally:
-            client.cancel([f for f in futures if not f.done()])
+            client.cancel([f for f in futures + warm if not f.done()])
     return new, passed

@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from synthflow.config import ReleaseSpec
 from synthflow.errors import ConfigError
-from synthflow.flow import FlowResult
-from synthflow.rng import PrivacyRNG
+
+if TYPE_CHECKING:  # the sweep's driver imports this module: it stays light
+    from synthflow.config import ReleaseSpec
+    from synthflow.flow import FlowResult
+    from synthflow.rng import PrivacyRNG
 
 __all__ = [
     "AcceptanceEvaluator",

@@ -18,8 +18,8 @@ def test_every_export_resolves_to_its_submodule_object(name):
     package = importlib.import_module(f"synthflow.{name}")
     for export in package.__all__:
         value = getattr(package, export)
-        where = package._lazy_exports[export]
-        assert value is getattr(importlib.import_module(where), export), export
+        module, attr = package._lazy_exports[export]
+        assert value is getattr(importlib.import_module(module), attr), export
     assert set(package.__all__) <= set(dir(package))
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         package.nope  # noqa: B018

@@ -1,0 +1,212 @@
+"""Notebook conveniences over the pipeline: a scikit-learn-like :class:`Synthesizer`.
+
+``Synthesizer(spec, configuration).fit(data).sample()`` is one flow (SPEC sec. 1):
+transform with the configuration's bins, fit its DP generator (the ledger is charged
+the spec's generator budget inside ``fit``, before anything is released), then sample,
+filter implausible rows and project so that every record appears at least
+``min_count`` times (post-processing, free). Nothing prints.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from synthflow.config import ReleaseSpec, load_spec
+from synthflow.data import load_data
+from synthflow.errors import ConfigError, InfeasibleConfigurationError
+from synthflow.flow import sample_valid
+from synthflow.generators.protocol import Generator
+from synthflow.generators.registry import REGISTRY, make_generator
+from synthflow.kanon import project_min_count
+from synthflow.ledger import Ledger
+from synthflow.rng import PrivacyRNG
+from synthflow.space import Configuration, find_configuration
+from synthflow.transform import Transformer
+
+if TYPE_CHECKING:
+    from synthflow.acceptance.evaluate import AcceptanceReport
+
+__all__ = ["Synthesizer", "evaluate_candidate"]
+
+
+class Synthesizer:
+    """One configuration of a release spec, as ``fit`` / ``sample``.
+
+    Args:
+        spec: A :class:`~synthflow.config.ReleaseSpec`, a spec file, or the name of a
+            bundled spec (``"births"``).
+        configuration: A configuration id (``synthflow space``) or a
+            :class:`~synthflow.space.Configuration`.
+
+    >>> s = Synthesizer("births", "privbayes-a1076afd5b")
+    >>> s
+    Synthesizer(spec='births', configuration='privbayes-a1076afd5b', fitted=False)
+    """
+
+    def __init__(self, spec: ReleaseSpec | str | Path, configuration: str | Configuration):
+        self.spec = spec if isinstance(spec, ReleaseSpec) else load_spec(spec)
+        self.configuration = (
+            configuration
+            if isinstance(configuration, Configuration)
+            else find_configuration(self.spec, configuration)
+        )
+        self.transformer = Transformer(self.spec, self.configuration.transformations)
+        self.generator_: Generator | None = None
+        self.n_: int | None = None
+        self._rng: PrivacyRNG | None = None
+
+    def __repr__(self) -> str:
+        return (
+            f"Synthesizer(spec={self.spec.name!r}, configuration={self.configuration.id!r}, "
+            f"fitted={self.generator_ is not None})"
+        )
+
+    def get_params(self) -> dict[str, Any]:
+        """The public settings (scikit-learn style): spec, configuration and budget."""
+        return {
+            "spec": self.spec.path,
+            "configuration": self.configuration.id,
+            "model": self.configuration.model,
+            "hyperparameters": self.configuration.hyperparameters,
+            "transformations": self.configuration.transformations,
+            "min_count": self.configuration.min_count,
+            "epsilon": self.spec.privacy.generator_epsilon,
+        }
+
+    def fit(
+        self,
+        data: pd.DataFrame | str | Path,
+        *,
+        ledger: Ledger | None = None,
+        rng: PrivacyRNG | None = None,
+        public: bool = False,
+    ) -> Synthesizer:
+        """Fit the DP generator; charges ``ledger`` the spec's generator budget.
+
+        Args:
+            data: Cleaned raw release columns (:func:`synthflow.load_data`), or a data
+                file, which is loaded and cleaned against the spec.
+            ledger: The dataset's ledger. Default: a new in-memory ledger of the spec's
+                total budget (fine for public data; a steward passes the dataset's
+                persistent ledger, :class:`synthflow.Ledger` with ``path``).
+            rng: Randomness. Default: a CSPRNG (:meth:`PrivacyRNG.secure`); a seeded
+                one (:meth:`PrivacyRNG.from_seed`) only with ``public=True``.
+            public: Declares the data public (required for seeds and for generators
+                that run on public data only).
+
+        Raises:
+            ConfigError: A seeded rng without ``public``, or a public-only generator.
+            InfeasibleConfigurationError: Fewer rows than ``min_count`` (nothing spent).
+            BudgetExceededError: The ledger cannot afford the generator budget.
+        """
+        rng = rng if rng is not None else PrivacyRNG.secure()
+        if not rng.is_secure and not public:
+            raise ConfigError(
+                "a seeded PrivacyRNG is for public data only: pass public=True to declare "
+                "the data public, or leave rng out (a CSPRNG) for private data"
+            )
+        model = self.configuration.model
+        if getattr(REGISTRY[model], "requires_public_data", False) and not public:
+            raise ConfigError(
+                f"generator {model!r} runs only on data declared public (public=True); see "
+                "the README's generator table"
+            )
+        frame = data if isinstance(data, pd.DataFrame) else load_data(data, self.spec).frame
+        codes = self.transformer.forward(frame)
+        n = len(codes)
+        if n < self.configuration.min_count:  # n is public: refuse before any charge
+            raise InfeasibleConfigurationError(
+                f"{n} rows cannot be projected so that every record appears at least "
+                f"{self.configuration.min_count} times (min_count)"
+            )
+        ledger = (
+            ledger
+            if ledger is not None
+            else Ledger(
+                total_epsilon=self.spec.privacy.total_epsilon,
+                total_delta=self.spec.privacy.total_delta,
+            )
+        )
+        generator = make_generator(
+            model,
+            self.configuration.hyperparameters,
+            epsilon=self.spec.privacy.generator_epsilon,
+            transformer=self.transformer,
+        )
+        generator.check_feasible(self.transformer.domain, n)  # public; before the charge
+        generator.fit(codes, domain=self.transformer.domain, ledger=ledger, rng=rng)
+        self.generator_, self.n_, self._rng = generator, n, rng
+        self.ledger_ = ledger
+        return self
+
+    def sample(self, n: int | None = None, *, codes: bool = False) -> pd.DataFrame:
+        """Draw a candidate: sample, filter, project (post-processing; nothing charged).
+
+        Args:
+            n: Rows (default: as many as the data had, the release's public n).
+            codes: Return integer codes instead of bin labels.
+        """
+        if self.generator_ is None or self._rng is None or self.n_ is None:
+            raise RuntimeError("call fit() before sample()")
+        n = self.n_ if n is None else n
+        post = self._rng.generator()
+        sampled, _, _ = sample_valid(
+            self.generator_, n, transformer=self.transformer, spec=self.spec, rng=post
+        )
+        candidate = project_min_count(
+            sampled, self.transformer.domain.sizes, self.configuration.min_count, post
+        )
+        return candidate if codes else self.transformer.to_labels(candidate)
+
+
+def evaluate_candidate(
+    spec: ReleaseSpec | str | Path,
+    configuration: str | Configuration,
+    original: pd.DataFrame,
+    candidate: pd.DataFrame,
+    *,
+    exact: bool,
+    ledger: Ledger | None = None,
+    rng: PrivacyRNG | None = None,
+) -> AcceptanceReport:
+    """The acceptance criteria between the original and a candidate.
+
+    Args:
+        spec: The release spec (object, file or bundled name).
+        configuration: The configuration the candidate was made with (id or object).
+        original: Cleaned raw release columns (:func:`synthflow.load_data`).
+        candidate: The candidate as bin labels (:meth:`Synthesizer.sample`) or codes.
+        exact: ``True``: exact values, nothing charged, for public data only (exact
+            values of private data are not private). ``False``: the DP release of each
+            criterion, charged to ``ledger`` with noise from ``rng``.
+        ledger: The dataset's ledger (required unless ``exact``).
+        rng: DP noise (default: a CSPRNG; a seeded one for public data only).
+
+    Returns:
+        An :class:`~synthflow.AcceptanceReport` (a table in a notebook).
+    """
+    from synthflow.acceptance.evaluate import evaluate  # noqa: PLC0415
+
+    spec = spec if isinstance(spec, ReleaseSpec) else load_spec(spec)
+    cfg = (
+        configuration
+        if isinstance(configuration, Configuration)
+        else find_configuration(spec, configuration)
+    )
+    transformer = Transformer(spec, cfg.transformations)
+    orig = transformer.forward(original)
+    names = list(transformer.domain.names)
+    is_codes = all(pd.api.types.is_integer_dtype(candidate[c]) for c in names)
+    cand = candidate[names] if is_codes else transformer.from_labels(candidate.astype(str))
+    if exact:
+        return evaluate(spec, transformer, orig, cand, exact=True)
+    if ledger is None:
+        raise ConfigError(
+            "a DP evaluation charges the dataset's ledger: pass ledger=synthflow.Ledger(...) "
+            "(or exact=True on public data)"
+        )
+    rng = rng if rng is not None else PrivacyRNG.secure()
+    return evaluate(spec, transformer, orig, cand, exact=False, ledger=ledger, rng=rng)
