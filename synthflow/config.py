@@ -356,6 +356,12 @@ class DisclosureSpec:
 class ReleaseSpec:
     """Everything dataset-specific about a release."""
 
+    def __repr__(self) -> str:
+        return (
+            f"ReleaseSpec(name={self.name!r}, path={self.path!r}, columns={len(self.columns)}, "
+            f"criteria={len(self.criteria)}, total_epsilon={self.privacy.total_epsilon:g})"
+        )
+
     name: str
     columns: tuple[Column, ...]
     privacy: PrivacySpec

@@ -43,6 +43,12 @@ log = logging.getLogger(__name__)
 class FlowResult:
     """A release candidate (codes) and what it took to make it."""
 
+    def __repr__(self) -> str:  # never the data: ``original`` is private
+        return (
+            f"FlowResult(configuration={self.configuration.id!r}, rows={len(self.candidate)}, "
+            f"rows_filtered={self.rows_filtered}, projection_rows={self.projection_rows})"
+        )
+
     configuration: Configuration
     transformer: Transformer
     original: pd.DataFrame

@@ -114,6 +114,13 @@ class Ledger:
         """All accepted charges, oldest first."""
         return tuple(self._charges)
 
+    def __repr__(self) -> str:
+        where = f", path={str(self.path)!r}" if self.path is not None else ""
+        return (
+            f"Ledger(total_epsilon={self.total_epsilon:g}, spent_epsilon={self.spent_epsilon:g}, "
+            f"charges={len(self._charges)}{where})"
+        )
+
     @property
     def spent_epsilon(self) -> float:
         """Epsilon spent so far (exact sum rounded to float)."""

@@ -169,6 +169,9 @@ class PrivacyRNG:
             return secrets.SystemRandom().random() < p
         return bool(self._state.random_sample() < p)
 
+    def __repr__(self) -> str:
+        return "PrivacyRNG.secure()" if self.seed is None else f"PrivacyRNG.from_seed({self.seed})"
+
     def describe(self) -> dict[str, object]:
         """Metadata recorded with a run (never the seed of a secure run: there is none)."""
         return {"secure": self.is_secure, "seed": self.seed}

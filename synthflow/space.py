@@ -70,6 +70,12 @@ class Configuration:
         """Transformation letters in column order, e.g. ``abaaaa``."""
         return "".join(letter for _, letter in self.transformations_items)
 
+    def __repr__(self) -> str:
+        return (
+            f"Configuration({self.id!r}: {self.model} {self.hyperparameters}, letters "
+            f"{self.letters!r}, min_count {self.min_count})"
+        )
+
     def to_json(self) -> dict[str, Any]:
         """JSON form used by ``synthflow space --json`` and run metadata."""
         return {

@@ -68,6 +68,12 @@ class AuditReport:
         """Record one check."""
         self.checks.append((name, bool(ok), detail))
 
+    def __repr__(self) -> str:
+        if not self.checks:
+            return "<AuditReport: no checks yet>"
+        verdict = "passed" if self.ok else f"FAILED ({len(self.failures)} failed)"
+        return f"<AuditReport {verdict}: {len(self.checks)} checks>"
+
     @property
     def ok(self) -> bool:
         """Whether every check passed."""

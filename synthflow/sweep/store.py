@@ -153,6 +153,13 @@ class SweepStore:
         self._conn = conn
         self.path = path
 
+    def __repr__(self) -> str:
+        try:
+            runs = self._conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
+        except sqlite3.ProgrammingError:  # closed
+            return f"SweepStore({str(self.path)!r}, closed)"
+        return f"SweepStore({str(self.path)!r}, runs={runs})"
+
     # ------------------------------------------------------------------ opening
     @classmethod
     def open(

@@ -43,6 +43,17 @@ def test_synthesizer_is_one_flow(births_spec, nvss_10k):
         rng=synthflow.PrivacyRNG.from_seed(5), public=True, show_progress=False,
     )  # fmt: skip
     pd.testing.assert_frame_equal(labels, flow.transformer.to_labels(flow.candidate))
+    # Reprs are short and never show data (the original is private).
+    assert repr(flow) == (
+        f"FlowResult(configuration='{CONFIG}', rows={len(data)}, "
+        f"rows_filtered={flow.rows_filtered}, projection_rows={flow.projection_rows})"
+    )
+    assert (
+        repr(births_spec).startswith("ReleaseSpec(name='births'") and len(repr(births_spec)) < 200
+    )
+    assert repr(ledger) == "Ledger(total_epsilon=10, spent_epsilon=4, charges=2)"  # MI + tables
+    assert repr(rng) == "PrivacyRNG.from_seed(5)"
+    assert repr(s.configuration).startswith(f"Configuration('{CONFIG}': privbayes")
     assert ledger.spent_epsilon == pytest.approx(births_spec.privacy.generator_epsilon)
     assert len(s.sample(500)) == 500
 
