@@ -22,6 +22,7 @@ import numpy as np
 import yaml
 
 from synthflow._bins import Bin, expand_bins, parse_bin
+from synthflow._grids import validate_grids
 from synthflow._ops import COMPARATORS
 from synthflow.errors import ConfigError
 
@@ -944,8 +945,6 @@ def load_spec(path: str | Path) -> ReleaseSpec:
             "raise the total or lower the budgets"
         )
     # Validate the configuration space (model names and hyperparameters) eagerly.
-    from synthflow.space import validate_grids  # noqa: PLC0415  (space imports config)
-
     validate_grids(spec)
     return spec
 

@@ -10,12 +10,12 @@ import functools
 import hashlib
 import itertools
 import json
-from collections.abc import Collection, Iterator
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
-from synthflow._ops import COMPARATORS
-from synthflow.config import ModelGrid, ReleaseSpec
+from synthflow._grids import grid_points, validate_grids
+from synthflow.config import ReleaseSpec
 from synthflow.errors import ConfigError
 
 __all__ = [
@@ -87,45 +87,6 @@ class Configuration:
         }
 
 
-def _grid_points(grid: ModelGrid) -> Iterator[dict[str, Any]]:
-    names = [k for k, _ in grid.grid]
-    for values in itertools.product(*(v for _, v in grid.grid)):
-        point = dict(zip(names, values, strict=True))
-        keep = True
-        for left, op, right in grid.require:
-            rhs = point[right] if isinstance(right, str) and right in point else right
-            if not COMPARATORS[op](point[left], rhs):
-                keep = False
-                break
-        if keep:
-            yield point
-
-
-def validate_grids(spec: ReleaseSpec) -> None:
-    """Check every model name and hyperparameter point of the spec's grids.
-
-    What :func:`expand_space` checks, without building the configurations (the grids
-    times the transformations times ``min_count``: thousands).
-
-    Raises:
-        ConfigError: For an unknown model or invalid hyperparameters.
-    """
-    # The light module: checking the space needs no generator (nor pandas or torch).
-    from synthflow.generators.hyperparameters import HYPERPARAMETERS  # noqa: PLC0415
-
-    for i, grid in enumerate(spec.models):
-        if grid.model not in HYPERPARAMETERS:
-            raise ConfigError(
-                f"space.models[{i}].model: unknown generator {grid.model!r}; registered: "
-                f"{sorted(HYPERPARAMETERS)}"
-            )
-        for point in _grid_points(grid):
-            try:
-                HYPERPARAMETERS[grid.model](**point)
-            except (TypeError, ValueError) as exc:
-                raise ConfigError(f"space.models[{i}] ({grid.model}): {exc}") from exc
-
-
 def expand_space(
     spec: ReleaseSpec, *, models: Collection[str] | None = None
 ) -> list[Configuration]:
@@ -144,7 +105,7 @@ def expand_space(
     for grid in spec.models:
         if models is not None and grid.model not in models:
             continue
-        for point in _grid_points(grid):
+        for point in grid_points(grid):
             hp_items = tuple(sorted(point.items()))
             for trans in itertools.product(*transform_choices):
                 for mc in spec.min_count:

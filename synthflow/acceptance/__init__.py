@@ -7,7 +7,9 @@ Map of the package:
 * :mod:`.condmean` - conditional-mean errors and the resize transformation;
 * :mod:`.regression` - OLS, the functional mechanism, coefficient and TSTR errors;
 * :mod:`.faithfulness` - maximum matching via types and max-flow;
-* :mod:`.evaluate` - :func:`evaluate` (exact or DP), :func:`fit_dp_regression`;
+* :mod:`.evaluate` - :func:`evaluate` (exact or DP), built from :mod:`.results` (the
+  report objects), :mod:`.exact` (exact values) and :mod:`.dp` (the DP releases,
+  :func:`fit_dp_regression`);
 * :mod:`.report` - self-contained HTML report; :mod:`.cli` - ``synthflow evaluate``.
 
 Each statistic has its sensitivity as a small pure function next to it.
@@ -20,18 +22,12 @@ from typing import TYPE_CHECKING
 from synthflow._lazy import lazy_package
 
 if TYPE_CHECKING:  # the exports, imported on first use (synthflow/_lazy.py)
-    from synthflow.acceptance.evaluate import (
-        AcceptanceReport,
-        CriterionResult,
-        ExactAndNoisy,
-        evaluate,
-        evaluate_exact_and_noisy,
-        exact_value,
-        exact_values,
-        fit_dp_regression,
-    )
+    from synthflow.acceptance.dp import fit_dp_regression
+    from synthflow.acceptance.evaluate import ExactAndNoisy, evaluate, evaluate_exact_and_noisy
+    from synthflow.acceptance.exact import exact_value, exact_values
     from synthflow.acceptance.faithfulness import MatchingResult, maximum_matching
     from synthflow.acceptance.regression import DPRegressionFit
+    from synthflow.acceptance.results import AcceptanceReport, CriterionResult
 
 __all__ = [
     "AcceptanceReport",

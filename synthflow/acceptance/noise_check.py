@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from synthflow.acceptance import regression
-from synthflow.acceptance.evaluate import laplace_terms
+from synthflow.acceptance.dp import laplace_terms
 from synthflow.config import CriterionSpec, ReleaseSpec
 from synthflow.space import Configuration
 from synthflow.transform import Transformer

@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from synthflow.acceptance import regression
-from synthflow.acceptance.evaluate import laplace_terms
+from synthflow.acceptance.dp import laplace_terms
 from synthflow.config import CriterionSpec, ReleaseSpec
 from synthflow.errors import ConfigError
 from synthflow.plan.simulate import (

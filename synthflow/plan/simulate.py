@@ -31,7 +31,7 @@ import pandas as pd
 
 from synthflow.acceptance import regression
 from synthflow.acceptance._common import code_matrix
-from synthflow.acceptance.evaluate import laplace_terms
+from synthflow.acceptance.dp import laplace_terms
 from synthflow.config import CriterionSpec, ReleaseSpec
 from synthflow.errors import ConfigError
 from synthflow.rng import PrivacyRNG

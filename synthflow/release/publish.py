@@ -30,7 +30,7 @@ from synthflow.acceptance import (
     regression,
 )
 from synthflow.acceptance._common import code_matrix
-from synthflow.acceptance.evaluate import ratio_min_count
+from synthflow.acceptance.exact import ratio_min_count
 from synthflow.config import ReleaseSpec
 from synthflow.ledger import file_sha256
 from synthflow.release._datasheet import render_datasheet

@@ -63,3 +63,19 @@ def test_generator_hyperparameters_match_the_registry():
     from synthflow.generators.hyperparameters import HYPERPARAMETERS
 
     assert {m: c.Hyperparameters for m, c in REGISTRY.items()} == HYPERPARAMETERS
+
+
+def test_the_spec_loader_does_not_import_the_space():
+    # config -> space -> generators -> transform -> config was the one import circle: the
+    # loader checks grids through synthflow._grids, which imports neither. A fresh
+    # interpreter, so that nothing imported by another test hides it.
+    code = textwrap.dedent(
+        """
+        import sys
+        from synthflow.config import load_spec
+        load_spec("births")
+        print(sorted(m for m in sys.modules if m in {"synthflow.space", "synthflow.transform"}))
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from synthflow.acceptance.evaluate import _laplace_release, laplace_terms
+from synthflow.acceptance.dp import _laplace_release, laplace_terms
 from synthflow.config import ReleaseSpec, load_spec
 from synthflow.errors import ConfigError
 from synthflow.ledger import Ledger

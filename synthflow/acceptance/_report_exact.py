@@ -1,0 +1,158 @@
+"""Sections of the evaluation report in exact mode only (public data: they read D_T)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from synthflow.acceptance import diagnostics, faithfulness, marginals
+from synthflow.acceptance._report_plots import (
+    _BAD,
+    _bars,
+    _grid,
+    _h,
+    _labels,
+    _plt,
+    _png,
+    _table,
+)
+from synthflow.acceptance.exact import marginal_family
+from synthflow.config import CriterionSpec, ReleaseSpec
+from synthflow.transform import Transformer
+
+REPORT_MARGINALS = 2000
+"""Most marginals the worst-cells section scans (wide tables: the highest orders go)."""
+
+
+def _report_family(spec: ReleaseSpec, names: tuple[str, ...]) -> list[tuple[int, ...]]:
+    """The marginals criterion's family (else every 1- and 2-way), capped by order."""
+    crit = next((c for c in spec.criteria if c.kind == "marginals"), None)
+    family = (
+        marginal_family(crit, names)
+        if crit is not None
+        else marginals.marginal_subsets(len(names), max_order=2)
+    )
+    top = max(len(s) for s in family)
+    while top > 1 and sum(len(s) <= top for s in family) > REPORT_MARGINALS:
+        top -= 1
+    return [s for s in family if len(s) <= top]
+
+
+def _worst_cells(spec: ReleaseSpec, transformer: Transformer, t: np.ndarray, r: np.ndarray) -> str:
+    names = transformer.domain.names
+    family = _report_family(spec, names)
+    orders = sorted({len(s) for s in family})
+    out = [
+        _h(2, "Worst k-way cells (normalized counts)"),
+        f"<p class='note'>{len(family)} marginals of order {orders[0]} to {orders[-1]}.</p>",
+    ]
+    for k in orders:
+        cells = marginals.worst_marginal_cells(
+            t, r, transformer.domain.sizes, k=k, top=5, subsets=family
+        )
+        rows = [
+            {
+                "columns": ", ".join(names[i] for i in c.columns),
+                "cell": ", ".join(
+                    _labels(transformer, names[i])[v]
+                    for i, v in zip(c.columns, c.cell, strict=True)
+                ),
+                "original": c.original,
+                "candidate": c.candidate,
+                "error": c.error,
+            }
+            for c in cells
+        ]
+        out += [_h(3, f"{k}-way"), _table(pd.DataFrame(rows))]
+    return "".join(out)
+
+
+def _faithfulness_section(
+    c: CriterionSpec, transformer: Transformer, t: np.ndarray, r: np.ndarray
+) -> str:
+    assert c.match is not None
+    names = transformer.domain.names
+    res = faithfulness.maximum_matching(t, r, transformer, c.match)
+    um = t[res.unmatched_original]
+    # Which column blocks matches: the matches gained if the column were ignored
+    # (set equal in both tables), the rest of the rule unchanged.
+    gained = []
+    for j in range(len(names)):
+        t0, r0 = t.copy(), r.copy()
+        t0[:, j] = 0
+        r0[:, j] = 0
+        gained.append(faithfulness.maximum_matching(t0, r0, transformer, c.match).size - res.size)
+    out = [
+        _h(2, "Faithfulness: unmatched original records"),
+        f"<p>matched {res.size} of {res.n_original}; unmatched {len(um)} "
+        f"({res.unmatched_share:.3%}).</p>",
+    ]
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(8, 0.4 * len(names) + 1.0))
+    ax.barh(names, gained, color=_BAD)
+    ax.invert_yaxis()
+    ax.set_xlabel("extra matches if this column were ignored", fontsize=8)
+    ax.set_title("matches gained if the column were ignored (rest of the rule kept)", fontsize=9)
+    ax.tick_params(labelsize=8)
+    for y, g in enumerate(gained):
+        ax.text(g, y, f" {g}", va="center", fontsize=8)
+    fig.tight_layout()
+    out += [
+        _h(3, "Which column blocks matches"),
+        _png(fig),
+        _table(pd.DataFrame({"column": names, "extra matches if ignored": gained})),
+    ]
+    fig, axes = _grid(len(names))
+    tables = []
+    for j, (ax, name) in enumerate(zip(axes, names, strict=False)):
+        labels = _labels(transformer, name)
+        cnt = np.bincount(um[:, j], minlength=len(labels))
+        tot = np.bincount(t[:, j], minlength=len(labels))
+        share = np.divide(cnt, tot, out=np.zeros(len(labels)), where=tot > 0)
+        _bars(ax, labels, [("unmatched share", share, _BAD)])
+        ax.set_title(f"unmatched share by {name}", fontsize=9)
+        df = pd.DataFrame({"bin": labels, "original": tot, "unmatched": cnt, "share": share})
+        tables.append(_h(3, f"unmatched by {name}") + _table(df[df.unmatched > 0]))
+    fig.tight_layout()
+    out += [
+        _h(3, "Unmatched share by bin (unmatched original records / original records in the bin)"),
+        _png(fig),
+        "<details><summary>tables by column</summary>",
+        *tables,
+        "</details>",
+    ]
+    return "".join(out)
+
+
+def _diagnostics_section(transformer: Transformer, t: np.ndarray, r: np.ndarray) -> str:
+    """Quality scores and closeness (exact mode only: they read the original exactly)."""
+    names = transformer.domain.names
+    q = diagnostics.quality(t, r, transformer.domain.sizes, names)
+    c = diagnostics.closeness(t, r)
+    worst = sorted(q.column_pairs.items(), key=lambda kv: kv[1])[:5]
+    shapes = pd.DataFrame(
+        {"column": list(q.column_shapes), "shape score (1 - TV)": list(q.column_shapes.values())}
+    )
+    pairs = pd.DataFrame(
+        {
+            "columns": [f"{a}, {b}" for (a, b), _ in worst],
+            "pair score (1 - TV)": [v for _, v in worst],
+        }
+    )
+    return (
+        _h(2, "Diagnostics (not acceptance criteria; exact, non-private)")
+        + "<p class='note'>Computed on the original records exactly, so shown only for "
+        "public data. Quality in the style of SDMetrics: 1 - total variation distance of "
+        "each column (shape) and each pair of columns (pair); 1 means the same low-order "
+        "distributions. Closeness: how many candidate rows equal an original row on the "
+        "binned columns, or differ from one in a single column. With few coarse bins many "
+        "rows coincide by chance, so judge it against the same figure for an independent "
+        "real sample of the same size (a much higher share suggests copied records).</p>"
+        + f"<p><b>Overall quality {q.overall:.3f}</b> (column shapes {q.shape_score:.3f}, "
+        f"column pairs {q.pair_score:.3f}). <b>Closeness</b>: {c.identical:.1%} of candidate "
+        f"rows are identical to an original row, {c.within_one:.1%} within one column of "
+        f"one, {c.farther:.1%} two or more columns from every original row.</p>"
+        + _table(shapes)
+        + "<p>Lowest column pair scores:</p>"
+        + _table(pairs)
+    )

@@ -1,0 +1,276 @@
+"""DP release of each acceptance criterion (SPEC sec. 5): the ledger first, then noise.
+
+Laplace releases (marginals, ratio, conditional means, TSTR, faithfulness) share
+:func:`laplace_terms`, the one place their sensitivity and (pseudo-)threshold are
+computed, which ``synthflow plan`` also calls. The regression coefficients are released
+by the functional mechanism (:func:`fit_dp_regression`, once per release).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from synthflow.acceptance import condmean, faithfulness, marginals, ratio, regression
+from synthflow.acceptance._common import code_matrix, feature_bounds
+from synthflow.acceptance.exact import (
+    Context,
+    exact_of,
+    need,
+    ols_models,
+    ratio_min_count,
+    std_candidate,
+)
+from synthflow.config import CriterionSpec, ReleaseSpec
+from synthflow.errors import ConfigError
+from synthflow.ledger import Ledger
+from synthflow.rng import PrivacyRNG
+from synthflow.transform import Transformer
+
+__all__ = ["RELEASE", "RELEASE_ORDER", "Released", "fit_dp_regression", "laplace_terms"]
+
+DPRegressionFit = regression.DPRegressionFit
+
+
+@dataclass(frozen=True, kw_only=True)
+class Released:
+    """One criterion's DP release: the noisy value and what it was computed from."""
+
+    value: float
+    threshold: float
+    epsilon: float
+    mechanism: str
+    sensitivity: float
+    noise_sd: float
+    statistic: float | None = None
+    """The statistic the noise was added to (before noise)."""
+    public: dict[str, Any] = field(default_factory=dict)
+    """The candidate's public parameters its sensitivity and threshold were read from."""
+
+
+def laplace_terms(
+    c: CriterionSpec, spec: ReleaseSpec, public: dict[str, Any], epsilon: float
+) -> tuple[float, float]:
+    """Sensitivity and the (pseudo-)threshold of a Laplace-released criterion.
+
+    ``public`` holds the public parameters the evaluation recorded for the candidate
+    (``n``; ``min_count`` for the 1-way ratio; ``min_group_size`` for a conditional
+    mean). The one place these are computed: evaluation and ``synthflow plan`` both call
+    it, so a plan simulates exactly the mechanism a release runs.
+
+    Raises:
+        ConfigError: If ``c`` is not released by the Laplace mechanism (the regression
+            coefficients are released by the functional mechanism).
+    """
+    n = int(public["n"])
+    if c.kind in ("marginals", "faithfulness"):
+        sens = (
+            marginals.marginal_sensitivity(n)
+            if c.kind == "marginals"
+            else faithfulness.faithfulness_sensitivity(n)
+        )
+        return sens, c.threshold
+    if c.kind == "one_way_ratio":
+        clip = need(c.clip, "clip", c)
+        m = int(public["min_count"])
+        threshold = ratio.release_threshold(
+            threshold=c.threshold,
+            clip=clip,
+            epsilon=epsilon,
+            false_positive_rate=c.false_positive_rate,
+            assumed_min_count=c.assumed_min_count,
+            min_count=m,
+        )
+        return ratio.one_way_ratio_sensitivity(m, clip=clip), threshold
+    if c.kind == "conditional_mean":
+        bounds = need(spec.column(need(c.column, "column", c)).bounds, "bounds", c)
+        return condmean.cond_mean_sensitivity(bounds, int(public["min_group_size"])), c.threshold
+    if c.kind == "regression_tstr":
+        target = spec.column(need(c.column, "column", c))
+        return regression.tstr_sensitivity(feature_bounds(target), n), c.threshold
+    raise ConfigError(f"criterion {c.name!r} (kind {c.kind!r}) is not a Laplace release")
+
+
+def _laplace_release(
+    c: CriterionSpec,
+    spec: ReleaseSpec,
+    stat: float,
+    *,
+    public: dict[str, Any],
+    ledger: Ledger,
+    rng: PrivacyRNG,
+) -> Released:
+    sens, threshold = laplace_terms(c, spec, public, c.epsilon)
+    ledger.charge(f"acceptance {c.name}", epsilon=c.epsilon, mechanism="laplace", sensitivity=sens)
+    noisy = float(rng.laplace(np.array([stat]), sensitivity=sens, epsilon=c.epsilon)[0])
+    return Released(
+        value=noisy,
+        threshold=threshold,
+        epsilon=c.epsilon,
+        mechanism="laplace",
+        sensitivity=sens,
+        noise_sd=math.sqrt(2) * sens / c.epsilon,
+        statistic=stat,
+        public=public,
+    )
+
+
+def _dp_marginals(c: CriterionSpec, x: Context, ledger: Ledger, rng: PrivacyRNG) -> Released:
+    return _laplace_release(
+        c, x.spec, exact_of(c, x), public={"n": len(x.original)}, ledger=ledger, rng=rng
+    )
+
+
+def _dp_ratio(c: CriterionSpec, x: Context, ledger: Ledger, rng: PrivacyRNG) -> Released:
+    m = ratio_min_count(c, x.candidate, x.transformer)
+    public = {"n": len(x.original), "min_count": m}
+    return _laplace_release(c, x.spec, exact_of(c, x), public=public, ledger=ledger, rng=rng)
+
+
+def _dp_condmean(c: CriterionSpec, x: Context, ledger: Ledger, rng: PrivacyRNG) -> Released:
+    col = need(c.column, "column", c)
+    priorities = rng.generator().random(len(x.original))
+    stat, min_size = condmean.resized_cond_mean_error(
+        x.original,
+        x.candidate,
+        x.transformer,
+        col,
+        c.group_by,
+        priorities=priorities,
+        margin_fraction=c.margin_fraction,
+        margin_plus=c.margin_plus,
+    )
+    public = {"n": len(x.original), "min_group_size": int(min_size)}
+    return _laplace_release(c, x.spec, stat, public=public, ledger=ledger, rng=rng)
+
+
+def _fit_for(c: CriterionSpec, x: Context, ledger: Ledger, rng: PrivacyRNG) -> DPRegressionFit:
+    """The DP fit of this evaluation (given, or released now under ``c``'s budget)."""
+    if "fit" not in x.cache:
+        target = need(c.column, "column", c)
+        xo, yo, feats, xb, yb = x.regression_design("original", target, c.features)
+        std = std_candidate(c, x)
+        ledger.charge(
+            f"acceptance {c.name}: functional-mechanism fit",
+            epsilon=c.epsilon,
+            mechanism="functional",
+            sensitivity=float(regression.functional_mechanism_sensitivity(*std.box(xb, yb)).sum()),
+        )
+        x.cache["fit"] = regression.dp_fit(
+            xo,
+            yo,
+            features=feats,
+            std=std,
+            x_bounds=xb,
+            y_bounds=yb,
+            epsilon=c.epsilon,
+            laplace=rng.laplace,
+        )
+        x.cache["fit_charged_by"] = c.name
+    return x.cache["fit"]
+
+
+def _dp_coef(c: CriterionSpec, x: Context, ledger: Ledger, rng: PrivacyRNG) -> Released:
+    fit = _fit_for(c, x, ledger, rng)
+    _, m_r = ols_models(c, x)
+    std = std_candidate(c, x)
+    value = regression.coefficient_error(fit.model, m_r, std)
+    charged = x.cache.get("fit_charged_by") == c.name
+    return Released(
+        value=value,
+        threshold=c.threshold,
+        epsilon=c.epsilon if charged else 0.0,
+        mechanism="functional" if charged else "functional (fit once per release)",
+        sensitivity=fit.sensitivity,
+        noise_sd=fit.noise_sd,
+        public={
+            "n": len(x.original),
+            "candidate_ols": {"intercept": m_r.intercept, "coef": list(m_r.coef)},
+            "candidate_standardization": dataclasses.asdict(std),
+            "dp_fit": {"intercept": fit.model.intercept, "coef": list(fit.model.coef)},
+        },
+    )
+
+
+def _dp_tstr(c: CriterionSpec, x: Context, ledger: Ledger, rng: PrivacyRNG) -> Released:
+    if "fit" not in x.cache:
+        raise ConfigError(
+            f"criterion {c.name!r} needs the DP regression fit: list a "
+            "'regression_coefficients' criterion before it, or pass regression_fit"
+        )
+    fit: DPRegressionFit = x.cache["fit"]
+    target = need(c.column, "column", c)
+    xo, yo, _, _, yb = x.regression_design("original", target, c.features)
+    _, m_r = ols_models(c, x)
+    stat = regression.tstr_error(fit.model, m_r, xo, yo, yb)
+    return _laplace_release(c, x.spec, stat, public={"n": len(xo)}, ledger=ledger, rng=rng)
+
+
+def _dp_faithfulness(c: CriterionSpec, x: Context, ledger: Ledger, rng: PrivacyRNG) -> Released:
+    return _laplace_release(
+        c, x.spec, exact_of(c, x), public={"n": len(x.original)}, ledger=ledger, rng=rng
+    )
+
+
+RELEASE: dict[str, Callable[[CriterionSpec, Context, Ledger, PrivacyRNG], Released]] = {
+    "marginals": _dp_marginals,
+    "one_way_ratio": _dp_ratio,
+    "conditional_mean": _dp_condmean,
+    "regression_coefficients": _dp_coef,
+    "regression_tstr": _dp_tstr,
+    "faithfulness": _dp_faithfulness,
+}
+
+# Regression coefficients before TSTR: the TSTR criterion reuses the fit.
+RELEASE_ORDER = {"regression_coefficients": 0}
+
+
+def fit_dp_regression(
+    spec: ReleaseSpec,
+    transformer: Transformer,
+    original: pd.DataFrame,
+    *,
+    ledger: Ledger,
+    rng: PrivacyRNG,
+) -> DPRegressionFit:
+    """Fit the DP regression of D_T once per release (SPEC sec. 1, the improvement).
+
+    The fit does not depend on any candidate, so it is standardised with the public
+    bounds (centres at midpoints, scales at half-widths) instead of D_R's moments.
+    Charges the ``regression_coefficients`` criterion's budget before any noise.
+    Pass the result to :func:`evaluate` as ``regression_fit``.
+
+    Raises:
+        ConfigError: If the spec has no ``regression_coefficients`` criterion.
+    """
+    crits = [c for c in spec.criteria if c.kind == "regression_coefficients"]
+    if not crits:
+        raise ConfigError("the spec has no 'regression_coefficients' criterion to fit once")
+    c = crits[0]
+    target = need(c.column, "column", c)
+    codes = code_matrix(original, transformer, what="original")
+    xo, yo, feats, xb, yb = regression.design(codes, transformer, target, c.features)
+    std = regression.Standardization.from_bounds(xb, yb)
+    sens = float(regression.functional_mechanism_sensitivity(*std.box(xb, yb)).sum())
+    ledger.charge(
+        f"acceptance {c.name}: functional-mechanism fit (once per release)",
+        epsilon=c.epsilon,
+        mechanism="functional",
+        sensitivity=sens,
+    )
+    return regression.dp_fit(
+        xo,
+        yo,
+        features=feats,
+        std=std,
+        x_bounds=xb,
+        y_bounds=yb,
+        epsilon=c.epsilon,
+        laplace=rng.laplace,
+    )
