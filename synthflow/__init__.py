@@ -30,7 +30,8 @@ from synthflow._lazy import lazy_package
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:  # the exports, imported on first use (synthflow/_lazy.py)
-    from synthflow.acceptance.evaluate import AcceptanceReport, CriterionResult, evaluate
+    from synthflow.acceptance.evaluate import evaluate
+    from synthflow.acceptance.results import AcceptanceReport, CriterionResult
     from synthflow.api import Synthesizer, evaluate_candidate
     from synthflow.config import ReleaseSpec, load_spec
     from synthflow.data import load_data

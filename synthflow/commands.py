@@ -1,4 +1,4 @@
-"""Core subcommands: ``space``, ``validate``, ``run`` and ``demo``."""
+"""Core subcommands: ``space``, ``validate``, ``schema``, ``run`` and ``demo``."""
 
 from __future__ import annotations
 
@@ -81,11 +81,29 @@ def _noise_report(spec: ReleaseSpec, configs: list[Configuration], n: int) -> No
 
 
 def _validate(args: argparse.Namespace) -> int:
-    """``synthflow validate``: every check of the loader, without touching data."""
-    from synthflow.config import load_spec
-    from synthflow.space import expand_space
+    """``synthflow validate``: the JSON Schema, then every check of the loader; no data."""
+    import yaml
 
-    spec = load_spec(args.spec)  # keys, types, bins, groups, budgets, grids: or ConfigError
+    from synthflow.config import load_spec, read_yaml
+    from synthflow.resources import resolve_spec_path
+    from synthflow.space import expand_space
+    from synthflow.spec_schema import schema_errors
+
+    path = resolve_spec_path(args.spec)
+    if path.is_file():  # else load_spec says what is missing
+        try:
+            raw = read_yaml(path.read_bytes())
+        except (yaml.YAMLError, ConfigError):  # load_spec reports it with its line
+            raw = None
+        errors = schema_errors(raw) if raw is not None else []
+        if errors:
+            shown = "\n  ".join(errors[:20])
+            more = f"\n  ... and {len(errors) - 20} more" if len(errors) > 20 else ""
+            raise ConfigError(
+                f"{path}: {len(errors)} problem(s) against the spec schema "
+                f"(docs/spec.md lists every key):\n  {shown}{more}"
+            )
+    spec = load_spec(args.spec)  # bins, groups, budgets, grids: or ConfigError
     configs = expand_space(spec)
     models = sorted({c.model for c in configs})
     print(
@@ -96,6 +114,26 @@ def _validate(args: argparse.Namespace) -> int:
     )
     if args.rows is not None:
         _noise_report(spec, configs, args.rows)
+    return 0
+
+
+def _schema(args: argparse.Namespace) -> int:
+    """``synthflow schema``: where the spec's JSON Schema is (or a copy with --json)."""
+    from synthflow.spec_schema import SPEC_SCHEMA, schema_path
+
+    if args.json:
+        check_json(args.json, force=args.force)
+        write_json(args.json, SPEC_SCHEMA)
+        if args.json != "-":
+            print(Path(args.json).resolve())
+        return 0
+    print(schema_path())
+    print(
+        "validate a spec as you type: put '# yaml-language-server: $schema=<the path above>' "
+        "on its first line (YAML extension of VS Code, or any editor with the YAML "
+        "language server)",
+        file=sys.stderr,
+    )
     return 0
 
 
@@ -234,7 +272,7 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    """Add ``space``, ``validate``, ``run`` and ``demo`` to the CLI."""
+    """Add ``space``, ``validate``, ``schema``, ``run`` and ``demo`` to the CLI."""
     p = add_command(
         sub, "space", help="list every configuration of a spec's space", options=("json",)
     )
@@ -262,6 +300,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="also warn of criteria whose DP noise alone decides pass or fail at N rows",
     )
     p.set_defaults(func=_validate)
+
+    p = add_command(
+        sub,
+        "schema",
+        help="print the path of the release spec's JSON Schema (for editors); --json copies it",
+        options=("json", "force"),
+    )
+    p.set_defaults(func=_schema)
 
     p = add_command(
         sub,

@@ -25,6 +25,7 @@ from synthflow._bins import Bin, expand_bins, parse_bin
 from synthflow._grids import validate_grids
 from synthflow._ops import COMPARATORS
 from synthflow.errors import ConfigError
+from synthflow.spec_schema import section_keys
 
 __all__ = [
     "Clause",
@@ -302,20 +303,6 @@ class SamplingSpec:
     """Factor on the missing rows drawn per round."""
 
 
-_DATASHEET_KEYS = (
-    "title",
-    "publisher",
-    "contact",
-    "licence",
-    "citation",
-    "source",
-    "population",
-    "period",
-    "motivation",
-    "maintenance",
-)
-
-
 @dataclass(frozen=True, kw_only=True)
 class DatasheetSpec:
     """What the release's datasheet says about provenance and distribution.
@@ -429,12 +416,7 @@ class ReleaseSpec:
 
 def _parse_column(name: str, raw: Any, source: ColumnSource | None) -> Column:
     where = f"columns.{name}"
-    raw = _keys(
-        where,
-        raw,
-        {"type", "transformations"},
-        {"domain", "categories", "bounds", "groups", "description", "unit"},
-    )
+    raw = _keys(where, raw, *section_keys("column"))
     kind = raw["type"]
     if kind not in ("int", "categorical"):
         raise ConfigError(f"{where}.type: must be 'int' or 'categorical', got {kind!r}")
@@ -510,7 +492,7 @@ def _parse_column(name: str, raw: Any, source: ColumnSource | None) -> Column:
 
 def _parse_source(name: str, raw: Any) -> ColumnSource:
     where = f"input.mapping.{name}"
-    raw = _keys(where, raw, {"from"}, {"values", "parse"})
+    raw = _keys(where, raw, *section_keys("source"))
     parse = raw.get("parse")
     if parse not in (None, "month"):
         raise ConfigError(f"{where}.parse: only 'month' is supported, got {parse!r}")
@@ -540,11 +522,11 @@ def _parse_clause(where: str, raw: Any, columns: Mapping[str, Column]) -> Clause
 def _parse_constraints(
     raw: Any, columns: Mapping[str, Column]
 ) -> tuple[tuple[Constraint, ...], tuple[Constraint, ...]]:
-    raw = _keys("constraints", raw, {"raw"}, {"synthetic"})
+    raw = _keys("constraints", raw, *section_keys("constraints"))
     rules: list[Constraint] = []
     for i, r in enumerate(raw["raw"] or []):
         where = f"constraints.raw[{i}]"
-        r = _keys(where, r, {"id", "name"}, {"all", "any"})
+        r = _keys(where, r, *section_keys("rule"))
         if ("all" in r) == ("any" in r):
             raise ConfigError(f"{where}: give exactly one of 'all' (and) or 'any' (or)")
         mode: Literal["all", "any"] = "all" if "all" in r else "any"
@@ -565,12 +547,7 @@ def _parse_constraints(
 
 
 def _parse_match(where: str, raw: Any, columns: Mapping[str, Column]) -> MatchRule:
-    raw = _keys(
-        where,
-        raw,
-        {"exact", "near"},
-        {"max_near_differences", "max_bin_distance", "exceptions", "ignore"},
-    )
+    raw = _keys(where, raw, *section_keys("match"))
     ignore = raw.get("ignore") or []
     if not isinstance(ignore, list):
         raise ConfigError(f"{where}.ignore: expected a list of columns")
@@ -585,7 +562,7 @@ def _parse_match(where: str, raw: Any, columns: Mapping[str, Column]) -> MatchRu
         )
     exceptions = []
     for e in raw.get("exceptions") or []:
-        e = _keys(f"{where}.exceptions", e, {"column", "transformation", "bin"}, set())
+        e = _keys(f"{where}.exceptions", e, *section_keys("exception"))
         col = columns.get(e["column"])
         if col is None:
             raise ConfigError(f"{where}.exceptions: unknown column {e['column']!r}")
@@ -624,24 +601,7 @@ def _parse_criteria(raw: Any, columns: Mapping[str, Column]) -> tuple[CriterionS
     out = []
     for i, c in enumerate(raw):
         where = f"acceptance.criteria[{i}]"
-        c = _keys(
-            where,
-            c,
-            {"name", "kind", "threshold", "epsilon"},
-            {
-                "column",
-                "group_by",
-                "clip",
-                "false_positive_rate",
-                "assumed_min_count",
-                "margin_fraction",
-                "margin_plus",
-                "match",
-                "features",
-                "max_order",
-                "columns",
-            },
-        )
+        c = _keys(where, c, *section_keys("criterion"))
         if c["kind"] not in kinds:
             raise ConfigError(
                 f"{where}.kind: unknown kind {c['kind']!r}; use one of {sorted(kinds)}"
@@ -776,7 +736,7 @@ def _parse_models(raw: Any) -> tuple[ModelGrid, ...]:
     out = []
     for i, m in enumerate(raw):
         where = f"space.models[{i}]"
-        m = _keys(where, m, {"model", "grid"}, {"require"})
+        m = _keys(where, m, *section_keys("model"))
         grid = m["grid"]
         if not isinstance(grid, dict):
             raise ConfigError(f"{where}.grid: expected a mapping hyperparameter -> list of values")
@@ -806,12 +766,12 @@ def _text(where: str, value: Any, limit: int) -> str:
 
 
 def _parse_datasheet(raw: Any) -> DatasheetSpec:
-    d = _keys("datasheet", raw or {}, set(), set(_DATASHEET_KEYS))
+    d = _keys("datasheet", raw or {}, *section_keys("datasheet"))
     return DatasheetSpec(**{k: _text(f"datasheet.{k}", d.get(k, ""), 1000) for k in d})
 
 
 def _parse_disclosure(raw: Any, columns: dict[str, Column]) -> DisclosureSpec:
-    d = _keys("disclosure", raw or {}, set(), {"key_variables", "sensitive", "max_msu_size"})
+    d = _keys("disclosure", raw or {}, *section_keys("disclosure"))
     keys = d.get("key_variables", [])
     if not (isinstance(keys, list) and all(isinstance(k, str) for k in keys)):
         raise ConfigError(f"disclosure.key_variables: expected a list of columns, got {keys!r}")
@@ -861,13 +821,8 @@ def load_spec(path: str | Path) -> ReleaseSpec:
         raise ConfigError(f"spec file {str(p)!r} is not valid YAML: {exc}") from exc
     except ConfigError as exc:
         raise ConfigError(f"spec file {str(p)!r}: {exc}") from exc
-    raw = _keys(
-        str(p),
-        raw,
-        {"name", "privacy", "columns", "constraints", "acceptance", "space"},
-        {"description", "input", "sampling", "unit", "datasheet", "disclosure"},
-    )
-    inp = _keys("input", raw.get("input") or {}, set(), {"mapping"})
+    raw = _keys(str(p), raw, *section_keys("root"))
+    inp = _keys("input", raw.get("input") or {}, *section_keys("input"))
     mapping = inp.get("mapping") or {}
     if not isinstance(raw["columns"], dict) or not raw["columns"]:
         raise ConfigError("columns: expected a mapping column name -> column spec")
@@ -886,12 +841,7 @@ def load_spec(path: str | Path) -> ReleaseSpec:
                 raise ConfigError(
                     f"columns.{name}.groups: group {g.label!r} lies outside the domain"
                 )
-    pr = _keys(
-        "privacy",
-        raw["privacy"],
-        {"total_epsilon", "generator_epsilon"},
-        {"total_delta", "neighbouring"},
-    )
+    pr = _keys("privacy", raw["privacy"], *section_keys("privacy"))
     if pr.get("neighbouring", "replace_one") != "replace_one":
         raise ConfigError(
             "privacy.neighbouring: only 'replace_one' (n public) is supported, got "
@@ -907,14 +857,14 @@ def load_spec(path: str | Path) -> ReleaseSpec:
         ),
     )
     raw_rules, syn_rules = _parse_constraints(raw["constraints"], columns)
-    acc = _keys("acceptance", raw["acceptance"], {"criteria"}, set())
+    acc = _keys("acceptance", raw["acceptance"], *section_keys("acceptance"))
     criteria = _parse_criteria(acc["criteria"], columns)
     _check_groups_align(criteria, columns)
-    space = _keys("space", raw["space"], {"models", "min_count"}, set())
+    space = _keys("space", raw["space"], *section_keys("space"))
     mc = space["min_count"]
     if not (isinstance(mc, list) and mc and all(isinstance(x, int) and x >= 1 for x in mc)):
         raise ConfigError(f"space.min_count: expected a list of integers >= 1, got {mc!r}")
-    samp = _keys("sampling", raw.get("sampling") or {}, set(), {"max_rounds", "oversample"})
+    samp = _keys("sampling", raw.get("sampling") or {}, *section_keys("sampling"))
     sampling = SamplingSpec(
         max_rounds=int(samp.get("max_rounds", 50)),
         oversample=_number("sampling.oversample", samp.get("oversample", 1.2), lo=1),

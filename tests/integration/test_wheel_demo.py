@@ -54,6 +54,7 @@ def test_wheel_runs_the_demo_outside_the_checkout(tmp_path):
         "synthflow/_public_data/nvss2019_calibration.yaml",
         "synthflow/templates/style.css",
         "synthflow/templates/base.html.j2",
+        "synthflow/spec.schema.json",
     ):
         assert needed in names, needed
     # A fresh venv; its dependencies come from this environment, synthflow from the wheel.
@@ -70,6 +71,12 @@ def test_wheel_runs_the_demo_outside_the_checkout(tmp_path):
         cwd=elsewhere, capture_output=True, text=True, check=True,
     ).stdout.strip()  # fmt: skip
     assert Path(where).is_relative_to(venv), where  # the wheel's copy, not the checkout's
+    # The spec schema an editor reads, from the installed package.
+    schema = subprocess.run(
+        [str(bindir / "synthflow"), "schema"], cwd=elsewhere, capture_output=True, text=True,
+        check=True,
+    ).stdout.strip()  # fmt: skip
+    assert Path(schema).is_relative_to(venv) and json.loads(Path(schema).read_text())["$defs"]
     # 4 of the 8 workload configurations x 2 runs keep the test within a few minutes.
     proc = subprocess.run(
         [str(bindir / "synthflow"), "demo", "--out", "demo", "--sample", "4", "--repeats", "2",
