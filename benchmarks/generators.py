@@ -17,6 +17,8 @@ Settings (SPEC sec. 9 grid points, see ``SETTINGS``):
 * workload: one_way_share 0.2, constrained_share 0.4 (3000 mirror-descent iterations).
 * PrivBayes: theta flavor, theta 16, epsilon_split 0.25.
 * MWEM: num_query 1024, num_iterations 1000, num_inner_updates 25.
+* PEP: num_query 4096, num_iterations 100, num_inner_updates 25, marginal 2 (its best
+  grid point at 10K and 160K rows among those tried; 1000 rounds spread epsilon thin).
 * MST: delta 1e-9.
 * AIM: delta 1e-9, rounds 48 and max_model_size 20 (reduced from smartnoise's defaults,
   96 rounds and 80 MB, which take about 275 s and 3 GB at 160K rows on 2 cores; the
@@ -66,6 +68,7 @@ SETTINGS: dict[str, dict[str, Any]] = {
     "workload": {"one_way_share": 0.2, "constrained_share": 0.4},
     "privbayes": {"flavor": "theta", "epsilon_split": 0.25, "theta": 16},
     "mwem": {"num_query": 1024, "num_iterations": 1000, "num_inner_updates": 25},
+    "pep": {"num_query": 4096, "num_iterations": 100, "num_inner_updates": 25, "marginal": 2},
     "mst": {"delta": 1e-9},
     "aim": {"delta": 1e-9, "rounds": 48, "max_model_size": 20.0},
     "dpctgan": {"delta": 1e-9, "epochs": 2, "batch_size": 500},

@@ -19,10 +19,12 @@ if TYPE_CHECKING:  # the exports, imported on first use (synthflow/_lazy.py)
         MSTHyperparameters,
         MWEMHyperparameters,
         PATECTGANHyperparameters,
+        PEPHyperparameters,
         PrivBayesHyperparameters,
         WorkloadHyperparameters,
     )
     from synthflow.generators.mwem import MWEM
+    from synthflow.generators.pep import PEP
     from synthflow.generators.privbayes import PrivBayes
     from synthflow.generators.protocol import Generator, PrivacyCost, check_codes
     from synthflow.generators.registry import REGISTRY, make_generator
@@ -34,6 +36,7 @@ __all__ = [
     "MST",
     "MWEM",
     "PATECTGAN",
+    "PEP",
     "REGISTRY",
     "AIMHyperparameters",
     "DPCTGANHyperparameters",
@@ -41,6 +44,7 @@ __all__ = [
     "MSTHyperparameters",
     "MWEMHyperparameters",
     "PATECTGANHyperparameters",
+    "PEPHyperparameters",
     "PrivBayes",
     "PrivBayesHyperparameters",
     "PrivacyCost",

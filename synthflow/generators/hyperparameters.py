@@ -20,6 +20,7 @@ __all__ = [
     "MSTHyperparameters",
     "MWEMHyperparameters",
     "PATECTGANHyperparameters",
+    "PEPHyperparameters",
     "PrivBayesHyperparameters",
     "WorkloadHyperparameters",
 ]
@@ -141,6 +142,24 @@ class MWEMHyperparameters:
 
 
 @dataclass(frozen=True, kw_only=True)
+class PEPHyperparameters:
+    """Hyperparameters of PEP (SPEC sec. 9): MWEM's, with marginal queries of one order."""
+
+    num_query: int = 512
+    """Size of the random, data-independent pool of marginal-cell queries."""
+    num_iterations: int = 500
+    """Rounds of select-measure-project; each spends epsilon / num_iterations."""
+    num_inner_updates: int = 25
+    """Entropy-projection sweeps over the measured queries after each round."""
+    marginal: int = 3
+    """Order of the marginal queries (each fixes this many columns to one bin each)."""
+
+    def __post_init__(self) -> None:
+        for name in ("num_query", "num_iterations", "num_inner_updates", "marginal"):
+            _positive_int(name, getattr(self, name))
+
+
+@dataclass(frozen=True, kw_only=True)
 class MSTHyperparameters:
     """Hyperparameters of MST."""
 
@@ -245,6 +264,7 @@ HYPERPARAMETERS: dict[str, type] = {
     "privbayes": PrivBayesHyperparameters,
     "workload": WorkloadHyperparameters,
     "mwem": MWEMHyperparameters,
+    "pep": PEPHyperparameters,
     "mst": MSTHyperparameters,
     "aim": AIMHyperparameters,
     "dpctgan": DPCTGANHyperparameters,

@@ -119,12 +119,15 @@ class RangeQueries:
         total: float,
         *,
         sweeps: int = 1,
+        band: float = 0.0,
     ) -> float:
         """IPF sweeps over group ``g``'s measured queries, applied to ``cube`` in place.
 
         Works on the group's marginal: each query in turn is matched exactly (cells inside
         scaled by ``m / q``, outside by ``(total - m) / (total - q)``, the KL projection
-        onto ``q = m``); the marginal's change is then broadcast onto the cube.
+        onto ``q = m``); the marginal's change is then broadcast onto the cube. With
+        ``band > 0`` the constraint is ``|q - m| <= band`` (PEP's relaxation): a query
+        inside its band is left alone, one outside is projected onto the nearer edge.
 
         Returns:
             The largest ``|m - q|`` seen before each query's step in the first sweep.
@@ -143,6 +146,10 @@ class RangeQueries:
             inside, m = min(float(new[box].sum()), total), float(targets[q])
             if sweep == 0:
                 worst = max(worst, abs(m - inside))
+            if band > 0:
+                if abs(m - inside) <= band:
+                    continue
+                m = min(max(m + band if inside > m else m - band, 0.0), total)
             new *= (total - m + 1.0) / (total - inside + 1.0)
             new[box] *= (m + 1.0) / (inside + 1.0) * (total - inside + 1.0) / (total - m + 1.0)
         new *= total / new.sum()
@@ -205,9 +212,18 @@ class MWEM(GeneratorBase):
     max_cells: ClassVar[int] = 1 << 22
     """Largest cube MWEM holds (4.2M cells, 32 MiB a copy; the births cube is 207K)."""
 
+    band_scales: ClassVar[float] = 0.0
+    """Half-width of each measured constraint, in Laplace scales of one measurement (0:
+    equality constraints, as MWEM; PEP relaxes them)."""
+
     def check_feasible(self, domain: Domain, n: int) -> None:
         """Refuse a cube above ``max_cells`` (every round rescans all of it)."""
         refuse_dense_domain(self.name, domain, self.max_cells)
+
+    def _queries(self, domain: Domain, rng: np.random.Generator) -> RangeQueries:
+        """The data-independent workload (drawn from the public domain only)."""
+        hp = self.hyperparameters
+        return random_range_queries(domain.sizes, hp.num_query, hp.max_query_columns, rng)
 
     def fit(self, data: pd.DataFrame, *, domain: Domain, ledger: Ledger, rng: PrivacyRNG) -> MWEM:
         """Run MWEM; charges ``epsilon`` (selection and measurement halves) first.
@@ -220,27 +236,26 @@ class MWEM(GeneratorBase):
         self.check_feasible(domain, len(data))
         hp = self.hyperparameters
         n, t_max = len(data), hp.num_iterations
-        queries = random_range_queries(
-            domain.sizes, hp.num_query, hp.max_query_columns, rng.generator()
-        )
+        queries = self._queries(domain, rng.generator())
         true = queries.answer(_cube(data, domain))
         eps_round = self.epsilon / t_max
         if not ledger.can_afford(self.epsilon):
-            ledger.charge("mwem (total)", epsilon=self.epsilon)  # raises with the amounts
+            ledger.charge(f"{self.name} (total)", epsilon=self.epsilon)  # raises with amounts
         ledger.charge(
-            f"mwem selection: exponential mechanism x {t_max} on range-query errors",
+            f"{self.name} selection: exponential mechanism x {t_max} on query errors",
             epsilon=self.epsilon / 2,
             mechanism="exponential",
             sensitivity=1.0,
         )
         ledger.charge(
-            f"mwem measurement: Laplace x {t_max} on selected range counts",
+            f"{self.name} measurement: Laplace x {t_max} on selected counts",
             epsilon=self.epsilon - self.epsilon / 2,
             mechanism="laplace",
             sensitivity=1.0,
         )
         noisy_offsets = rng.laplace(np.zeros(t_max), sensitivity=1.0, epsilon=eps_round / 2)
         tolerance = 0.5 / (eps_round / 2)  # half the Laplace scale of one measurement
+        band = self.band_scales / (eps_round / 2)
         cube = np.full(domain.sizes, n / domain.cells)
         # Multiplicative updates can drive cells to denormals, whose ratios then overflow;
         # a floor of 1e-9 of the uniform cell count keeps them finite (adds <= 1e-9 n).
@@ -258,16 +273,22 @@ class MWEM(GeneratorBase):
             measured = counts > 0
             target = np.clip(np.divide(sums, counts, where=measured, out=np.zeros_like(sums)), 0, n)
             queries.fit_group(
-                cube, int(queries.group[q]), target, measured, float(n), sweeps=hp.num_inner_updates
+                cube,
+                int(queries.group[q]),
+                target,
+                measured,
+                float(n),
+                sweeps=hp.num_inner_updates,
+                band=band,
             )
             _renormalise(cube, n, floor)
         for _ in range(hp.num_inner_updates):  # final sweeps over every group
             worst = max(
-                queries.fit_group(cube, int(g), target, measured, float(n))
+                queries.fit_group(cube, int(g), target, measured, float(n), band=band)
                 for g in np.unique(queries.group[measured])
             )
             _renormalise(cube, n, floor)
-            if worst <= tolerance:
+            if worst <= tolerance + band:
                 break
         del true, sums, noisy_offsets
         self.domain_ = domain

@@ -8,6 +8,7 @@ from synthflow.generators._gan import (
 )
 from synthflow.generators._smartnoise import AIM, MST
 from synthflow.generators.mwem import MWEM
+from synthflow.generators.pep import PEP
 from synthflow.generators.privbayes import PrivBayes
 from synthflow.generators.protocol import Generator
 from synthflow.generators.workload import WorkloadGenerator
@@ -19,6 +20,7 @@ REGISTRY: dict[str, type[Generator]] = {
     "privbayes": PrivBayes,
     "workload": WorkloadGenerator,
     "mwem": MWEM,
+    "pep": PEP,
     "mst": MST,
     "aim": AIM,
     "dpctgan": DPCTGAN,  # requires_public_data: see _gan.py

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from synthflow.acceptance import exact_values
-from synthflow.config import load_spec
+from synthflow.config import load_spec, with_generator_epsilon
 from synthflow.data import load_data
 from synthflow.flow import run_flow
 from synthflow.ledger import Ledger
@@ -23,19 +23,22 @@ DATA = REPO.parent / "shared" / "public_data" / "nvss2019_singleton_160k.csv.gz"
 SETTINGS = {  # as benchmarks/generators.py
     "privbayes": {"flavor": "theta", "epsilon_split": 0.25, "theta": 16},
     "mwem": {"num_query": 1024, "num_iterations": 1000, "num_inner_updates": 25},
+    "pep": {"num_query": 4096, "num_iterations": 100, "num_inner_updates": 25, "marginal": 2},
     "mst": {"delta": 1e-9},
     "aim": {"delta": 1e-9, "rounds": 48, "max_model_size": 20.0},
 }
 INDEPENDENT_COLUMNS = 0.029  # max marginal error of independent columns (DEPENDENCIES.md)
 
 
-def _flow(name: str):
-    if not DATA.exists():
-        pytest.skip(f"public NVSS sample {DATA} not available")
+def _flow(name: str, *, data: Path = DATA, epsilon: float | None = None, seed: int = 0):
+    if not data.exists():
+        pytest.skip(f"public NVSS sample {data} not available")
     if name in ("mst", "aim") and importlib.util.find_spec("snsynth") is None:
         pytest.skip("needs the smartnoise extra")
     spec = load_spec(REPO / "configs" / "births.yaml")
-    raw = load_data(DATA, spec, public=True).frame
+    if epsilon is not None:
+        spec = with_generator_epsilon(spec, epsilon)
+    raw = load_data(data, spec, public=True).frame
     letters = {c: "a" for c in spec.column_names} | {"mother_age": "b"}
     cfg = Configuration(
         model=name,
@@ -49,7 +52,7 @@ def _flow(name: str):
         cfg,
         raw,
         ledger=ledger,
-        rng=PrivacyRNG.from_seed(0),
+        rng=PrivacyRNG.from_seed(seed),
         public=True,
         show_progress=False,
     )
@@ -67,7 +70,7 @@ def _two_way_error(a: np.ndarray, b: np.ndarray, sizes: tuple[int, ...]) -> floa
     return worst
 
 
-@pytest.mark.parametrize("name", ["privbayes", "mwem", "mst", "aim"])
+@pytest.mark.parametrize("name", ["privbayes", "mwem", "pep", "mst", "aim"])
 def test_marginal_error_below_independent_columns(name):
     spec, result = _flow(name)
     exact = exact_values(spec, result.transformer, result.original, result.candidate)
@@ -82,3 +85,21 @@ def test_marginal_error_below_independent_columns(name):
             rng.shuffle(c)
         independent = _two_way_error(orig, cols.T, sizes)
         assert _two_way_error(orig, cand, sizes) <= independent
+
+
+def test_pep_error_decreases_with_epsilon():
+    # NVSS 10K (public), PEP's cheapest 2-way grid point. Measured (3 seeds each): epsilon
+    # 0.5 gives 0.10-0.21, epsilon 9 gives 0.020-0.024; the means differ by ~6x, so a
+    # factor 2 between the means leaves a wide margin for other seeds and platforms.
+    small = REPO.parent / "shared" / "public_data" / "nvss2019_singleton_10k.csv"
+
+    def mean_error(epsilon: float) -> float:
+        errors = []
+        for seed in range(3):
+            spec, result = _flow("pep", data=small, epsilon=epsilon, seed=seed)
+            exact = exact_values(spec, result.transformer, result.original, result.candidate)
+            errors.append(exact["marginal_max_abs_error"])
+        return float(np.mean(errors))
+
+    low, high = mean_error(0.5), mean_error(9.0)
+    assert high < low / 2, (low, high)
