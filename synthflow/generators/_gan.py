@@ -1,4 +1,4 @@
-"""Adapters for smartnoise-synth's DPCTGAN and PATECTGAN (optional extra ``gan``).
+"""The GAN generators (optional extra ``gan``): DPCTGAN (ours) and PATECTGAN (smartnoise).
 
 Xie et al. "Differentially Private Generative Adversarial Network" 2018 (DP-SGD on the
 CTGAN discriminator); Jordon, Yoon, van der Schaar. "PATE-GAN" ICLR 2019, as CTGAN.
@@ -7,49 +7,38 @@ Install CPU torch first, then the extra::
 
     pip install torch==2.13.0 && pip install -e ".[gan]"
 
-Both are (epsilon, delta)-DP by their accountants (RDP for DPCTGAN through opacus 0.14,
-the PATE moments accountant for PATECTGAN). ``fit`` charges the configured epsilon and
-delta *before* training; training stops before the accountant passes that budget.
+**DPCTGAN** is trained by our own DP-SGD loop (:mod:`synthflow.generators.dpsgd`):
+Poisson batches, per-row clipping and Gaussian noise all drawn from the
+:class:`~synthflow.rng.PrivacyRNG`, accounted by ``dp-accounting``'s PLD accountant for
+replace-one neighbours (:mod:`synthflow.accounting`), steps capped before training and
+(epsilon, delta) charged first. It runs on private data.
 
-What the adapters fix (``shared/DEPENDENCIES.md`` trap 4):
+**PATECTGAN** is smartnoise-synth's, with the adapter's fixes:
 
 * **Public domain**: the one-hot encoding is fitted on a public frame holding every code
   of the :class:`~synthflow.transform.Domain`, never on the data.
 * **No conditional vector**: smartnoise's ``DataSampler`` draws conditional vectors from
   the *exact* category frequencies of the private data, with no noise, and then picks
-  real rows per category (which also breaks the uniform-subsampling assumption of the
-  accountant). The adapters swap in a sampler with no discrete columns: no conditional
-  vector, no category frequencies, real rows drawn uniformly.
+  real rows per category. The adapter swaps in a sampler with no discrete columns: no
+  conditional vector, no category frequencies, real rows drawn uniformly.
 * **Seeded discriminator**: smartnoise calls ``torch.manual_seed(0)`` when it builds the
-  discriminator, which would make opacus' gradient noise (drawn from torch's global
-  generator) known in advance. The adapters reseed torch right after, from the
-  :class:`~synthflow.rng.PrivacyRNG` (secret in release mode), inside
+  discriminator; the adapter reseeds torch right after, from the PrivacyRNG, inside
   ``torch.random.fork_rng`` so the caller's torch state is untouched.
-* **Epochs under the budget (DPCTGAN)**: smartnoise checks the budget only at the start
-  of an epoch, so its last epoch can overshoot. The adapter computes, with opacus' RDP
-  accountant, the most epochs that stay within (epsilon, delta) and never trains more.
 * **Nothing private after fit**: only the generator network and the public encoding are
-  kept; sampling is our own (softmax of the generator's logits per column, drawn with
-  our numpy ``Generator``; the Gumbel-max argmax of smartnoise draws from the same
-  distribution) and never reads private rows (smartnoise's ``PATECTGAN.sample()`` does).
+  kept; sampling is ours (softmax of the generator's logits per column, drawn with our
+  numpy ``Generator``) and never reads private rows (smartnoise's ``sample()`` does).
 
-What remains, so both classes set ``requires_public_data = True`` (the flow refuses them
-on data not declared public):
-
-* opacus 0.14 draws the DP-SGD noise from torch's Mersenne Twister (``secure_rng``
-  needs torchcsprng, unavailable for torch 2.13), and smartnoise draws the training
-  batches with numpy's global Mersenne Twister; neither is a CSPRNG.
-* DPCTGAN draws fixed-size batches with replacement while the RDP accountant assumes
-  Poisson subsampling; for cross-entropy loss opacus counts two noisy steps per batch.
-* PATECTGAN: every teacher is one shared discriminator object (``[d for i in ...]``), so
-  the teachers are not trained on disjoint partitions and the PATE analysis does not
-  hold; it also ignores ``epochs`` (it trains until the moments accountant reaches
-  epsilon).
+What remains, so PATECTGAN sets ``requires_public_data = True`` (the flow refuses it on
+data not declared public): its teachers are one shared discriminator object (``[d for i
+in ...]``), so they are not trained on disjoint partitions and the PATE analysis does not
+hold; it draws batches with numpy's global Mersenne Twister and ignores ``epochs`` (it
+trains until the moments accountant reaches epsilon).
 """
 
 from __future__ import annotations
 
 import contextlib
+import math
 from collections.abc import Iterator
 from typing import Any, ClassVar
 
@@ -71,7 +60,6 @@ __all__ = [
     "PATECTGAN",
     "DPCTGANHyperparameters",
     "PATECTGANHyperparameters",
-    "dpctgan_max_epochs",
 ]
 
 INSTALL_HINT = 'pip install torch==2.13.0 && pip install -e ".[gan]"'
@@ -88,37 +76,6 @@ def _import(module: str, model: str) -> Any:
             f"generator {model!r} needs torch and smartnoise-synth ({module!r} is missing): "
             f"run {INSTALL_HINT}"
         ) from exc
-
-
-def dpctgan_max_epochs(
-    *, n: int, batch_size: int, noise_multiplier: float, loss: str, epsilon: float, delta: float
-) -> int:
-    """Most epochs of smartnoise's DPCTGAN whose RDP epsilon stays <= ``epsilon``.
-
-    Mirrors the engine smartnoise builds: sample rate ``batch_size / n``,
-    ``max(n // batch_size, 1)`` batches an epoch, two noisy optimizer steps per batch
-    with cross-entropy loss (fake, then real) and one with Wasserstein loss, and the
-    same RDP orders.
-    """
-    pa = _import("opacus.privacy_analysis", "dpctgan")
-    orders = [1 + x / 10.0 for x in range(1, 100)] + list(range(12, 64))
-    q = min(batch_size / n, 1.0)
-    per_epoch = max(n // batch_size, 1) * (2 if loss == "cross_entropy" else 1)
-    rdp_step = np.asarray(pa.compute_rdp(q, noise_multiplier, 1, orders))
-
-    def eps(epochs: int) -> float:
-        return float(pa.get_privacy_spent(orders, rdp_step * epochs * per_epoch, delta)[0])
-
-    if eps(1) > epsilon:
-        return 0
-    lo, hi = 1, 1
-    while eps(hi * 2) <= epsilon and hi < 1 << 20:
-        hi *= 2
-    hi *= 2
-    while hi - lo > 1:  # eps(lo) <= epsilon < eps(hi)
-        mid = (lo + hi) // 2
-        lo, hi = (mid, hi) if eps(mid) <= epsilon else (lo, mid)
-    return lo
 
 
 def _one_hot_transformer(domain: Domain) -> Any:
@@ -259,54 +216,113 @@ class _SmartnoiseGAN(GeneratorBase):
         return pd.DataFrame(out)
 
 
-class DPCTGAN(_SmartnoiseGAN):
-    """smartnoise DPCTGAN with the fixes above; (epsilon, delta)-DP via RDP (opacus)."""
+class DPCTGAN(GeneratorBase):
+    """DPCTGAN by our own DP-SGD loop (:mod:`synthflow.generators.dpsgd`); runs on private data.
+
+    (epsilon, delta)-DP, replace-one neighbours, by the PLD accountant of
+    ``dp-accounting`` (:mod:`synthflow.accounting`). Before training, the number of
+    steps is the grid's epochs (``epochs / q`` Poisson steps, ``q = batch_size / n``)
+    capped so that the accountant's epsilon at the configuration's delta stays within
+    the generator's epsilon; the ledger is charged that (epsilon, delta) first.
+    """
 
     name: ClassVar[str] = "dpctgan"
     Hyperparameters: ClassVar[type] = DPCTGANHyperparameters
-    _module: ClassVar[str] = "snsynth.pytorch.nn.dpctgan"
-    _mechanism: ClassVar[str] = "DP-SGD (Gaussian) on the discriminator, RDP accountant"
+    mechanism: ClassVar[str] = "gaussian (DP-SGD, Poisson subsampling)"
 
-    def _synthesizer(self, n: int) -> Any:
-        module = _import(self._module, self.name)
+    def plan_steps(self, n: int) -> tuple[int, float]:
+        """Steps the budget allows for ``n`` rows (public), and the accountant's epsilon.
+
+        Raises:
+            InfeasibleConfigurationError: If ``batch_size`` exceeds ``n`` or not one step
+                fits in (epsilon, delta).
+        """
+        from synthflow.accounting import dpsgd_epsilon, dpsgd_max_steps  # noqa: PLC0415
+
         hp = self.hyperparameters
         if hp.batch_size > n:
             raise InfeasibleConfigurationError(
                 f"dpctgan: batch_size ({hp.batch_size}) exceeds the {n} rows"
             )
-        allowed = dpctgan_max_epochs(
-            n=n,
-            batch_size=hp.batch_size,
+        q = hp.batch_size / n
+        wanted = max(1, math.ceil(hp.epochs / q))
+        steps = dpsgd_max_steps(
+            sample_rate=q,
             noise_multiplier=hp.noise_multiplier,
-            loss=hp.loss,
             epsilon=self.epsilon,
             delta=hp.delta,
+            cap=wanted,
         )
-        if allowed < 1:
+        if steps < 1:
             raise InfeasibleConfigurationError(
                 f"dpctgan: noise_multiplier {hp.noise_multiplier} and batch_size "
-                f"{hp.batch_size} spend more than epsilon {self.epsilon} in one epoch on "
-                f"{n} rows; raise noise_multiplier or epsilon"
+                f"{hp.batch_size} spend more than epsilon {self.epsilon} (delta {hp.delta:g}) "
+                f"in one step on {n} rows; raise noise_multiplier or epsilon"
             )
-        self.epochs_allowed_ = allowed
-        return module.DPCTGAN(
-            embedding_dim=hp.embedding_dim,
-            generator_dim=(hp.hidden, hp.hidden),
-            discriminator_dim=(hp.hidden, hp.hidden),
-            generator_lr=hp.generator_lr,
-            generator_decay=hp.generator_decay,
-            discriminator_lr=hp.discriminator_lr,
-            discriminator_decay=hp.discriminator_decay,
-            batch_size=hp.batch_size,
-            epochs=min(hp.epochs, allowed),
-            verbose=False,
-            cuda=False,
-            delta=hp.delta,
-            sigma=hp.noise_multiplier,
-            max_per_sample_grad_norm=hp.max_per_sample_grad_norm,
-            epsilon=self.epsilon,
-            loss=hp.loss,
+        eps = dpsgd_epsilon(
+            sample_rate=q, noise_multiplier=hp.noise_multiplier, steps=steps, delta=hp.delta
         )
+        return steps, eps
+
+    def fit(self, data: pd.DataFrame, *, domain: Domain, ledger: Ledger, rng: PrivacyRNG) -> Any:
+        """Train by DP-SGD on the public one-hot domain; charges (epsilon, delta) first.
+
+        Raises:
+            DataError: If the data fall outside the public domain.
+            ImportError: If torch or dp-accounting is missing.
+            InfeasibleConfigurationError: If not one step fits in the budget.
+            BudgetExceededError: If the ledger cannot afford the cost.
+        """
+        from synthflow.generators.dpsgd import train_dpctgan  # noqa: PLC0415
+
+        check_codes(data, domain)
+        torch = _import("torch", self.name)
+        hp = self.hyperparameters
+        n = len(data)
+        steps, eps = self.plan_steps(n)
+        cost = self.privacy_cost
+        ledger.charge(
+            f"dpctgan: DP-SGD on the discriminator, {steps} Poisson steps (q "
+            f"{hp.batch_size / n:.4g}, noise multiplier {hp.noise_multiplier:g}, clip "
+            f"{hp.max_per_sample_grad_norm:g}); PLD accountant, replace-one: epsilon "
+            f"{eps:.4g} at delta {hp.delta:g}",
+            epsilon=cost.epsilon,
+            delta=cost.delta,
+            mechanism=self.mechanism,
+            sensitivity=2 * hp.max_per_sample_grad_norm,
+        )
+        codes = data[list(domain.names)].to_numpy(dtype=np.int64)
+        offsets = np.concatenate([[0], np.cumsum(domain.sizes)[:-1]])
+        onehot = np.zeros((n, int(sum(domain.sizes))), dtype=np.float32)
+        onehot[np.arange(n)[:, None], codes + offsets] = 1.0
+        result = train_dpctgan(
+            onehot,
+            tuple(domain.sizes),
+            steps=steps,
+            sample_rate=hp.batch_size / n,
+            noise_multiplier=hp.noise_multiplier,
+            clip=hp.max_per_sample_grad_norm,
+            loss=hp.loss,
+            embedding_dim=hp.embedding_dim,
+            hidden=hp.hidden,
+            generator_lr=hp.generator_lr,
+            discriminator_lr=hp.discriminator_lr,
+            generator_decay=hp.generator_decay,
+            discriminator_decay=hp.discriminator_decay,
+            generator=rng.generator(),
+        )
+        del onehot, codes
+        self.generator_ = result.generator
+        self.embedding_dim_ = hp.embedding_dim
+        self.domain_ = domain
+        self.steps_ = result.steps
+        self.epsilon_accountant_ = eps
+        self.epochs_trained_ = result.steps * hp.batch_size / n
+        self.batch_sizes_ = result.batch_sizes
+        self._torch = torch
+        return self
+
+    sample = _SmartnoiseGAN.sample
 
 
 class PATECTGAN(_SmartnoiseGAN):
