@@ -150,28 +150,40 @@ def _dp_condmean(c: CriterionSpec, x: Context, ledger: Ledger, rng: PrivacyRNG) 
     return _laplace_release(c, x.spec, stat, public=public, ledger=ledger, rng=rng)
 
 
+def _charged_fit(
+    what: str,
+    c: CriterionSpec,
+    design: tuple[Any, ...],
+    std: regression.Standardization,
+    *,
+    ledger: Ledger,
+    rng: PrivacyRNG,
+) -> DPRegressionFit:
+    """Charge ``c``'s budget for a functional-mechanism fit, then fit (the one place)."""
+    xo, yo, feats, xb, yb = design
+    ledger.charge(
+        f"acceptance {c.name}: functional-mechanism fit{what}",
+        epsilon=c.epsilon,
+        mechanism="functional",
+        sensitivity=float(regression.functional_mechanism_sensitivity(*std.box(xb, yb)).sum()),
+    )
+    return regression.dp_fit(
+        xo,
+        yo,
+        features=feats,
+        std=std,
+        x_bounds=xb,
+        y_bounds=yb,
+        epsilon=c.epsilon,
+        laplace=rng.laplace,
+    )
+
+
 def _fit_for(c: CriterionSpec, x: Context, ledger: Ledger, rng: PrivacyRNG) -> DPRegressionFit:
     """The DP fit of this evaluation (given, or released now under ``c``'s budget)."""
     if "fit" not in x.cache:
-        target = need(c.column, "column", c)
-        xo, yo, feats, xb, yb = x.regression_design("original", target, c.features)
-        std = std_candidate(c, x)
-        ledger.charge(
-            f"acceptance {c.name}: functional-mechanism fit",
-            epsilon=c.epsilon,
-            mechanism="functional",
-            sensitivity=float(regression.functional_mechanism_sensitivity(*std.box(xb, yb)).sum()),
-        )
-        x.cache["fit"] = regression.dp_fit(
-            xo,
-            yo,
-            features=feats,
-            std=std,
-            x_bounds=xb,
-            y_bounds=yb,
-            epsilon=c.epsilon,
-            laplace=rng.laplace,
-        )
+        design = x.regression_design("original", need(c.column, "column", c), c.features)
+        x.cache["fit"] = _charged_fit("", c, design, std_candidate(c, x), ledger=ledger, rng=rng)
         x.cache["fit_charged_by"] = c.name
     return x.cache["fit"]
 
@@ -255,22 +267,6 @@ def fit_dp_regression(
     c = crits[0]
     target = need(c.column, "column", c)
     codes = code_matrix(original, transformer, what="original")
-    xo, yo, feats, xb, yb = regression.design(codes, transformer, target, c.features)
-    std = regression.Standardization.from_bounds(xb, yb)
-    sens = float(regression.functional_mechanism_sensitivity(*std.box(xb, yb)).sum())
-    ledger.charge(
-        f"acceptance {c.name}: functional-mechanism fit (once per release)",
-        epsilon=c.epsilon,
-        mechanism="functional",
-        sensitivity=sens,
-    )
-    return regression.dp_fit(
-        xo,
-        yo,
-        features=feats,
-        std=std,
-        x_bounds=xb,
-        y_bounds=yb,
-        epsilon=c.epsilon,
-        laplace=rng.laplace,
-    )
+    design = regression.design(codes, transformer, target, c.features)
+    std = regression.Standardization.from_bounds(design[3], design[4])
+    return _charged_fit(" (once per release)", c, design, std, ledger=ledger, rng=rng)
