@@ -25,10 +25,10 @@ __all__ = ["dpsgd_epsilon", "dpsgd_event", "dpsgd_max_steps"]
 def _dpa() -> Any:
     try:
         import dp_accounting  # noqa: PLC0415  (optional extra)
-        from dp_accounting import pld, rdp  # noqa: F401, PLC0415  (loads the submodules)
+        import dp_accounting.pld  # noqa: PLC0415
     except ImportError as exc:  # pragma: no cover - depends on the install
         raise ImportError('DP-SGD accounting needs dp-accounting: pip install -e ".[gan]"') from exc
-    return dp_accounting, rdp
+    return dp_accounting
 
 
 def _check(sample_rate: float, noise_multiplier: float, steps: int) -> None:
@@ -43,7 +43,7 @@ def _check(sample_rate: float, noise_multiplier: float, steps: int) -> None:
 def dpsgd_event(*, sample_rate: float, noise_multiplier: float, steps: int) -> Any:
     """The ``dp_accounting`` event of ``steps`` Poisson-subsampled Gaussian steps."""
     _check(sample_rate, noise_multiplier, steps)
-    dpa, _ = _dpa()
+    dpa = _dpa()
     step = dpa.PoissonSampledDpEvent(sample_rate, dpa.GaussianDpEvent(noise_multiplier))
     return dpa.SelfComposedDpEvent(step, steps)
 
@@ -60,7 +60,7 @@ def dpsgd_epsilon(
         raise ValueError(f"delta ({delta}) must be in (0, 1)")
     if steps == 0:
         return 0.0
-    dpa, _ = _dpa()
+    dpa = _dpa()
     accountant = dpa.pld.PLDAccountant(neighboring_relation=dpa.NeighboringRelation.REPLACE_ONE)
     accountant.compose(
         dpsgd_event(sample_rate=sample_rate, noise_multiplier=noise_multiplier, steps=steps)

@@ -25,7 +25,7 @@ from synthflow._bins import Bin, expand_bins, parse_bin
 from synthflow._grids import validate_grids
 from synthflow._ops import COMPARATORS
 from synthflow.errors import ConfigError
-from synthflow.spec_schema import section_keys
+from synthflow.spec_schema import CRITERION_KINDS, section_keys
 
 __all__ = [
     "Clause",
@@ -263,9 +263,6 @@ class CriterionSpec:
     """Marginals: largest number of columns in a covered marginal (None: all, as in 2024)."""
     columns: tuple[str, ...] = ()
     """Marginals, 1-way ratio: the columns covered (empty: every column)."""
-
-
-_CRITERION_KINDS = CriterionSpec.__dataclass_fields__["kind"].type
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -586,18 +583,7 @@ def _parse_match(where: str, raw: Any, columns: Mapping[str, Column]) -> MatchRu
 def _parse_criteria(raw: Any, columns: Mapping[str, Column]) -> tuple[CriterionSpec, ...]:
     if not isinstance(raw, list) or not raw:
         raise ConfigError("acceptance.criteria: expected a non-empty list of criteria")
-    kinds = (
-        set(_CRITERION_KINDS.__args__)
-        if hasattr(_CRITERION_KINDS, "__args__")
-        else {
-            "marginals",
-            "one_way_ratio",
-            "conditional_mean",
-            "regression_coefficients",
-            "regression_tstr",
-            "faithfulness",
-        }
-    )
+    kinds = set(CRITERION_KINDS)
     out = []
     for i, c in enumerate(raw):
         where = f"acceptance.criteria[{i}]"

@@ -21,7 +21,24 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-__all__ = ["SPEC_SCHEMA", "schema_errors", "schema_json", "schema_path", "section_keys"]
+__all__ = [
+    "CRITERION_KINDS",
+    "SPEC_SCHEMA",
+    "schema_errors",
+    "schema_json",
+    "schema_path",
+    "section_keys",
+]
+
+CRITERION_KINDS = (
+    "marginals",
+    "one_way_ratio",
+    "conditional_mean",
+    "regression_coefficients",
+    "regression_tstr",
+    "faithfulness",
+)
+"""Every acceptance criterion kind (``CriterionSpec.kind``'s Literal; a test keeps them equal)."""
 
 _NUMBER = {"type": "number"}
 _INT = {"type": "integer"}
@@ -135,16 +152,7 @@ _DEFS: dict[str, dict[str, Any]] = {
         "one acceptance criterion with its threshold and DP budget",
         {
             "name": _TEXT,
-            "kind": {
-                "enum": [
-                    "marginals",
-                    "one_way_ratio",
-                    "conditional_mean",
-                    "regression_coefficients",
-                    "regression_tstr",
-                    "faithfulness",
-                ]
-            },
+            "kind": {"enum": list(CRITERION_KINDS)},
             "threshold": _NUMBER,
             "epsilon": {"type": "number", "exclusiveMinimum": 0},
         },

@@ -134,8 +134,46 @@ def _patched(module: Any, seed: int) -> Iterator[None]:
         module.DataSampler, module.torch = base_sampler, base_torch
 
 
-class _SmartnoiseGAN(GeneratorBase):
-    """Shared fit/sample of the smartnoise GANs."""
+class _GAN(GeneratorBase):
+    """Sampling shared by the GANs: the fitted generator network, our randomness only."""
+
+    generator_: Any
+    embedding_dim_: int
+    domain_: Domain
+    _torch: Any
+
+    def sample(self, n: int, *, rng: np.random.Generator) -> pd.DataFrame:
+        """Draw ``n`` rows from the generator, all randomness from ``rng``.
+
+        Gaussian latents go through the generator; each column is one draw from the
+        softmax of its logits (post-processing; never reads private rows).
+        """
+        if not hasattr(self, "generator_"):
+            raise RuntimeError("call fit() before sample()")
+        if n < 0:
+            raise ValueError(f"n ({n}) must be >= 0")
+        torch = self._torch
+        out: dict[str, np.ndarray] = {}
+        z = rng.standard_normal((n, self.embedding_dim_)).astype(np.float32)
+        with torch.no_grad():
+            logits = self.generator_(torch.from_numpy(z)).numpy().astype(float) if n else None
+        st = 0
+        for name, size in zip(self.domain_.names, self.domain_.sizes, strict=True):
+            if logits is None:
+                out[name] = np.zeros(0, dtype=np.int16)
+                continue
+            block = logits[:, st : st + size]
+            st += size
+            p = np.exp(block - block.max(axis=1, keepdims=True))
+            p /= p.sum(axis=1, keepdims=True)
+            u = rng.random((n, 1))
+            codes = np.minimum((p.cumsum(axis=1) < u).sum(axis=1), size - 1)
+            out[name] = codes.astype(np.int16)
+        return pd.DataFrame(out)
+
+
+class _SmartnoiseGAN(_GAN):
+    """Shared fit of the smartnoise GANs."""
 
     name: ClassVar[str]
     Hyperparameters: ClassVar[type]
@@ -186,37 +224,8 @@ class _SmartnoiseGAN(GeneratorBase):
         """Epochs smartnoise ran (DPCTGAN records a loss per epoch; PATECTGAN none)."""
         return len(getattr(synth, "loss_g_list", []))
 
-    def sample(self, n: int, *, rng: np.random.Generator) -> pd.DataFrame:
-        """Draw ``n`` rows from the generator, all randomness from ``rng``.
 
-        Gaussian latents go through the generator; each column is one draw from the
-        softmax of its logits (post-processing; never reads private rows).
-        """
-        if not hasattr(self, "generator_"):
-            raise RuntimeError("call fit() before sample()")
-        if n < 0:
-            raise ValueError(f"n ({n}) must be >= 0")
-        torch = self._torch
-        out: dict[str, np.ndarray] = {}
-        z = rng.standard_normal((n, self.embedding_dim_)).astype(np.float32)
-        with torch.no_grad():
-            logits = self.generator_(torch.from_numpy(z)).numpy().astype(float) if n else None
-        st = 0
-        for name, size in zip(self.domain_.names, self.domain_.sizes, strict=True):
-            if logits is None:
-                out[name] = np.zeros(0, dtype=np.int16)
-                continue
-            block = logits[:, st : st + size]
-            st += size
-            p = np.exp(block - block.max(axis=1, keepdims=True))
-            p /= p.sum(axis=1, keepdims=True)
-            u = rng.random((n, 1))
-            codes = np.minimum((p.cumsum(axis=1) < u).sum(axis=1), size - 1)
-            out[name] = codes.astype(np.int16)
-        return pd.DataFrame(out)
-
-
-class DPCTGAN(GeneratorBase):
+class DPCTGAN(_GAN):
     """DPCTGAN by our own DP-SGD loop (:mod:`synthflow.generators.dpsgd`); runs on private data.
 
     (epsilon, delta)-DP, replace-one neighbours, by the PLD accountant of
@@ -321,8 +330,6 @@ class DPCTGAN(GeneratorBase):
         self.batch_sizes_ = result.batch_sizes
         self._torch = torch
         return self
-
-    sample = _SmartnoiseGAN.sample
 
 
 class PATECTGAN(_SmartnoiseGAN):

@@ -163,7 +163,7 @@ class DPSGDResult:
     steps: int
     sample_rate: float
     batch_sizes: tuple[int, ...]
-    """Size of each Poisson batch (public only as a statistic of the run; kept for tests)."""
+    """Size of each Poisson batch (drawn before any row is read: independent of the data)."""
 
 
 def clip_and_sum(torch: Any, grads: dict[str, Any], clip: float) -> dict[str, Any]:
@@ -201,7 +201,7 @@ def train_dpctgan(
     the clipped, noised discriminator step. The caller has charged the budget.
     """
     torch = _import_torch()
-    from torch.func import functional_call, grad, vmap  # noqa: PLC0415, F401
+    from torch.func import grad, vmap  # noqa: PLC0415
 
     stream = TorchStream(generator, torch)
     n, dim = onehot.shape
@@ -225,7 +225,6 @@ def train_dpctgan(
         return real_loss(_discriminate(torch, p, x.unsqueeze(0), (m0, m1))).sum()
 
     per_row = vmap(grad(one_real), in_dims=(None, 0, 0, 0))
-    frozen = {k: v.detach() for k, v in params.items()}
     sizes_seen: list[int] = []
     for _ in range(steps):
         # --- discriminator: the DP step --------------------------------------------------
@@ -270,7 +269,6 @@ def train_dpctgan(
         g_loss.backward()
         opt_g.step()
     gen_net.eval()
-    del data, frozen
     return DPSGDResult(
         generator=gen_net, steps=steps, sample_rate=sample_rate, batch_sizes=tuple(sizes_seen)
     )

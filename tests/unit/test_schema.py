@@ -118,3 +118,13 @@ def test_schema_command(tmp_path, capsys):
     assert json.loads(out.read_text()) == SPEC_SCHEMA
     assert main(["schema", "--json", str(out)]) == 2  # never overwritten silently
     assert main(["schema", "--json", str(out), "--force"]) == 0
+
+
+def test_criterion_kinds_are_the_dataclass_literal():
+    import typing
+
+    from synthflow.config import CriterionSpec
+    from synthflow.spec_schema import CRITERION_KINDS
+
+    kind = typing.get_type_hints(CriterionSpec)["kind"]
+    assert typing.get_args(kind) == CRITERION_KINDS
