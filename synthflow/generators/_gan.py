@@ -273,6 +273,17 @@ class DPCTGAN(_GAN):
         )
         return steps, eps
 
+    def renyi(self, n: int) -> np.ndarray:
+        """Replace-one Renyi curve of the steps :meth:`plan_steps` allows on ``n`` rows."""
+        from synthflow.accounting import dpsgd_renyi  # noqa: PLC0415
+
+        steps, _ = self.plan_steps(n)
+        return dpsgd_renyi(
+            sample_rate=self.hyperparameters.batch_size / n,
+            noise_multiplier=self.hyperparameters.noise_multiplier,
+            steps=steps,
+        )
+
     def fit(self, data: pd.DataFrame, *, domain: Domain, ledger: Ledger, rng: PrivacyRNG) -> Any:
         """Train by DP-SGD on the public one-hot domain; charges (epsilon, delta) first.
 

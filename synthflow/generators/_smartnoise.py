@@ -142,6 +142,12 @@ class _SmartnoiseMarginal(GeneratorBase):
     def _synthesizer(self) -> Any:
         raise NotImplementedError
 
+    def renyi(self, n: int) -> np.ndarray:
+        """``rho * a``: the replace-one zCDP budget the adapter calibrates smartnoise to."""
+        from synthflow.accounting import zcdp_renyi  # noqa: PLC0415
+
+        return zcdp_renyi(zcdp_rho(self.epsilon, float(self.hyperparameters.delta)))
+
     def fit(self, data: pd.DataFrame, *, domain: Domain, ledger: Ledger, rng: PrivacyRNG) -> Any:
         """Fit through smartnoise on the public domain; charges (epsilon, delta) first.
 

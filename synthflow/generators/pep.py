@@ -25,8 +25,8 @@ Privacy is exactly MWEM's (the same code path): each of ``num_iterations`` round
 spends ``epsilon / T``, half on the exponential mechanism over the queries' errors
 (sensitivity 1 on counts under replace-one) and half on the Laplace measurement of the
 selected count (sensitivity 1); basic composition gives pure epsilon-DP for the fit.
-The paper's zCDP variant (Gaussian measurements) is not used: private selection here
-composes pure-DP candidates only (Liu-Talwar).
+The paper's zCDP variant (Gaussian measurements) is not used: a pure-DP shortlist keeps
+Liu-Talwar's selection (twice one attempt), cheaper than Papernot-Steinke's.
 """
 
 from __future__ import annotations

@@ -71,6 +71,10 @@ class Generator(Protocol):
         """
         ...
 
+    def renyi(self, n: int) -> np.ndarray:
+        """Replace-one Renyi DP curve of one fit on ``n`` (public) rows."""
+        ...
+
 
 class GeneratorBase:
     """Shared construction of generators: validated hyperparameters and the budget.
@@ -105,6 +109,26 @@ class GeneratorBase:
 
     def check_feasible(self, domain: Domain, n: int) -> None:
         """No limit beyond the data's own size (generators with one override this)."""
+
+    def renyi(self, n: int) -> np.ndarray:
+        """Replace-one Renyi DP curve of one fit on ``n`` (public) rows.
+
+        At :data:`synthflow.accounting.RENYI_ORDERS`; private selection over (epsilon,
+        delta) candidates (Papernot-Steinke) needs it. A pure-DP generator has the curve
+        of any epsilon-DP mechanism; an (epsilon, delta) generator must override this.
+
+        Raises:
+            InfeasibleConfigurationError: For an (epsilon, delta) generator without a curve.
+        """
+        from synthflow.accounting import pure_renyi  # noqa: PLC0415
+
+        if self.privacy_cost.delta > 0:
+            raise InfeasibleConfigurationError(
+                f"{self.name} is (epsilon, delta)-DP and states no Renyi DP curve, so private "
+                "selection cannot account it; shortlist generators that do (pure DP, dpctgan, "
+                "mst, aim)"
+            )
+        return pure_renyi(self.epsilon)
 
 
 def largest_columns(domain: Domain, top: int = 3) -> str:

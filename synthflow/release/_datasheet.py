@@ -158,8 +158,9 @@ def _criteria(
 
 def _split(cost: SelectionCost, report: AcceptanceReport) -> str:
     parts = ", ".join(f"`{r.name}` {r.epsilon:g}" for r in report.criteria if r.epsilon)
+    formula = "Papernot-Steinke" if cost.papernot_steinke else cost.to_json()["formula"]
     text = (
-        f"{cost.to_json()['formula']} = {cost.total:g}: the generator {cost.generator_epsilon:g} "
+        f"{formula} = {cost.total:g}: the generator {cost.generator_epsilon:g} "
         f"and the checks {cost.evaluation_epsilon:g} ({parts})"
     )
     if cost.fit_once:
@@ -245,6 +246,26 @@ def render_datasheet(
         total=f"{cost.total:g}",
         factor=f"{math.exp(cost.total):,.0f}" if cost.total < 700 else "astronomically many",
         split=_split(cost, report),
+        delta_words=(f" with delta = {cost.total_delta:g}" if cost.papernot_steinke else ""),
+        delta_meaning=(
+            f", except with a probability of at most {cost.total_delta:g}"
+            if cost.papernot_steinke
+            else ""
+        ),
+        selection_words=(
+            "Private selection was accounted by Papernot and Steinke (ICLR 2022, Theorem 2), "
+            "because some shortlisted generators are (epsilon, delta)-DP: configurations were "
+            "tried at random from a shortlist screened on public data until one passed every "
+            f"check, stopping empty-handed after a failure with probability "
+            f"{cost.stop_probability:g} (a mean of {1 / cost.stop_probability:g} tries); the "
+            "bound combines the Renyi DP curves of the shortlisted generators and of the checks. "
+            "How many tries that took is not published (it would leak information)."
+            if cost.papernot_steinke
+            else "The factor 2 pays for private selection (Liu and Talwar, STOC 2019): "
+            "configurations were tried at random from a shortlist screened on public data until "
+            "one passed every check; how many tries that took is not published (it would leak "
+            "information)."
+        ),
         plan_line=(
             " The budgets were chosen by `synthflow plan` on public data only (plan.json "
             f"SHA-256 {plan['plan_sha256']}), which predicted a release with probability "

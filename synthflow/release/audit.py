@@ -36,7 +36,12 @@ from synthflow.release.publish import (
     sha256_file,
 )
 from synthflow.release.risk import RiskMeasures, risk_measures
-from synthflow.release.selection import SelectionCost
+from synthflow.release.selection import (
+    LIU_TALWAR,
+    PAPERNOT_STEINKE,
+    SelectionCost,
+    selection_cost,
+)
 from synthflow.space import find_configuration
 from synthflow.transform import Transformer
 
@@ -232,6 +237,35 @@ def audit_release(release_dir: str | Path, *, spec_path: str | Path | None = Non
         evaluation_epsilon=acc["budget"]["evaluation_epsilon"],
         fit_epsilon=acc["budget"]["regression_fit_once_epsilon"] or 0.0,
     )
+    theorem = acc["budget"].get("theorem", LIU_TALWAR)
+    if theorem == PAPERNOT_STEINKE:
+        # Recompute the selection's Renyi accounting from public inputs: the spec, the
+        # shortlist's configurations, the row count and the stop probability.
+        try:
+            b = acc["budget"]
+            cost = selection_cost(
+                spec,
+                fit_once=cost.fit_once,
+                candidates=[find_configuration(spec, i) for i in b["candidates"]],
+                rows=int(b["rows"]),
+                stop_probability=float(b["stop_probability"]),
+            )
+            ok_ps = cost.papernot_steinke and _close(b.get("total_delta", -1.0), cost.total_delta)
+            why = "" if ok_ps else "the published delta or candidates do not need Papernot-Steinke"
+        except (ConfigError, KeyError, TypeError, ValueError) as exc:
+            ok_ps, why = False, f"cannot recompute it: {exc}"
+        report.add("selection accounting (Papernot-Steinke, recomputed)", ok_ps, why)
+        if not ok_ps:
+            return report
+        within_delta = cost.total_delta <= spec.privacy.total_delta + 1e-15
+        report.add(
+            "delta within the spec's total",
+            within_delta,
+            "" if within_delta else f"{cost.total_delta} > {spec.privacy.total_delta}",
+        )
+    elif theorem != LIU_TALWAR:
+        report.add("selection theorem", False, f"unknown theorem {theorem!r}")
+        return report
     params = public_parameters(spec, tr, codes, fit_once=cost.fit_once)
     fit_once = cost.fit_once
     published = {c["name"]: c for c in acc["criteria"]}

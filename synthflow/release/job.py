@@ -227,6 +227,7 @@ def release_command(
         max_attempts=max_attempts,
         on_attempt=lambda k, ok: bar.update(k - bar.n),  # the selection's attempt number
         dataset_ledger=shared,
+        rows=len(raw),
     )
     bar.close()
     if outcome.configuration is None:

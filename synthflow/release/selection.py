@@ -6,6 +6,19 @@ evaluation, stop at the first pass; after a failure stop empty-handed with proba
 for any gamma in [0, 1) and any number of attempts, so the ledger is charged once, up
 front, and the charge does not depend on how many attempts run.
 
+When a candidate is (epsilon, delta)-DP (DP-SGD GANs, MST, AIM), Liu-Talwar's pure
+bound does not apply and the same loop is accounted by **Papernot and Steinke**
+("Hyperparameter Tuning with Renyi Differential Privacy", ICLR 2022, Theorem 2). The
+loop is their "repeat K times and output the best" with K geometric (stop with
+probability gamma after each attempt; mean 1/gamma): stopping at the first pass outputs
+what the best of K would (a pass, ties broken by an independent random key, and the
+attempts are i.i.d.), and stopping empty-handed is the best of K being a failure. One
+attempt (a uniformly drawn candidate, then the evaluation) has a Renyi curve at most the
+largest candidate's curve (Renyi divergence is jointly quasi-convex) plus the
+evaluation's; the theorem turns it into the selection's curve, which is converted to
+epsilon at the spec's ``privacy.total_delta`` and charged once, before the first
+attempt. gamma must be > 0 here (the bound needs a finite mean number of attempts).
+
 The selection lives in an enclave directory: its ledger, the regression fit (when it is
 computed once per release), and a transcript of every configuration draw and released
 value. A crash loses nothing: re-running continues the same selection (the same
@@ -20,9 +33,11 @@ import math
 import os
 import pickle
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from synthflow.config import ReleaseSpec
 from synthflow.errors import BudgetExceededError, ConfigError, SelectionPaused
@@ -41,6 +56,9 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 SELECTION_CHARGE = "private selection (Liu-Talwar, known threshold)"
+SELECTION_CHARGE_PS = "private selection (Papernot-Steinke, geometric repetitions)"
+LIU_TALWAR = "liu-talwar"
+PAPERNOT_STEINKE = "papernot-steinke"
 FIT_CHARGE = "once per release"
 """Marker in the ledger entry of the once-per-release regression fit."""
 
@@ -53,6 +71,21 @@ class SelectionCost:
     evaluation_epsilon: float
     fit_epsilon: float
     """Budget of the regression fit when computed once per release, else 0."""
+    theorem: str = LIU_TALWAR
+    """``liu-talwar`` (all candidates pure DP) or ``papernot-steinke``."""
+    stop_probability: float = 0.0
+    selection_delta: float = 0.0
+    """Papernot-Steinke: the delta the selection's Renyi curve is converted at."""
+    repeat_epsilon: float | None = None
+    """Papernot-Steinke: epsilon of the whole selection (fit once included)."""
+    renyi_order: float | None = None
+    """Papernot-Steinke: the Renyi order that gave ``repeat_epsilon``."""
+    candidates: tuple[str, ...] = ()
+    """Papernot-Steinke: the candidate ids whose curves were maximised (public)."""
+    rows: int | None = None
+    """Papernot-Steinke: the public row count the DP-SGD curves depend on."""
+    attempt_delta: float = 0.0
+    """Largest delta one attempt's generator charges (its own ledger's limit)."""
 
     @property
     def fit_once(self) -> bool:
@@ -65,44 +98,157 @@ class SelectionCost:
         return self.generator_epsilon + self.evaluation_epsilon - self.fit_epsilon
 
     @property
+    def papernot_steinke(self) -> bool:
+        """Whether the selection is accounted by Papernot-Steinke (else Liu-Talwar)."""
+        return self.theorem == PAPERNOT_STEINKE
+
+    @property
     def selection_epsilon(self) -> float:
-        """Liu-Talwar: twice the budget of one attempt."""
+        """The selection's charge: Liu-Talwar twice one attempt; Papernot-Steinke its epsilon."""
+        if self.papernot_steinke:
+            assert self.repeat_epsilon is not None
+            return self.repeat_epsilon
         return 2 * self.attempt_epsilon
 
     @property
     def total(self) -> float:
-        """2 (eps_gen + eps_eval) or 2 (eps_gen + eps_eval - eps_fit) + eps_fit."""
+        """Liu-Talwar: 2 (eps_gen + eps_eval [- eps_fit]) [+ eps_fit]; else Papernot-Steinke's."""
+        if self.papernot_steinke:
+            return self.selection_epsilon  # the once-per-release fit is inside its curve
         return math.fsum([self.selection_epsilon, self.fit_epsilon])
+
+    @property
+    def total_delta(self) -> float:
+        """Delta of the selection (0 under Liu-Talwar)."""
+        return self.selection_delta if self.papernot_steinke else 0.0
 
     def to_json(self) -> dict[str, Any]:
         """Composition as published in acceptance.json."""
-        return {
+        doc: dict[str, Any] = {
             "generator_epsilon": self.generator_epsilon,
             "evaluation_epsilon": self.evaluation_epsilon,
             "regression_fit_once_epsilon": self.fit_epsilon if self.fit_once else None,
-            "selection_factor": 2,
-            "formula": (
-                "2 * (eps_gen + eps_eval - eps_fit) + eps_fit"
-                if self.fit_once
-                else "2 * (eps_gen + eps_eval)"
-            ),
-            "total_epsilon": self.total,
+            "theorem": self.theorem,
         }
+        if self.papernot_steinke:
+            doc.update(
+                selection_factor=None,
+                formula=(
+                    "Papernot-Steinke (ICLR 2022) Theorem 2, geometric repetitions of mean "
+                    "1/stop_probability, on max over candidates of their Renyi curves + "
+                    "the evaluation's"
+                    + (" (less the fit), plus the once-per-release fit" if self.fit_once else "")
+                    + "; converted to epsilon at total_delta"
+                ),
+                stop_probability=self.stop_probability,
+                mean_attempts=1 / self.stop_probability,
+                candidates=list(self.candidates),
+                rows=self.rows,
+                renyi_order=self.renyi_order,
+                total_delta=self.selection_delta,
+            )
+        else:
+            doc.update(
+                selection_factor=2,
+                formula=(
+                    "2 * (eps_gen + eps_eval - eps_fit) + eps_fit"
+                    if self.fit_once
+                    else "2 * (eps_gen + eps_eval)"
+                ),
+            )
+        doc["total_epsilon"] = self.total
+        return doc
 
 
-def selection_cost(spec: ReleaseSpec, *, fit_once: bool) -> SelectionCost:
-    """The cost of selection under ``spec``.
+def selection_cost(
+    spec: ReleaseSpec,
+    *,
+    fit_once: bool,
+    candidates: Sequence[Configuration] = (),
+    rows: int | None = None,
+    stop_probability: float = 0.0,
+) -> SelectionCost:
+    """The cost of selection under ``spec``: Liu-Talwar unless a candidate has delta > 0.
+
+    ``candidates``, ``rows`` (public) and ``stop_probability`` matter only when a
+    candidate is (epsilon, delta)-DP: then the cost is Papernot-Steinke's.
 
     Raises:
-        ConfigError: If ``fit_once`` but the spec has no regression criterion.
+        ConfigError: If ``fit_once`` but the spec has no regression criterion; for an
+            (epsilon, delta) candidate, if the stop probability is 0, the spec has no
+            ``privacy.total_delta``, ``rows`` is missing, or a candidate has no Renyi curve.
     """
     fit = [c for c in spec.criteria if c.kind == "regression_coefficients"]
     if fit_once and not fit:
         raise ConfigError("--fit-once needs a 'regression_coefficients' criterion in the spec")
-    return SelectionCost(
+    base = SelectionCost(
         generator_epsilon=spec.privacy.generator_epsilon,
         evaluation_epsilon=spec.evaluation_epsilon,
         fit_epsilon=fit[0].epsilon if fit_once else 0.0,
+    )
+    deltas = {c.id: _delta_of(c) for c in candidates}
+    if not any(d > 0 for d in deltas.values()):
+        return base
+    return _papernot_steinke_cost(
+        spec, base, candidates, rows=rows, stop_probability=stop_probability, deltas=deltas
+    )
+
+
+def _papernot_steinke_cost(
+    spec: ReleaseSpec,
+    base: SelectionCost,
+    candidates: Sequence[Configuration],
+    *,
+    rows: int | None,
+    stop_probability: float,
+    deltas: dict[str, float],
+) -> SelectionCost:
+    from synthflow import accounting  # noqa: PLC0415
+    from synthflow.errors import InfeasibleConfigurationError  # noqa: PLC0415
+    from synthflow.generators import make_generator  # noqa: PLC0415
+
+    approximate = sorted(k for k, d in deltas.items() if d > 0)
+    shown = ", ".join(approximate[:3]) + (" ..." if len(approximate) > 3 else "")
+    if not 0 < stop_probability < 1:
+        raise ConfigError(
+            f"the shortlist holds (epsilon, delta)-DP candidates ({shown}), so private "
+            "selection is accounted by Papernot-Steinke, which needs a finite mean number of "
+            "attempts: give --stop-probability in (0, 1), e.g. 0.05 (a mean of 20 attempts); "
+            "'synthflow release --help' explains the trade-off"
+        )
+    if spec.privacy.total_delta <= 0:
+        raise ConfigError(
+            f"the shortlist holds (epsilon, delta)-DP candidates ({shown}) but the spec's "
+            "privacy.total_delta is 0: set privacy.total_delta (e.g. 1e-6) or shortlist pure-DP "
+            "generators only"
+        )
+    if rows is None or rows < 1:
+        raise ConfigError("Papernot-Steinke accounting needs the (public) number of rows")
+    curves = []
+    for cfg in candidates:
+        gen = make_generator(cfg.model, cfg.hyperparameters, epsilon=spec.privacy.generator_epsilon)
+        try:
+            curves.append(gen.renyi(rows))
+        except InfeasibleConfigurationError as exc:
+            raise ConfigError(f"candidate {cfg.id}: {exc}") from None
+    one = np.max(np.vstack(curves), axis=0)
+    for crit in spec.criteria:
+        if not (base.fit_once and crit.kind == "regression_coefficients"):
+            one = one + accounting.pure_renyi(crit.epsilon)
+    curve = accounting.repeat_and_select_renyi(one, stop_probability=stop_probability)
+    if base.fit_once:
+        curve = curve + accounting.pure_renyi(base.fit_epsilon)
+    eps, order = accounting.renyi_epsilon(curve, delta=spec.privacy.total_delta)
+    return replace(
+        base,
+        theorem=PAPERNOT_STEINKE,
+        stop_probability=float(stop_probability),
+        selection_delta=spec.privacy.total_delta,
+        repeat_epsilon=eps,
+        renyi_order=order,
+        candidates=tuple(c.id for c in candidates),
+        rows=int(rows),
+        attempt_delta=max(deltas.values()),
     )
 
 
@@ -235,6 +381,7 @@ def private_selection(
     max_attempts: int | None = None,
     on_attempt: Callable[[int, bool], None] | None = None,
     dataset_ledger: Ledger | None = None,
+    rows: int | None = None,
 ) -> SelectionOutcome:
     """Run (or continue) private selection over ``candidates``.
 
@@ -253,9 +400,12 @@ def private_selection(
         on_attempt: Progress callback (attempt number, passed).
         dataset_ledger: The private dataset's persistent ledger (``--ledger``): the
             selection's total is charged there too, once, when the selection starts.
+        rows: The (public) number of rows; needed when a candidate is (epsilon, delta)-DP
+            (its DP-SGD curve depends on the sampling rate).
 
     Raises:
-        ConfigError: For an empty candidate set or gamma outside [0, 1).
+        ConfigError: For an empty candidate set or gamma outside [0, 1); with an
+            (epsilon, delta) candidate, for gamma 0 or a spec without total_delta.
         BudgetExceededError: If the selection costs more than the spec's total budget.
         SelectionPaused: When ``max_attempts`` is reached (the selection can be continued).
     """
@@ -263,19 +413,23 @@ def private_selection(
         raise ConfigError("no candidate configurations: the shortlist is empty")
     if not 0 <= stop_probability < 1:
         raise ConfigError(f"--stop-probability ({stop_probability}) must be in [0, 1)")
-    approximate = [c.id for c in candidates if _delta_of(c) > 0]
-    if approximate:
-        raise ConfigError(
-            f"candidates {approximate} are (epsilon, delta)-DP; private selection here is "
-            "implemented for pure-DP flows only (Liu-Talwar's 2 epsilon bound does not "
-            "carry delta through unbounded attempts): shortlist pure-DP generators"
-        )
-    cost = selection_cost(spec, fit_once=fit_once)
+    cost = selection_cost(
+        spec,
+        fit_once=fit_once,
+        candidates=candidates,
+        rows=rows,
+        stop_probability=stop_probability,
+    )
     if cost.total > spec.privacy.total_epsilon + 1e-12:
+        advice = (
+            "raise --stop-probability (fewer attempts on average), lower the budgets, or "
+            "shortlist pure-DP candidates only (Liu-Talwar: twice one attempt)"
+            if cost.papernot_steinke
+            else "lower the budgets or use the regression fit once per release"
+        )
         raise BudgetExceededError(
             f"private selection costs epsilon {cost.total:g} ({cost.to_json()['formula']}) but "
-            f"the spec's total is {spec.privacy.total_epsilon:g}; lower the budgets or use "
-            "the regression fit once per release"
+            f"the spec's total is {spec.privacy.total_epsilon:g}; {advice}"
         )
     enclave = _Enclave(enclave_dir)
     lock = enclave.lock()
@@ -331,8 +485,14 @@ def _select(
         "cost": cost.to_json(),
     }
     start = [e for e in enclave.events() if e.get("event") == "start"]
-    ledger = Ledger(total_epsilon=spec.privacy.total_epsilon, path=enclave_dir / "ledger.jsonl")
-    started = any(c.what.startswith(SELECTION_CHARGE) for c in ledger.charges)
+    ledger = Ledger(
+        total_epsilon=spec.privacy.total_epsilon,
+        total_delta=spec.privacy.total_delta,
+        path=enclave_dir / "ledger.jsonl",
+    )
+    started = any(
+        c.what.startswith((SELECTION_CHARGE, SELECTION_CHARGE_PS)) for c in ledger.charges
+    )
     if start:
         changed = [k for k, v in fixed.items() if start[0].get(k) != v]
         if changed:
@@ -362,18 +522,29 @@ def _select(
             attempts=int(ended["attempts"]),
             cost=cost,
         )
-    shared_what = f"{SELECTION_CHARGE}: release with enclave {enclave_dir.resolve()}"
+    label = SELECTION_CHARGE_PS if cost.papernot_steinke else SELECTION_CHARGE
+    shared_what = f"{label}: release with enclave {enclave_dir.resolve()}"
     if dataset_ledger is not None and not any(
         c.what == shared_what for c in dataset_ledger.charges
     ):
-        if not started and not ledger.can_afford(cost.total):
-            ledger.charge(shared_what, epsilon=cost.total)  # raises: nothing charged
-        dataset_ledger.charge(shared_what, epsilon=cost.total, mechanism="liu-talwar")
+        if not started and not ledger.can_afford(cost.total, cost.total_delta):
+            # raises: nothing charged
+            ledger.charge(shared_what, epsilon=cost.total, delta=cost.total_delta)
+        dataset_ledger.charge(
+            shared_what, epsilon=cost.total, delta=cost.total_delta, mechanism=cost.theorem
+        )
     if not started:
         ledger.charge(
-            f"{SELECTION_CHARGE}: 2 x {cost.attempt_epsilon:g} over {len(candidates)} candidates",
+            (
+                f"{label}: geometric attempts (mean {1 / cost.stop_probability:g}) over "
+                f"{len(candidates)} candidates, Renyi order {cost.renyi_order:g}"
+                + (", once-per-release fit included" if cost.fit_once else "")
+                if cost.papernot_steinke
+                else f"{label}: 2 x {cost.attempt_epsilon:g} over {len(candidates)} candidates"
+            ),
             epsilon=cost.selection_epsilon,
-            mechanism="liu-talwar",
+            delta=cost.total_delta,
+            mechanism=cost.theorem,
         )
     regression_fit = None
     if fit_once:
@@ -410,10 +581,11 @@ def _select(
             enclave.log({"event": "draw", "attempt": number, "config_id": cfg.id})
         inner = Ledger(
             total_epsilon=cost.attempt_epsilon,
+            total_delta=cost.attempt_delta,
             path=enclave_dir / "attempts" / f"{number:05d}" / "ledger.jsonl",
         )
         if inner.charges:  # a crashed attempt's spend is already inside the selection charge
-            inner = Ledger(total_epsilon=cost.attempt_epsilon)
+            inner = Ledger(total_epsilon=cost.attempt_epsilon, total_delta=cost.attempt_delta)
         result = attempt(cfg, inner, rng, regression_fit)
         enclave.log(
             {
