@@ -190,3 +190,22 @@ def test_a_mixed_shortlist_needs_a_stop_probability_and_a_delta(mixed):
     no_delta = dataclasses.replace(spec, privacy=dataclasses.replace(spec.privacy, total_delta=0.0))
     with pytest.raises(ConfigError, match=r"privacy\.total_delta is 0"):
         selection_cost(no_delta, fit_once=False, candidates=cands, rows=600, stop_probability=0.2)
+
+
+def test_a_tiny_noise_multiplier_is_infeasible_not_a_memory_error(births_spec):
+    # The grid's noise_multiplier 0.001: the PLD at dp-accounting's default interval
+    # would allocate ~38 GiB; the coarser (still pessimistic) interval refuses the
+    # configuration as infeasible before any charge.
+    from synthflow.errors import InfeasibleConfigurationError
+    from synthflow.generators import make_generator
+
+    cfg = next(
+        c
+        for c in expand_space(births_spec)
+        if c.model == "dpctgan" and c.hyperparameters["noise_multiplier"] == 0.001
+    )
+    gen = make_generator(cfg.model, cfg.hyperparameters, epsilon=4.0)
+    with pytest.raises(InfeasibleConfigurationError, match="spend more than epsilon"):
+        gen.plan_steps(10_000)
+    # the interval is dp-accounting's default wherever that fits
+    assert acc._pld_interval(5.0) == 1e-4
