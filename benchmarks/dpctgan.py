@@ -19,7 +19,16 @@ import time
 from pathlib import Path
 
 import numpy as np
+import torch
 from _record import record  # benchmarks/ is on sys.path when a script runs
+
+from synthflow.config import load_spec
+from synthflow.data import load_data
+from synthflow.generators import make_generator
+from synthflow.generators.dpsgd import train_dpctgan
+from synthflow.rng import PrivacyRNG
+from synthflow.space import expand_space
+from synthflow.transform import Transformer
 
 REPO = Path(__file__).resolve().parents[1]
 NVSS = REPO.parent / "shared" / "public_data" / "nvss2019_singleton_160k.csv.gz"
@@ -30,16 +39,6 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=100)
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     args = parser.parse_args()
-
-    import torch
-
-    from synthflow.config import load_spec
-    from synthflow.data import load_data
-    from synthflow.generators import make_generator
-    from synthflow.generators.dpsgd import train_dpctgan
-    from synthflow.rng import PrivacyRNG
-    from synthflow.space import expand_space
-    from synthflow.transform import Transformer
 
     torch.set_num_threads(args.threads)
     spec = load_spec(REPO / "configs" / "births.yaml")
