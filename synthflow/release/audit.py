@@ -327,7 +327,7 @@ def audit_release(release_dir: str | Path, *, spec_path: str | Path | None = Non
     )
     ok_total = _close(acc["budget"]["total_epsilon"], cost.total)
     report.add(
-        "budget total",
+        f"budget total ({theorem})",
         ok_total,
         "" if ok_total else f"published {acc['budget']['total_epsilon']}, adds up to {cost.total}",
     )
