@@ -22,7 +22,7 @@ from synthflow.errors import ConfigError, InfeasibleConfigurationError, NotEnoug
 from synthflow.flow import check_configurations, run_flow
 from synthflow.ledger import Ledger, command_ledger, file_sha256
 from synthflow.release.publish import write_release
-from synthflow.release.selection import AttemptResult, private_selection
+from synthflow.release.selection import AttemptResult, private_selection, selection_cost
 from synthflow.rng import PrivacyRNG
 from synthflow.space import Configuration
 from synthflow.transform import Transformer
@@ -165,6 +165,15 @@ def release_command(
         )
     raw = load_data(data, spec, public=public).frame
     check_configurations(spec, candidates, len(raw))  # before anything is charged
+    # The selection's accounting (its theorem, gamma, delta) is checked before the
+    # progress display starts; private_selection checks it again before charging.
+    selection_cost(
+        spec,
+        fit_once=fit_once,
+        candidates=candidates,
+        rows=len(raw),
+        stop_probability=stop_probability,
+    )
     # A selection that has started (its ledger exists) was judged when it started;
     # resuming it must not be refused (its budget is already spent).
     resuming = (private_dir / "ledger.jsonl").exists()

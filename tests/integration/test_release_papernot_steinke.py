@@ -170,3 +170,32 @@ def test_release_with_a_gan_and_privbayes_audits(tmp_path, mixed, small_csv, cap
     bad = audit_release(out)
     assert not bad.ok
     assert any("budget total" in f for f in bad.failures)
+
+
+def test_release_cli_refuses_gamma_zero_before_anything(tmp_path, mixed, small_csv, capsys):
+    spec, cands = mixed
+    shortlist = tmp_path / "candidates.yaml"
+    shortlist.write_text(
+        yaml.safe_dump({"spec_sha256": spec.sha256, "configurations": [c.to_json() for c in cands]})
+    )
+    rc = main(
+        [
+            "release",
+            str(spec.path),
+            "--data",
+            str(small_csv),
+            "--candidates",
+            str(shortlist),
+            "--out",
+            str(tmp_path / "release"),
+            "--private-dir",
+            str(tmp_path / "enclave"),
+            "--seed",
+            "1",
+            "--public",
+        ]
+    )
+    err = capsys.readouterr().err
+    assert rc == 2 and "give --stop-probability in (0, 1)" in err
+    assert "private selection: running" not in err  # refused before the progress display
+    assert not (tmp_path / "enclave").exists() and not (tmp_path / "release").exists()
