@@ -55,3 +55,39 @@ def small_csv(tmp_path: Path) -> Path:
     path = tmp_path / "clinic.csv"
     make_small_frame(600, seed=7).to_csv(path, index=False)
     return path
+
+
+@pytest.fixture(scope="session")
+def mixed_shortlist(tmp_path_factory) -> tuple[ReleaseSpec, list]:
+    """example_small.yaml with a delta budget and a small DPCTGAN grid, and a shortlist
+    of two PrivBayes configurations and one DPCTGAN (pure and (epsilon, delta) mixed).
+
+    DPCTGAN: 2 epochs at batch 60 on 600 rows are 20 Poisson steps at q = 0.1.
+    """
+    import yaml
+
+    from synthflow.space import expand_space
+
+    raw = yaml.safe_load((REPO / "configs" / "example_small.yaml").read_text())
+    raw["privacy"].update(total_delta=1e-6, total_epsilon=8.0)
+    raw["space"]["models"].append(
+        {
+            "model": "dpctgan",
+            "grid": {
+                "delta": 1e-8,
+                "epochs": 2,
+                "batch_size": 60,
+                "noise_multiplier": 3.0,
+                "embedding_dim": 16,
+                "hidden": 32,
+            },
+        }
+    )
+    path = tmp_path_factory.mktemp("mixed") / "spec.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    spec = load_spec(path)
+    cands = [c for c in expand_space(spec) if c.letters == "aaaa"]
+    shortlist = [c for c in cands if c.model == "privbayes"][:2] + [
+        c for c in cands if c.model == "dpctgan"
+    ][:1]
+    return spec, shortlist

@@ -40,7 +40,12 @@ from typing import Any
 import numpy as np
 
 from synthflow.config import ReleaseSpec
-from synthflow.errors import BudgetExceededError, ConfigError, SelectionPaused
+from synthflow.errors import (
+    BudgetExceededError,
+    ConfigError,
+    InfeasibleConfigurationError,
+    SelectionPaused,
+)
 from synthflow.ledger import Ledger
 from synthflow.rng import PrivacyRNG
 from synthflow.space import Configuration
@@ -204,7 +209,6 @@ def _papernot_steinke_cost(
     deltas: dict[str, float],
 ) -> SelectionCost:
     from synthflow import accounting  # noqa: PLC0415
-    from synthflow.errors import InfeasibleConfigurationError  # noqa: PLC0415
     from synthflow.generators import make_generator  # noqa: PLC0415
 
     approximate = sorted(k for k, d in deltas.items() if d > 0)

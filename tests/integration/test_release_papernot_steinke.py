@@ -6,7 +6,6 @@ first attempt; the release package states the theorem and the audit recomputes i
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 
@@ -15,43 +14,37 @@ import pytest
 import yaml
 from scipy import stats
 
+# pytest's default (prepend) import mode puts this directory on sys.path: one helper,
+# not a second copy of how a forger refreshes the manifest
+from test_release import _refresh_manifest
+
 from synthflow.cli import main
-from synthflow.config import load_spec
 from synthflow.errors import ConfigError
 from synthflow.ledger import Ledger
 from synthflow.release import AttemptResult, audit_release, private_selection, selection_cost
 from synthflow.rng import PrivacyRNG
-from synthflow.space import expand_space
-
-REPO = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(scope="module")
-def mixed(tmp_path_factory):
-    """example_small.yaml with a delta budget and a small DPCTGAN grid; a mixed shortlist."""
-    raw = yaml.safe_load((REPO / "configs" / "example_small.yaml").read_text())
-    raw["privacy"].update(total_delta=1e-6, total_epsilon=8.0)
-    raw["space"]["models"].append(
-        {
-            "model": "dpctgan",
-            "grid": {
-                "delta": 1e-8,
-                "epochs": 2,
-                "batch_size": 60,
-                "noise_multiplier": 3.0,
-                "embedding_dim": 16,
-                "hidden": 32,
-            },
-        }
+def _release_argv(tmp_path: Path, spec, cands, data: Path, *extra: str) -> list[str]:
+    """``synthflow release`` on ``data`` with ``cands`` as the shortlist (written here)."""
+    shortlist = tmp_path / "candidates.yaml"
+    shortlist.write_text(
+        yaml.safe_dump({"spec_sha256": spec.sha256, "configurations": [c.to_json() for c in cands]})
     )
-    path = tmp_path_factory.mktemp("ps") / "spec.yaml"
-    path.write_text(yaml.safe_dump(raw))
-    spec = load_spec(path)
-    cands = [c for c in expand_space(spec) if c.letters == "aaaa"]
-    shortlist = [c for c in cands if c.model == "privbayes"][:2] + [
-        c for c in cands if c.model == "dpctgan"
-    ][:1]
-    return spec, shortlist
+    return [
+        "release",
+        str(spec.path),
+        "--data",
+        str(data),
+        "--candidates",
+        str(shortlist),
+        "--out",
+        str(tmp_path / "release"),
+        "--private-dir",
+        str(tmp_path / "enclave"),
+        "--public",
+        *extra,
+    ]
 
 
 def _toy_attempt(p):
@@ -63,8 +56,8 @@ def _toy_attempt(p):
     return attempt
 
 
-def test_charged_once_with_delta_and_attempts_are_geometric(tmp_path, mixed):
-    spec, cands = mixed
+def test_charged_once_with_delta_and_attempts_are_geometric(tmp_path, mixed_shortlist):
+    spec, cands = mixed_shortlist
     p, gamma, runs = 0.2, 0.3, 400
     cost = selection_cost(spec, fit_once=False, candidates=cands, rows=600, stop_probability=gamma)
     attempts, released = [], 0
@@ -96,8 +89,8 @@ def test_charged_once_with_delta_and_attempts_are_geometric(tmp_path, mixed):
     assert abs(released / runs - p / rate) < 0.1
 
 
-def test_refused_before_any_charge_without_a_stop_probability(tmp_path, mixed):
-    spec, cands = mixed
+def test_refused_before_any_charge_without_a_stop_probability(tmp_path, mixed_shortlist):
+    spec, cands = mixed_shortlist
     with pytest.raises(ConfigError, match="Papernot-Steinke"):
         private_selection(
             spec,
@@ -110,40 +103,22 @@ def test_refused_before_any_charge_without_a_stop_probability(tmp_path, mixed):
     assert not (tmp_path / "e" / "ledger.jsonl").exists()
 
 
-def _fix_manifest(release: Path) -> None:
-    manifest = json.loads((release / "MANIFEST.json").read_text())
-    for name in manifest["files"]:
-        manifest["files"][name] = hashlib.sha256((release / name).read_bytes()).hexdigest()
-    (release / "MANIFEST.json").write_text(json.dumps(manifest))
-
-
-def test_release_with_a_gan_and_privbayes_audits(tmp_path, mixed, small_csv, capsys):
+def test_release_with_a_gan_and_privbayes_audits(tmp_path, mixed_shortlist, small_csv, capsys):
     pytest.importorskip("torch")
-    spec, cands = mixed
-    shortlist = tmp_path / "candidates.yaml"
-    shortlist.write_text(
-        yaml.safe_dump({"spec_sha256": spec.sha256, "configurations": [c.to_json() for c in cands]})
-    )
+    spec, cands = mixed_shortlist
     out, enclave = tmp_path / "release", tmp_path / "enclave"
-    argv = [
-        "release",
-        str(spec.path),
-        "--data",
-        str(small_csv),
-        "--candidates",
-        str(shortlist),
-        "--out",
-        str(out),
-        "--private-dir",
-        str(enclave),
+    argv = _release_argv(
+        tmp_path,
+        spec,
+        cands,
+        small_csv,
         "--stop-probability",
         "0.3",
         "--seed",
         "20",  # a fixed draw in which a DPCTGAN attempt fails, then a PrivBayes one passes
-        "--public",
         "--quiet",
         "--show-attempts",
-    ]
+    )
     assert main(argv) == 0, capsys.readouterr().err
     events = [json.loads(x) for x in (enclave / "transcript.jsonl").read_text().splitlines()]
     drawn = {e["config_id"] for e in events if e["event"] == "draw"}
@@ -166,35 +141,17 @@ def test_release_with_a_gan_and_privbayes_audits(tmp_path, mixed, small_csv, cap
     # one charged (here: a cheaper-looking one) is caught.
     budget["stop_probability"] = 0.5
     (out / "acceptance.json").write_text(json.dumps(acc, indent=2) + "\n")
-    _fix_manifest(out)
+    _refresh_manifest(out)
     bad = audit_release(out)
     assert not bad.ok
     assert any("budget total" in f for f in bad.failures)
 
 
-def test_release_cli_refuses_gamma_zero_before_anything(tmp_path, mixed, small_csv, capsys):
-    spec, cands = mixed
-    shortlist = tmp_path / "candidates.yaml"
-    shortlist.write_text(
-        yaml.safe_dump({"spec_sha256": spec.sha256, "configurations": [c.to_json() for c in cands]})
-    )
-    rc = main(
-        [
-            "release",
-            str(spec.path),
-            "--data",
-            str(small_csv),
-            "--candidates",
-            str(shortlist),
-            "--out",
-            str(tmp_path / "release"),
-            "--private-dir",
-            str(tmp_path / "enclave"),
-            "--seed",
-            "1",
-            "--public",
-        ]
-    )
+def test_release_cli_refuses_gamma_zero_before_anything(
+    tmp_path, mixed_shortlist, small_csv, capsys
+):
+    spec, cands = mixed_shortlist
+    rc = main(_release_argv(tmp_path, spec, cands, small_csv, "--seed", "1"))
     err = capsys.readouterr().err
     assert rc == 2 and "give --stop-probability in (0, 1)" in err
     assert "private selection: running" not in err  # refused before the progress display

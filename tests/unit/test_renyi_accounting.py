@@ -125,43 +125,16 @@ def test_repeat_and_select_refuses_an_unbounded_number_of_attempts():
 # --- the selection's cost ----------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def mixed(tmp_path_factory):
-    """example_small.yaml with a delta budget and a small DPCTGAN grid."""
-    from pathlib import Path
-
-    import yaml
-
-    from synthflow.config import load_spec
-
-    root = Path(__file__).resolve().parents[2]
-    raw = yaml.safe_load((root / "configs" / "example_small.yaml").read_text())
-    raw["privacy"].update(total_delta=1e-6, total_epsilon=8.0)
-    raw["space"]["models"].append(
-        {
-            "model": "dpctgan",
-            "grid": {"delta": 1e-8, "epochs": 2, "batch_size": 60, "noise_multiplier": 3.0},
-        }
-    )
-    path = tmp_path_factory.mktemp("ps") / "spec.yaml"
-    path.write_text(yaml.safe_dump(raw))
-    spec = load_spec(path)
-    cands = [c for c in expand_space(spec) if c.letters.startswith("a")]
-    return spec, [c for c in cands if c.model == "privbayes"][:2] + [
-        c for c in cands if c.model == "dpctgan"
-    ][:1]
-
-
-def test_a_pure_shortlist_keeps_liu_talwar(mixed):
-    spec, cands = mixed
+def test_a_pure_shortlist_keeps_liu_talwar(mixed_shortlist):
+    spec, cands = mixed_shortlist
     cost = selection_cost(spec, fit_once=False, candidates=cands[:2], rows=600)
     assert cost.theorem == "liu-talwar"
     assert cost.total == pytest.approx(2 * (spec.privacy.generator_epsilon + 0.3))
     assert cost.total_delta == 0
 
 
-def test_a_mixed_shortlist_costs_papernot_steinke_recomputed(mixed):
-    spec, cands = mixed
+def test_a_mixed_shortlist_costs_papernot_steinke_recomputed(mixed_shortlist):
+    spec, cands = mixed_shortlist
     cost = selection_cost(spec, fit_once=False, candidates=cands, rows=600, stop_probability=0.2)
     assert cost.theorem == "papernot-steinke"
     # Recompute from the pieces: the DP-SGD candidate's steps are 2 epochs at q = 0.1.
@@ -181,8 +154,8 @@ def test_a_mixed_shortlist_costs_papernot_steinke_recomputed(mixed):
     assert doc["theorem"] == "papernot-steinke" and doc["candidates"] == [c.id for c in cands]
 
 
-def test_a_mixed_shortlist_needs_a_stop_probability_and_a_delta(mixed):
-    spec, cands = mixed
+def test_a_mixed_shortlist_needs_a_stop_probability_and_a_delta(mixed_shortlist):
+    spec, cands = mixed_shortlist
     with pytest.raises(ConfigError, match="--stop-probability in \\(0, 1\\)"):
         selection_cost(spec, fit_once=False, candidates=cands, rows=600)
     import dataclasses
