@@ -109,17 +109,23 @@ class SelectionCost:
 
     @property
     def selection_epsilon(self) -> float:
-        """The selection's charge: Liu-Talwar twice one attempt; Papernot-Steinke its epsilon."""
+        """The selection's own charge, the once-per-release fit (charged by itself) left out.
+
+        Liu-Talwar: twice one attempt. Papernot-Steinke: its epsilon, which composes the
+        fit inside the Renyi curve, less the fit's epsilon, so that the selection charge
+        and the fit's charge add up to exactly that epsilon in the ledger.
+        """
         if self.papernot_steinke:
             assert self.repeat_epsilon is not None
-            return self.repeat_epsilon
+            return max(self.repeat_epsilon - self.fit_epsilon, 0.0)
         return 2 * self.attempt_epsilon
 
     @property
     def total(self) -> float:
         """Liu-Talwar: 2 (eps_gen + eps_eval [- eps_fit]) [+ eps_fit]; else Papernot-Steinke's."""
         if self.papernot_steinke:
-            return self.selection_epsilon  # the once-per-release fit is inside its curve
+            assert self.repeat_epsilon is not None
+            return self.repeat_epsilon  # the once-per-release fit is inside its curve
         return math.fsum([self.selection_epsilon, self.fit_epsilon])
 
     @property

@@ -156,3 +156,44 @@ def test_release_cli_refuses_gamma_zero_before_anything(
     assert rc == 2 and "give --stop-probability in (0, 1)" in err
     assert "private selection: running" not in err  # refused before the progress display
     assert not (tmp_path / "enclave").exists() and not (tmp_path / "release").exists()
+
+
+def test_fit_once_is_inside_the_charge_not_on_top_of_it(tmp_path, births_spec):
+    # With --fit-once the fit is composed inside the Renyi curve; the enclave ledger's
+    # selection charge plus the fit's own charge must add up to exactly that epsilon
+    # (charging the whole epsilon and the fit again would double-count the fit).
+    from synthflow.space import expand_space
+
+    space = expand_space(births_spec)
+    cands = [c for c in space if c.model == "workload"][:1] + [
+        c for c in space if c.model == "dpctgan" and c.hyperparameters["noise_multiplier"] == 5
+    ][:1]
+    cost = selection_cost(
+        births_spec, fit_once=True, candidates=cands, rows=10_000, stop_probability=0.2
+    )
+    assert cost.theorem == "papernot-steinke" and cost.fit_once
+    fit_eps = next(c.epsilon for c in births_spec.criteria if c.kind == "regression_coefficients")
+
+    def fit(ledger, rng):
+        ledger.charge("regression fit, once per release", epsilon=fit_eps)
+        return "fit"
+
+    enclave = tmp_path / "e"
+    shared = Ledger(total_epsilon=births_spec.privacy.total_epsilon, total_delta=1e-6)
+    private_selection(
+        births_spec,
+        cands,
+        attempt=_toy_attempt(1.0),
+        enclave_dir=enclave,
+        rng=PrivacyRNG.from_seed(0),
+        stop_probability=0.2,
+        fit_once=True,
+        fit=fit,
+        rows=10_000,
+        dataset_ledger=shared,
+    )
+    ledger = Ledger(total_epsilon=100, total_delta=0.5, path=enclave / "ledger.jsonl")
+    assert len(ledger.charges) == 2  # the selection, then the fit
+    assert ledger.spent_epsilon == pytest.approx(cost.total, rel=1e-12)
+    assert ledger.spent_epsilon <= births_spec.privacy.total_epsilon
+    assert shared.spent_epsilon == pytest.approx(cost.total, rel=1e-12)  # charged once there
