@@ -297,7 +297,7 @@ class SamplingSpec:
     max_rounds: int = 50
     """Rounds of sampling before giving up with NotEnoughRowsError."""
     oversample: float = 1.2
-    """Factor on the missing rows drawn per round."""
+    """Factor on the missing rows drawn per round after the first (which draws exactly n)."""
 
 
 @dataclass(frozen=True, kw_only=True)

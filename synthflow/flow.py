@@ -74,6 +74,12 @@ def sample_valid(
 ) -> tuple[pd.DataFrame, int, int]:
     """Sample until exactly ``n`` rows satisfy the synthetic constraints.
 
+    The first round draws exactly ``n`` rows: a generator whose model gives the
+    implausible cells no mass (``workload``'s structural zeros) is done in one round,
+    and its sample keeps the sampler's own low-variance structure (a random subset of a
+    larger systematic sample would add back sampling noise). Each later round draws
+    ``oversample`` times the rows still missing.
+
     Returns:
         The rows, the number of rows dropped, and the number of rounds used.
 
@@ -83,7 +89,8 @@ def sample_valid(
     parts: list[pd.DataFrame] = []
     need, dropped = n, 0
     for rounds in range(1, spec.sampling.max_rounds + 1):
-        batch = generator.sample(max(math.ceil(need * spec.sampling.oversample), 1), rng=rng)
+        factor = spec.sampling.oversample if rounds > 1 else 1.0
+        batch = generator.sample(max(math.ceil(need * factor), 1), rng=rng)
         bad = binned_violations(batch, spec.synthetic_constraints, transformer)
         dropped += int(bad.sum())
         good = batch.loc[~bad].iloc[:need]

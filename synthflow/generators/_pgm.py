@@ -17,9 +17,12 @@ comonotone, ``shared/DEPENDENCIES.md`` trap 2, and both methods draw from numpy'
 global RNG). :class:`TreeSampler` holds, for each column in reverse elimination order,
 the conditional distribution given the already-sampled columns it shares a junction-tree
 clique with (a perfect elimination order makes that set a clique, so the column is
-conditionally independent of the rest given it), as plain numpy tables. Sampling is
+conditionally independent of the rest given it), as plain numpy tables, computed from the
+model's potentials by message passing on the junction tree in numpy. Sampling is
 inverse-CDF with our ``numpy.random.Generator``: one ``searchsorted`` per column, memory
-linear in the rows.
+linear in the rows. By default the uniforms are *systematic* within each parent cell
+(:meth:`TreeSampler.sample`): every row keeps the model's distribution, and the sample's
+marginals carry almost no sampling noise on top of the model's error.
 """
 
 from __future__ import annotations
@@ -129,7 +132,7 @@ class _Step:
 
 
 class TreeSampler:
-    """Draws i.i.d. rows from a fitted graphical model (numpy only, nothing private)."""
+    """Draws rows from a fitted graphical model (numpy only, nothing private)."""
 
     def __init__(self, steps: Sequence[_Step], sizes: Sequence[int]) -> None:
         self.steps = tuple(steps)
@@ -172,40 +175,71 @@ class TreeSampler:
             used.append(col)
         return cls(steps, sizes)
 
-    def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
-        """``n`` rows of codes, shape (n, columns), dtype int64."""
+    def sample(self, n: int, rng: np.random.Generator, *, systematic: bool = True) -> np.ndarray:
+        """``n`` rows of codes, shape (n, columns), dtype int64.
+
+        Every row's value of each column is drawn from the model's conditional given the
+        row's already-sampled neighbours, with all randomness from ``rng``.
+        ``systematic`` (the default) draws the rows of one parent cell jointly, by
+        systematic sampling over a uniformly random order of those rows: each row still
+        gets exactly the model's conditional distribution, but a cell's count is within
+        one of its expected count given the parents' counts, so the sample's marginals
+        carry far less sampling noise than i.i.d. rows (whose error on a cell of
+        probability p is sqrt(p (1 - p) / n): about 0.001 at 160K rows, the same size as
+        the model's own error). The random order is drawn afresh for each column, so two
+        columns that share parents are not coupled. ``systematic=False``: i.i.d. rows.
+        """
         out = np.zeros((n, len(self.sizes)), dtype=np.int64)
         for step in self.steps:
             k = step.cdf.shape[1]
+            groups = step.cdf.shape[0]
             if step.parents:
                 shape = tuple(self.sizes[p] for p in step.parents)
                 row = np.ravel_multi_index(tuple(out[:, p] for p in step.parents), shape)
             else:
                 row = np.zeros(n, dtype=np.int64)
-            keys = (np.arange(step.cdf.shape[0])[:, None] + step.cdf).ravel()
-            u = rng.random(n)
+            keys = (np.arange(groups)[:, None] + step.cdf).ravel()
+            u = _systematic_uniforms(row, groups, rng) if systematic else rng.random(n)
             pos = np.searchsorted(keys, row + u, side="right")
             out[:, step.column] = np.minimum(pos - row * k, k - 1)
         return out
 
 
+def _systematic_uniforms(group: np.ndarray, groups: int, rng: np.random.Generator) -> np.ndarray:
+    """One uniform per row, stratified within each group (systematic sampling).
+
+    The m rows of a group are put in a uniformly random order; the row of rank r gets
+    ``(r + o) / m`` with one uniform offset o per group. Each value is uniform on
+    [0, 1) (a uniform rank plus a uniform offset), and the m values of a group hit every
+    interval [j/m, (j+1)/m) once.
+    """
+    n = len(group)
+    if n == 0:
+        return np.zeros(0)
+    order = np.argsort(group + rng.random(n), kind="stable")  # by group, random within
+    counts = np.bincount(group, minlength=groups)
+    starts = np.cumsum(counts) - counts
+    rank = np.empty(n, dtype=np.int64)
+    rank[order] = np.arange(n) - starts[group[order]]
+    offset = rng.random(groups)
+    return np.minimum((rank + offset[group]) / counts[group], np.nextafter(1.0, 0.0))
+
+
 class _Projector:
     """Marginals of a fitted model on attribute tuples, computed in numpy.
 
-    Each sampling step's attributes (a column and its sampled neighbours) lie inside one
-    clique of the model: its marginal is summed and transposed with numpy. mbi's
-    ``model.project`` would run the same sums as eager jax operations, each compiled
-    for its shapes on first use (about 10 s of a 160K-row fit); it remains the fallback
-    for attributes that no clique contains.
+    The model's log-potentials are summed into the maximal cliques of its junction tree
+    and calibrated there by sum-product message passing in numpy (log space): each
+    sampling step's attributes (a column and its sampled neighbours, a clique of the
+    triangulated graph) lie inside one of those cliques, so its marginal is a numpy sum
+    and transpose. mbi's ``model.project`` would run the same computation as eager jax
+    operations, each compiled for its shapes on first use (about 14 s of a 160K-row
+    fit); it remains the fallback for attributes that no clique contains.
     """
 
     def __init__(self, model: object) -> None:
         self.model = model
-        marginals = model.marginals  # type: ignore[attr-defined]
-        self.tables = [
-            (tuple(marginals[cl].domain.attributes), np.asarray(marginals[cl].values, np.float64))
-            for cl in marginals.cliques
-        ]
+        self.tables = _junction_tree_marginals(model)
 
     def __call__(self, attrs: tuple[str, ...]) -> np.ndarray:
         for axes, values in self.tables:
@@ -215,6 +249,56 @@ class _Projector:
                 return np.transpose(summed, [kept.index(a) for a in attrs])
         projected = self.model.project(attrs)  # type: ignore[attr-defined]
         return np.asarray(projected.datavector(flatten=False), dtype=np.float64)
+
+
+def _junction_tree_marginals(model: object) -> list[tuple[Clique, np.ndarray]]:
+    """(maximal clique, its marginal scaled to the model's total), calibrated in numpy."""
+    import networkx as nx  # noqa: PLC0415
+    from scipy.special import logsumexp  # noqa: PLC0415
+
+    mbi = _mbi()
+    potentials = model.potentials  # type: ignore[attr-defined]
+    factors = {
+        tuple(potentials[cl].domain.attributes): np.asarray(potentials[cl].values, np.float64)
+        for cl in potentials.cliques
+    }
+    size = {a: f.shape[i] for axes, f in factors.items() for i, a in enumerate(axes)}
+    names = tuple(size)
+    domain = mbi.Domain(names, tuple(size[a] for a in names))  # type: ignore[attr-defined]
+    jtree, _ = mbi.junction_tree.make_junction_tree(domain, list(factors))  # type: ignore[attr-defined]
+    log = {tuple(nd): np.zeros([size[a] for a in nd]) for nd in jtree.nodes}
+    for axes, f in factors.items():
+        home = next(nd for nd in log if set(axes) <= set(nd))
+        log[home] = log[home] + _broadcast(f, axes, home)
+    messages: dict[tuple[Clique, Clique], np.ndarray] = {}
+
+    def incoming(node: Clique, skip: Clique | None = None) -> np.ndarray:
+        total = log[node]
+        for other in jtree.neighbors(node):
+            if other != skip:
+                total = total + messages[(tuple(other), node)]
+        return total
+
+    def send(src: Clique, dst: Clique) -> None:
+        belief = incoming(src, skip=dst)
+        drop = tuple(i for i, a in enumerate(src) if a not in dst)
+        kept = tuple(a for a in src if a in dst)
+        messages[(src, dst)] = _broadcast(logsumexp(belief, axis=drop), kept, dst)
+
+    for component in nx.connected_components(jtree):
+        root = next(iter(component))
+        order = [tuple(nd) for nd in nx.dfs_preorder_nodes(jtree, root)]
+        parent = {tuple(k): tuple(v) for k, v in nx.dfs_predecessors(jtree, root).items()}
+        for node in reversed(order[1:]):
+            send(node, parent[node])
+        for node in order[1:]:
+            send(parent[node], node)
+    total = float(model.total)  # type: ignore[attr-defined]
+    tables = []
+    for node in log:
+        belief = incoming(node)
+        tables.append((node, np.exp(belief - logsumexp(belief)) * total))
+    return tables
 
 
 def _broadcast(mask: np.ndarray, clique: Clique, attrs: tuple[str, ...]) -> np.ndarray:

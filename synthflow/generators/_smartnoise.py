@@ -17,8 +17,9 @@ seedable); the ledger records epsilon *and* delta. What the adapters fix
   siblings comonotone. We never call it: after fit the model's conditional tables along
   its junction tree (:class:`~synthflow.generators._pgm.TreeSampler`; memory of the
   largest clique, never the whole cube, which is 10^16 cells on a 15-column table)
-  draw i.i.d. rows with *our* numpy ``Generator``; MST's domain compression is undone
-  with that generator too.
+  draw rows (systematic sampling within each parent cell, see
+  :meth:`~synthflow.generators._pgm.TreeSampler.sample`) with *our* numpy
+  ``Generator``; MST's domain compression is undone with that generator too.
 * **Neighbouring relation** (trap 7): smartnoise calibrates both for add/remove
   neighbours. Under the spec's replace-one relation a marginal's L2 sensitivity is
   sqrt(2) (zCDP cost x2) and the selection score's sensitivity is 2 (cost x4), so the
@@ -190,7 +191,7 @@ class _SmartnoiseMarginal(GeneratorBase):
         return self
 
     def sample(self, n: int, *, rng: np.random.Generator) -> pd.DataFrame:
-        """Draw ``n`` i.i.d. rows from the fitted joint (never mbi's rounding sampler)."""
+        """Draw ``n`` rows from the fitted joint (our sampler, never mbi's rounding one)."""
         if not hasattr(self, "sampler_"):
             raise RuntimeError("call fit() before sample()")
         if n < 0:

@@ -457,7 +457,7 @@ class WorkloadGenerator(GeneratorBase):
         return self
 
     def sample(self, n: int, *, rng: np.random.Generator) -> pd.DataFrame:
-        """Draw ``n`` i.i.d. rows from the fitted model (our sampler, never mbi's)."""
+        """Draw ``n`` rows from the fitted model (our systematic sampler, never mbi's)."""
         if not hasattr(self, "sampler_"):
             raise RuntimeError("call fit() before sample()")
         if n < 0:

@@ -68,3 +68,43 @@ def test_filtered_sample_satisfies_all_synthetic_rules(births_spec):
     age_hi = np.array([b.hi for b in tr.transformations["mother_age"].bins])[kept.mother_age]
     par_lo = np.array([b.lo for b in tr.transformations["parity"].bins])[kept.parity]
     assert not ((age_hi < 20) & (par_lo > 3)).any()
+
+
+def test_sample_valid_draws_exactly_n_first_then_oversamples(births_spec, nvss_10k):
+    # The first round asks for exactly n rows (a systematic sample must not be cut down
+    # to a random subset); later rounds draw oversample x the missing rows. PrivBayes on
+    # the 10K sample puts some mass on implausible rows, so several rounds are needed.
+    import math
+
+    from synthflow.data import load_data
+    from synthflow.flow import sample_valid
+    from synthflow.generators import make_generator
+    from synthflow.ledger import Ledger
+    from synthflow.rng import PrivacyRNG
+
+    tr = Transformer(births_spec, {"mother_age": "b"})
+    codes = tr.forward(load_data(nvss_10k, births_spec, public=True).frame)
+    gen = make_generator("privbayes", {"theta": 4}, epsilon=0.5, transformer=tr)
+    gen.fit(codes, domain=tr.domain, ledger=Ledger(total_epsilon=1), rng=PrivacyRNG.from_seed(0))
+    asked: list[int] = []
+    valid: list[int] = []
+    draw = gen.sample
+
+    def recording(n, *, rng):  # the real sampler, with its requests and valid rows noted
+        batch = draw(n, rng=rng)
+        asked.append(n)
+        valid.append(int((~binned_violations(batch, births_spec.synthetic_constraints, tr)).sum()))
+        return batch
+
+    gen.sample = recording
+    rows, dropped, rounds = sample_valid(
+        gen, 5000, transformer=tr, spec=births_spec, rng=np.random.default_rng(0)
+    )
+    assert len(rows) == 5000
+    assert not binned_violations(rows, births_spec.synthetic_constraints, tr).any()
+    assert rounds == len(asked) >= 2 and dropped > 0  # the check below needs a second round
+    assert asked[0] == 5000
+    missing = 5000
+    for k in range(1, len(asked)):
+        missing -= min(valid[k - 1], missing)
+        assert asked[k] == math.ceil(missing * births_spec.sampling.oversample)
