@@ -32,6 +32,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from synthflow.generators._sampling import systematic_uniforms
+
 __all__ = ["Measurement", "TreeSampler", "estimate", "model_size"]
 
 Clique = tuple[str, ...]
@@ -199,30 +201,10 @@ class TreeSampler:
             else:
                 row = np.zeros(n, dtype=np.int64)
             keys = (np.arange(groups)[:, None] + step.cdf).ravel()
-            u = _systematic_uniforms(row, groups, rng) if systematic else rng.random(n)
+            u = systematic_uniforms(row, groups, rng) if systematic else rng.random(n)
             pos = np.searchsorted(keys, row + u, side="right")
             out[:, step.column] = np.minimum(pos - row * k, k - 1)
         return out
-
-
-def _systematic_uniforms(group: np.ndarray, groups: int, rng: np.random.Generator) -> np.ndarray:
-    """One uniform per row, stratified within each group (systematic sampling).
-
-    The m rows of a group are put in a uniformly random order; the row of rank r gets
-    ``(r + o) / m`` with one uniform offset o per group. Each value is uniform on
-    [0, 1) (a uniform rank plus a uniform offset), and the m values of a group hit every
-    interval [j/m, (j+1)/m) once.
-    """
-    n = len(group)
-    if n == 0:
-        return np.zeros(0)
-    order = np.argsort(group + rng.random(n), kind="stable")  # by group, random within
-    counts = np.bincount(group, minlength=groups)
-    starts = np.cumsum(counts) - counts
-    rank = np.empty(n, dtype=np.int64)
-    rank[order] = np.arange(n) - starts[group[order]]
-    offset = rng.random(groups)
-    return np.minimum((rank + offset[group]) / counts[group], np.nextafter(1.0, 0.0))
 
 
 class _Projector:

@@ -40,6 +40,7 @@ import pandas as pd
 from scipy.special import entr
 
 from synthflow.errors import DataError
+from synthflow.generators._sampling import systematic_uniforms
 from synthflow.generators.hyperparameters import PrivBayesHyperparameters
 from synthflow.generators.protocol import GeneratorBase, check_codes
 from synthflow.ledger import Ledger
@@ -106,6 +107,9 @@ class PrivBayes(GeneratorBase):
 
     name: ClassVar[str] = "privbayes"
     Hyperparameters: ClassVar[type] = PrivBayesHyperparameters
+    systematic: bool = True
+    """Sample by systematic uniforms within each parent cell
+    (:mod:`synthflow.generators._sampling`); False: i.i.d. uniforms."""
 
     # ------------------------------------------------------------------ structure
     def _parent_sets(
@@ -224,7 +228,11 @@ class PrivBayes(GeneratorBase):
         return self
 
     def sample(self, n: int, *, rng: np.random.Generator) -> pd.DataFrame:
-        """Draw ``n`` rows in topological order (post-processing only)."""
+        """Draw ``n`` rows in topological order (post-processing only).
+
+        Systematic within each parent cell (see :attr:`systematic`), so a child's count
+        given its parents' is within one of expected; every row keeps the model's law.
+        """
         if not hasattr(self, "conditionals_"):
             raise RuntimeError("call fit() before sample()")
         if n < 0:
@@ -237,7 +245,8 @@ class PrivBayes(GeneratorBase):
                 if parents
                 else np.zeros(n, dtype=np.int64)
             )
-            out[x] = _inverse_cdf(table, pidx, rng.random(n))
+            u = systematic_uniforms(pidx, len(table), rng) if self.systematic else rng.random(n)
+            out[x] = _inverse_cdf(table, pidx, u)
         return pd.DataFrame(
             {name: out[i].astype(np.int16) for i, name in enumerate(self.domain_.names)}
         )

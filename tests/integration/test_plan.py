@@ -60,8 +60,16 @@ def planned(
     loose_spec: Path, store: Path, nvss_10k: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> tuple[Path, dict[str, Any]]:
     out = tmp_path_factory.mktemp("plan") / "plan"
+    # P(release) 0.85: the seeded 10K PrivBayes runs reach about 0.9 at the largest
+    # budgets, so the default target would make this fixture hinge on a hair's breadth.
     plan = plan_command(
-        loose_spec, store, nvss_10k, out, show_progress=False, stop_probability=0.05
+        loose_spec,
+        store,
+        nvss_10k,
+        out,
+        show_progress=False,
+        stop_probability=0.05,
+        release_probability=0.85,
     )
     return out, plan
 
@@ -110,7 +118,13 @@ def test_plan_meets_its_constraints(planned: tuple[Path, dict[str, Any]]) -> Non
     assert all(p >= 0.1 for p in plan["candidates"].values())
     # the plan is the cheapest feasible end of every searched mode
     ends = [path[-1] for path in plan["frontier"].values()]
-    feasible = [e for e in ends if e["release_probability"] >= 0.9 and e["pass_probability"] >= 0.3]
+    opts = plan["options"]
+    feasible = [
+        e
+        for e in ends
+        if e["release_probability"] >= opts["release_probability"]
+        and e["pass_probability"] >= opts["target_pass"]
+    ]
     assert plan["total_epsilon"] == pytest.approx(min(e["total_epsilon"] for e in feasible))
     # along a path the total falls step by step
     for path in plan["frontier"].values():
@@ -156,7 +170,13 @@ def test_infeasible_plan_says_why_and_writes_the_frontier(
         ConfigError, match=r"no plan: meeting .* needs total epsilon .* above --max-total 0.5"
     ):
         plan_command(
-            loose_spec, store, nvss_10k, tmp_path / "p", max_total=0.5, show_progress=False
+            loose_spec,
+            store,
+            nvss_10k,
+            tmp_path / "p",
+            max_total=0.5,
+            release_probability=0.85,
+            show_progress=False,
         )
     assert (tmp_path / "p" / "plan.html").is_file()
     assert not (tmp_path / "p" / "spec.yaml").exists()

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from synthflow.generators._pgm import TreeSampler, _cdf, _Step, _systematic_uniforms
+from synthflow.generators._pgm import TreeSampler, _cdf, _Step
+from synthflow.generators._sampling import systematic_uniforms
 
 # a -> b, a -> c: two children of one parent (siblings), known conditionals.
 PA = np.array([0.15, 0.35, 0.5])
@@ -32,7 +33,7 @@ def _counts(rows: np.ndarray) -> np.ndarray:
 def test_systematic_uniforms_are_stratified_within_each_group():
     g = np.random.default_rng(0)
     group = g.integers(0, 4, 1000)
-    u = _systematic_uniforms(group, 4, g)
+    u = systematic_uniforms(group, 4, g)
     assert u.min() >= 0 and u.max() < 1
     for k in range(4):
         m = int((group == k).sum())

@@ -1,0 +1,38 @@
+"""Systematic sampling of conditional tables: each row keeps its law, counts lose their noise.
+
+The generators that sample column by column from conditional tables (``workload``,
+MST/AIM through :class:`~synthflow.generators._pgm.TreeSampler`, PrivBayes) draw one
+uniform per row and invert the row's conditional CDF. With i.i.d. uniforms a cell's
+count carries multinomial noise, sqrt(n p (1 - p)): about 0.001 of n at 160K rows on a
+cell of probability 1/4, as large as a good model's own error. Systematic uniforms
+(:func:`systematic_uniforms`) give every row exactly the same marginal law, but the rows
+of one parent cell jointly hit every stratum once, so each child's count is within one
+of its expected count given the parents. Post-processing of the fitted model: no
+privacy cost.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["systematic_uniforms"]
+
+
+def systematic_uniforms(group: np.ndarray, groups: int, rng: np.random.Generator) -> np.ndarray:
+    """One uniform per row, stratified within each group (systematic sampling).
+
+    The m rows of a group are put in a uniformly random order; the row of rank r gets
+    ``(r + o) / m`` with one uniform offset o per group. Each value is uniform on
+    [0, 1) (a uniform rank plus a uniform offset), and the m values of a group hit every
+    interval [j/m, (j+1)/m) once.
+    """
+    n = len(group)
+    if n == 0:
+        return np.zeros(0)
+    order = np.argsort(group + rng.random(n), kind="stable")  # by group, random within
+    counts = np.bincount(group, minlength=groups)
+    starts = np.cumsum(counts) - counts
+    rank = np.empty(n, dtype=np.int64)
+    rank[order] = np.arange(n) - starts[group[order]]
+    offset = rng.random(groups)
+    return np.minimum((rank + offset[group]) / counts[group], np.nextafter(1.0, 0.0))
