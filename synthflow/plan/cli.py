@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
+import math
 import os
 import sys
 from pathlib import Path
@@ -147,6 +149,14 @@ def plan_command(
             chosen.epsilons[planner.coef.name] if chosen.fit_once and planner.coef else 0.0
         ),
     )
+    exact = _papernot_steinke_check(spec, chosen, len(frame), stop_probability, max_total)
+    if exact is not None:
+        cost, problem = exact
+        if problem:
+            plan["reason"] = problem
+            _write_json(out / "plan.json", plan)
+            write_plan_html(out / "plan.html", plan, paths, None)
+            raise ConfigError(f"no plan: {problem}; see {out / 'plan.html'}")
     planned = write_planned_spec(
         spec,
         out / "spec.yaml",
@@ -195,6 +205,51 @@ def plan_command(
     _write_json(out / "plan.json", plan)
     write_plan_html(out / "plan.html", plan, paths, chosen)
     return plan
+
+
+def _papernot_steinke_check(
+    spec: Any, chosen: Any, rows: int, stop_probability: float, max_total: float | None
+) -> tuple[Any, str] | None:
+    """The chosen point's true cost when its shortlist holds (epsilon, delta) candidates.
+
+    The planner's search totals are Liu-Talwar's, which hold for pure-DP shortlists only.
+    A shortlist with a GAN, MST or AIM is accounted by Papernot-Steinke at release
+    (:func:`~synthflow.release.selection.selection_cost`); this recomputes that cost at
+    the planned budgets, with the public file's row count standing in for the private
+    n, and says what is wrong if it exceeds the spec's total or ``--max-total``.
+    Returns None for a pure-DP shortlist (its Liu-Talwar total is exact).
+    """
+    from synthflow.release.selection import selection_cost
+    from synthflow.space import find_configuration
+
+    budgeted = dataclasses.replace(
+        spec,
+        privacy=dataclasses.replace(spec.privacy, generator_epsilon=chosen.generator_epsilon),
+        criteria=tuple(
+            dataclasses.replace(c, epsilon=chosen.epsilons[c.name]) for c in spec.criteria
+        ),
+    )
+    candidates = [find_configuration(spec, cid) for cid in chosen.candidates]
+    cost = selection_cost(
+        budgeted,
+        fit_once=chosen.fit_once,
+        candidates=candidates,
+        rows=rows,
+        stop_probability=stop_probability,
+    )
+    if not cost.papernot_steinke:
+        return None
+    cap = min(spec.privacy.total_epsilon, max_total if max_total is not None else math.inf)
+    problem = ""
+    if cost.total > cap:
+        problem = (
+            f"the shortlist holds (epsilon, delta) candidates, so selection is accounted by "
+            f"Papernot-Steinke: at the planned budgets it costs epsilon {cost.total:.3f} "
+            f"(delta {cost.total_delta:g}, stop probability {stop_probability:g}, {rows} "
+            f"rows), above the cap {cap:g}; raise --stop-probability, shortlist pure-DP "
+            "generators only, or raise the spec's total"
+        )
+    return cost, problem
 
 
 def _write_json(path: Path, doc: dict[str, Any]) -> None:

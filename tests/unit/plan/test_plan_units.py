@@ -129,3 +129,46 @@ def test_planned_spec_keeps_block_style(tmp_path: Path) -> None:
     )
     assert out.sha256 != spec.sha256 and len(text) > 0
     assert all(c.epsilon == 0.05 for c in out.criteria)
+
+
+def _chosen(spec: ReleaseSpec, ids: list[str], *, generator_epsilon: float = 1.0) -> object:
+    """The parts of a planner's point that the Papernot-Steinke check reads."""
+    from types import SimpleNamespace
+
+    return SimpleNamespace(
+        generator_epsilon=generator_epsilon,
+        epsilons={c.name: c.epsilon / 2 for c in spec.criteria},
+        candidates=dict.fromkeys(ids, 0.5),
+        fit_once=False,
+    )
+
+
+def test_plan_recomputes_a_mixed_shortlist_by_papernot_steinke(mixed_shortlist) -> None:
+    from synthflow.plan.cli import _papernot_steinke_check
+    from synthflow.release.selection import PAPERNOT_STEINKE, selection_cost
+
+    spec, shortlist = mixed_shortlist
+    chosen = _chosen(spec, [c.id for c in shortlist])
+    cost, problem = _papernot_steinke_check(spec, chosen, 600, 0.3, None)
+    budgeted = dataclasses.replace(
+        spec,
+        privacy=dataclasses.replace(spec.privacy, generator_epsilon=1.0),
+        criteria=tuple(dataclasses.replace(c, epsilon=c.epsilon / 2) for c in spec.criteria),
+    )
+    again = selection_cost(
+        budgeted, fit_once=False, candidates=shortlist, rows=600, stop_probability=0.3
+    )
+    assert cost.theorem == PAPERNOT_STEINKE and cost.total == pytest.approx(again.total)
+    # Liu-Talwar's total at the same budgets would understate it: the plan must not.
+    assert cost.total > selection_cost(budgeted, fit_once=False).total
+    assert problem == ""  # within the spec's total of 8
+    _, problem = _papernot_steinke_check(spec, chosen, 600, 0.3, 1.0)  # --max-total 1
+    assert "Papernot-Steinke" in problem and "above the cap 1" in problem
+
+
+def test_plan_leaves_a_pure_shortlist_to_liu_talwar(mixed_shortlist) -> None:
+    from synthflow.plan.cli import _papernot_steinke_check
+
+    spec, shortlist = mixed_shortlist
+    pure = [c.id for c in shortlist if c.model == "privbayes"]
+    assert _papernot_steinke_check(spec, _chosen(spec, pure), 600, 0.3, None) is None
