@@ -3,14 +3,21 @@
 Two modes, one object:
 
 * ``PrivacyRNG.secure()`` (the default everywhere): Laplace noise and exponential-
-  mechanism draws come from diffprivlib's floating-point-safe samplers over
-  :class:`secrets.SystemRandom`; post-processing generators are numpy ``Generator``
-  objects over a ChaCha20 bit generator keyed from :mod:`secrets` (a CSPRNG).
+  mechanism draws follow diffprivlib's samplers (its floating-point-robust four-uniform
+  Laplace, its inverse-CDF exponential mechanism) with uniforms from a CSPRNG
+  (:class:`secrets.SystemRandom`, or ChaCha20 keyed from :mod:`secrets`);
+  post-processing generators are numpy ``Generator`` objects over that ChaCha20.
 * ``PrivacyRNG.from_seed(seed)``: everything is derived from ``seed`` so that runs
   reproduce. Only for tests and public-data experiments; the object remembers it is
   not secure and writes that into run metadata.
 
 No module keeps a random state of its own and nothing touches numpy's global state.
+
+The two samplers are diffprivlib's own formulas, restated here rather than imported:
+``import diffprivlib`` loads scikit-learn (about 0.9 s), which every sweep worker and
+every flow paid for two lines of arithmetic. ``tests/unit/test_rng.py`` checks that both
+give exactly diffprivlib's output for the same uniforms (seeded mode: the same
+``RandomState`` stream), so the noise path and every seeded result are unchanged.
 """
 
 from __future__ import annotations
@@ -36,7 +43,8 @@ class PrivacyRNG:
             raise TypeError("use PrivacyRNG.secure() or PrivacyRNG.from_seed(seed)")
         self.seed = seed
         self._seq = np.random.SeedSequence(seed) if seed is not None else None
-        # diffprivlib's RandomState path for seeded runs (reproducible, not secure).
+        # The exponential mechanism's and the coins' stream in seeded runs (diffprivlib's
+        # RandomState path: reproducible, not secure).
         self._state = (
             np.random.RandomState(np.random.MT19937(self._seq.spawn(1)[0]))
             if self._seq is not None
@@ -70,9 +78,6 @@ class PrivacyRNG:
             return np.random.Generator(ChaCha(key=secrets.randbits(256), rounds=20))
         return np.random.Generator(np.random.PCG64(self._seq.spawn(1)[0]))
 
-    def _dpl_state(self) -> np.random.RandomState | None:
-        return self._state
-
     def laplace(self, values: np.ndarray, *, sensitivity: float, epsilon: float) -> np.ndarray:
         """Add Laplace(sensitivity / epsilon) noise to every entry of ``values``.
 
@@ -89,11 +94,9 @@ class PrivacyRNG:
         arr = np.asarray(values, dtype=float)
         if sensitivity == 0:
             return arr.copy()
-        from diffprivlib.mechanisms import Laplace  # noqa: PLC0415  (imports scikit-learn)
-
         scale = sensitivity / epsilon
         u = self.generator().random((4, arr.size))
-        noise = Laplace._laplace_sampler(u[0], u[1], u[2], u[3])
+        noise = standard_laplace(u[0], u[1], u[2], u[3])
         return arr + scale * np.asarray(noise, dtype=float).reshape(arr.shape)
 
     def discrete_laplace(self, counts: np.ndarray, *, scale: float) -> np.ndarray:
@@ -132,8 +135,10 @@ class PrivacyRNG:
     ) -> int:
         """Index chosen with probability proportional to exp(eps * u / (2 * sensitivity)).
 
-        McSherry & Talwar (FOCS 2007), via diffprivlib's
-        :class:`~diffprivlib.mechanisms.Exponential`. The caller charges the ledger.
+        McSherry & Talwar (FOCS 2007), sampled as diffprivlib's
+        :class:`~diffprivlib.mechanisms.Exponential` samples it (:func:`exponential_index`;
+        one uniform from :class:`secrets.SystemRandom`, or the seeded ``RandomState``).
+        The caller charges the ledger.
         """
         u = [float(x) for x in utilities]
         if not u:
@@ -146,12 +151,13 @@ class PrivacyRNG:
         # exp() from overflowing for large utilities (counts at large n).
         top = max(u)
         u = [x - top for x in u]
-        from diffprivlib.mechanisms import Exponential  # noqa: PLC0415  (imports scikit-learn)
-
-        mech = Exponential(
-            epsilon=epsilon, sensitivity=sensitivity, utility=u, random_state=self._dpl_state()
-        )
-        return int(mech.randomise())
+        if not (sensitivity >= 0 and epsilon > 0):
+            raise ValueError(
+                f"exponential mechanism needs sensitivity >= 0 and epsilon > 0, got "
+                f"{sensitivity} and {epsilon}"
+            )
+        uniform = self._state.random() if self._state is not None else _system().random()
+        return exponential_index(u, sensitivity=sensitivity, epsilon=epsilon, uniform=uniform)
 
     def uniform_index(self, n: int) -> int:
         """Uniform draw from ``range(n)`` (configuration draws in private selection)."""
@@ -178,3 +184,41 @@ class PrivacyRNG:
 
 
 _CONSTRUCT = object()
+
+
+def _system() -> secrets.SystemRandom:
+    return secrets.SystemRandom()
+
+
+def standard_laplace(u1: np.ndarray, u2: np.ndarray, u3: np.ndarray, u4: np.ndarray) -> np.ndarray:
+    """Standard Laplace variates from four uniforms (diffprivlib's ``_laplace_sampler``).
+
+    ``log(1 - U1) cos(pi U2) + log(1 - U3) cos(pi U4)`` is Laplace(0, 1) (Holohan et al.,
+    diffprivlib 0.6: the sum of two products of an exponential and an independent
+    cosine avoids the inverse CDF's floating-point holes near 0).
+    """
+    return np.log(1 - u1) * np.cos(np.pi * u2) + np.log(1 - u3) * np.cos(np.pi * u4)
+
+
+def exponential_index(
+    utilities: Sequence[float], *, sensitivity: float, epsilon: float, uniform: float
+) -> int:
+    """The exponential mechanism's choice for ``uniform`` (diffprivlib's ``Exponential``).
+
+    Probabilities ``exp(eps * u / (2 * sensitivity))`` normalised, the first index whose
+    cumulative probability reaches ``uniform``; with sensitivity 0 a uniform choice among
+    the best utilities. Step for step diffprivlib 0.6's ``_find_probabilities`` and
+    ``randomise``, so the same uniform gives the same index.
+    """
+    scale = epsilon / sensitivity / 2 if sensitivity / epsilon > 0 else float("inf")
+    u = np.asarray(utilities, dtype=float)
+    u = u - u.max()
+    probabilities = np.isclose(u, 0).astype(float) if math.isinf(scale) else np.exp(scale * u)
+    probabilities /= probabilities.sum()
+    cumulative = np.cumsum(probabilities)
+    hit = uniform <= cumulative
+    if hit.any():
+        return int(np.argmax(hit))
+    if np.isclose(uniform, cumulative[-1]):
+        return len(cumulative) - 1
+    raise RuntimeError("exponential mechanism: no candidate for the uniform draw")

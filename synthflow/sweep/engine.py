@@ -10,10 +10,12 @@ the configuration id and the repeat, so a resumed sweep reproduces the runs it s
 
 from __future__ import annotations
 
+import contextvars
 import hashlib
 import logging
 import os
 import sys
+import threading
 import time
 import traceback
 from collections.abc import Iterator
@@ -207,7 +209,9 @@ def _failed(
 
 @contextmanager
 def _client(workers: int | None, address: str | None) -> Iterator[Any]:
-    from distributed import Client, LocalCluster  # noqa: PLC0415  (heavy import)
+    """A Dask client: of ``address``, or of a local cluster of worker processes."""
+    import dask  # noqa: PLC0415  (heavy import)
+    from distributed import Client, LocalCluster  # noqa: PLC0415
 
     # Dask's scheduler and nanny log at INFO in this process and print comm tracebacks
     # when a local cluster shuts down: keep the user's terminal for the progress bar.
@@ -218,7 +222,14 @@ def _client(workers: int | None, address: str | None) -> Iterator[Any]:
             yield client
         return
     n = workers or os.cpu_count() or 1
+    # Dask's nanny sets MALLOC_TRIM_THRESHOLD_ in every worker it spawns. Setting it
+    # turns off glibc's dynamic mmap threshold, so each numpy temporary above 128 KiB
+    # (a 160K-row column is 1.3 MB) is a fresh mmap that page-faults in: a PrivBayes run
+    # took 1.19 s in a worker against 0.77 s in a plain process
+    # (benchmarks/cli.py --only sweep). Workers keep glibc's default; OMP_NUM_THREADS and
+    # the BLAS thread limits of 1 stay (one run per core).
     with (
+        dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}),
         LocalCluster(
             n_workers=n,
             threads_per_worker=1,
@@ -229,6 +240,51 @@ def _client(workers: int | None, address: str | None) -> Iterator[Any]:
         Client(cluster) as client,
     ):
         yield client
+
+
+class _ClusterStart:
+    """The cluster starts (and its workers import) in a thread while the driver reads data.
+
+    Starting a local cluster is mostly waiting for worker processes to boot; the driver
+    meanwhile reads and checks the data. :meth:`client` waits for the start (and
+    re-raises its error); :meth:`close` shuts the cluster down, also when the driver
+    failed before it asked for the client.
+    """
+
+    def __init__(self, workers: int | None, address: str | None) -> None:
+        self._stack = ExitStack()
+        self._client: Any = None
+        self._warm: list[Any] = []
+        self._error: BaseException | None = None
+        # Dask's Client keeps the current client in a context variable: enter and exit
+        # it in one Context (the thread's start and close() run in this copy).
+        self._context = contextvars.copy_context()
+        self._thread = threading.Thread(
+            target=self._context.run,
+            args=(self._start, workers, address),
+            name="synthflow-cluster",
+            daemon=True,
+        )
+        self._thread.start()
+
+    def _start(self, workers: int | None, address: str | None) -> None:
+        try:
+            self._client = self._stack.enter_context(_client(workers, address))
+            self._warm = _warm_workers(self._client)
+        except BaseException as exc:  # re-raised in the driver's thread by client()
+            self._error = exc
+
+    def client(self) -> tuple[Any, list[Any]]:
+        """The connected client and the workers' warm-up futures."""
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._client, self._warm
+
+    def close(self) -> None:
+        """Shut the cluster down (after its start has finished)."""
+        self._thread.join()
+        self._context.run(self._stack.close)
 
 
 def run_sweep(
@@ -305,13 +361,16 @@ def run_sweep(
         ]
         new = passed = 0
         with ExitStack() as stack:
-            client = stack.enter_context(_client(workers, address)) if todo else None
-            warm = _warm_workers(client) if client is not None else []
-            # The workers start up (imports) while this process reads the data.
+            start = None
+            if todo:
+                start = _ClusterStart(workers, address)
+                stack.callback(start.close)
+            # The cluster starts and its workers import while this process reads the data.
             frame = load_data(data, spec, public=True).frame
             _warn_noise(spec, configs, len(frame))
             db.add_configurations(configs)
-            if client is not None:
+            if start is not None:
+                client, warm = start.client()
                 new, passed = _execute(
                     db,
                     client=client,
@@ -349,8 +408,6 @@ def _warn_noise(spec: ReleaseSpec, configs: list[Configuration], n: int) -> None
 
 def _warm_imports() -> None:
     """What every run imports (flows, generators, criteria, samplers), done up front."""
-    import diffprivlib.mechanisms  # noqa: F401, PLC0415
-
     import synthflow.acceptance.evaluate  # noqa: PLC0415
     import synthflow.flow  # noqa: PLC0415
     import synthflow.generators.registry  # noqa: F401, PLC0415

@@ -100,3 +100,47 @@ def test_exponential_mechanism_survives_huge_utilities():
     counts = np.bincount(draws, minlength=3)
     assert counts[2] == 0
     assert 0.68 < counts[0] / 2000 < 0.78
+
+
+def test_samplers_equal_diffprivlibs():
+    """Our restated samplers give exactly diffprivlib's output for the same randomness.
+
+    rng.py restates diffprivlib's four-uniform Laplace and its exponential mechanism
+    (importing diffprivlib loads scikit-learn in every worker); a changed formula, a
+    dropped factor 2 or a different uniform stream would make these differ.
+    """
+    from diffprivlib.mechanisms import Exponential, Laplace
+
+    from synthflow.rng import exponential_index, standard_laplace
+
+    u = np.random.default_rng(0).random((4, 10_000))
+    np.testing.assert_array_equal(standard_laplace(*u), Laplace._laplace_sampler(*u))
+
+    gen = np.random.default_rng(1)
+    for _ in range(300):
+        k = int(gen.integers(2, 12))
+        utilities = list(gen.normal(0, 5, k).round(int(gen.integers(0, 3))))
+        sens, eps = float(gen.choice([0.0, 0.5, 1.0, 2.0])), float(gen.uniform(0.05, 5))
+        uniform = float(gen.random())
+        shifted = [x - max(utilities) for x in utilities]
+        mech = Exponential(epsilon=eps, sensitivity=sens, utility=shifted)
+        mech._rng = type("Fixed", (), {"random": staticmethod(lambda u=uniform: u)})()
+        ours = exponential_index(shifted, sensitivity=sens, epsilon=eps, uniform=uniform)
+        assert ours == mech.randomise()
+
+    # Seeded mode draws the uniform from the same RandomState stream diffprivlib used.
+    seeded = PrivacyRNG.from_seed(4)
+    state = np.random.RandomState(np.random.MT19937(np.random.SeedSequence(4).spawn(1)[0]))
+    utilities = [0.0, 2.0, 1.0, -3.0]
+    for _ in range(200):
+        ref = Exponential(epsilon=1.0, sensitivity=1.0, utility=[u - 2.0 for u in utilities],
+                          random_state=state).randomise()  # fmt: skip
+        assert seeded.exponential_mechanism(utilities, sensitivity=1.0, epsilon=1.0) == ref
+
+
+def test_exponential_mechanism_refuses_bad_parameters():
+    rng = PrivacyRNG.from_seed(1)
+    with pytest.raises(ValueError, match="epsilon > 0"):
+        rng.exponential_mechanism([0.0, 1.0], sensitivity=1.0, epsilon=0.0)
+    with pytest.raises(ValueError, match="sensitivity >= 0"):
+        rng.exponential_mechanism([0.0, 1.0], sensitivity=-1.0, epsilon=1.0)
