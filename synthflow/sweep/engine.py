@@ -227,7 +227,9 @@ def _client(workers: int | None, address: str | None) -> Iterator[Any]:
     # (a 160K-row column is 1.3 MB) is a fresh mmap that page-faults in: a PrivBayes run
     # took 1.19 s in a worker against 0.77 s in a plain process
     # (benchmarks/cli.py --only sweep). Workers keep glibc's default; OMP_NUM_THREADS and
-    # the BLAS thread limits of 1 stay (one run per core).
+    # the BLAS thread limits of 1 stay (one run per core). (Dask also writes these
+    # variables into the parent's environment, so a process that started a default
+    # Dask cluster before passes the old value on; the CLI never has.)
     with (
         dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}),
         LocalCluster(

@@ -176,3 +176,67 @@ def test_a_failing_configuration_is_recorded_and_the_sweep_goes_on(
     failed = runs[runs.status != "ok"]
     assert set(failed.config_id) == {bad} and len(failed) == 2
     assert failed.error.str.startswith("MemoryError").all()
+
+
+def test_workers_keep_glibc_malloc_and_one_blas_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Local workers boot without Dask's MALLOC_TRIM_THRESHOLD_ (it disabled glibc's
+    dynamic mmap threshold: every numpy temporary page-faulted in, runs 1.5x slower)
+    and keep one BLAS/OpenMP thread each."""
+    import os
+
+    from synthflow.sweep.engine import _client
+
+    # Dask's nanny writes its pre-spawn variables into this process's own environment,
+    # so a default cluster started by an earlier test left the variable here, and
+    # children inherit it; a fresh `synthflow sweep` process starts without it.
+    monkeypatch.delenv("MALLOC_TRIM_THRESHOLD_", raising=False)
+
+    with _client(2, None) as client:
+        env = client.run(
+            lambda: (os.environ.get("MALLOC_TRIM_THRESHOLD_"), os.environ.get("OMP_NUM_THREADS"))
+        )
+    assert len(env) == 2
+    assert all(v == (None, "1") for v in env.values()), env
+
+
+def test_bad_data_while_the_cluster_starts_closes_it(swept: Swept, tmp_path: Path) -> None:
+    """The cluster starts in a thread while the data are read: an unreadable file still
+    gives its clear error, the cluster is shut down and no worker process is left."""
+    import multiprocessing
+    import threading
+
+    from synthflow.errors import DataError
+
+    bad = tmp_path / "bad.csv"
+    bad.write_text("not,the,columns\n1,2,3\n")
+    with pytest.raises(DataError):
+        run_sweep(
+            swept.spec,
+            bad,
+            tmp_path / "bad.db",
+            repeats=1,
+            workers=1,
+            seed=3,
+            evaluator=StandInEvaluator(),
+            show_progress=False,
+        )
+    assert not [t for t in threading.enumerate() if t.name == "synthflow-cluster"]
+    assert not multiprocessing.active_children()
+
+
+def test_a_cluster_that_cannot_start_raises_in_the_driver(swept: Swept, tmp_path: Path) -> None:
+    """An error in the start thread (here: no scheduler at the address) reaches the
+    caller, after the data were read, instead of hanging or being lost."""
+    import dask
+
+    with dask.config.set({"distributed.comm.timeouts.connect": "2s"}), pytest.raises(OSError):
+        run_sweep(
+            swept.spec,
+            swept.data,
+            tmp_path / "none.db",
+            repeats=1,
+            address="tcp://127.0.0.1:1",
+            seed=3,
+            evaluator=StandInEvaluator(),
+            show_progress=False,
+        )
