@@ -156,7 +156,9 @@ class PrivacyRNG:
                 f"exponential mechanism needs sensitivity >= 0 and epsilon > 0, got "
                 f"{sensitivity} and {epsilon}"
             )
-        uniform = self._state.random() if self._state is not None else _system().random()
+        uniform = (
+            self._state.random() if self._state is not None else secrets.SystemRandom().random()
+        )
         return exponential_index(u, sensitivity=sensitivity, epsilon=epsilon, uniform=uniform)
 
     def uniform_index(self, n: int) -> int:
@@ -184,10 +186,6 @@ class PrivacyRNG:
 
 
 _CONSTRUCT = object()
-
-
-def _system() -> secrets.SystemRandom:
-    return secrets.SystemRandom()
 
 
 def standard_laplace(u1: np.ndarray, u2: np.ndarray, u3: np.ndarray, u4: np.ndarray) -> np.ndarray:
