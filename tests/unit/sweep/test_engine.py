@@ -178,25 +178,45 @@ def test_a_failing_configuration_is_recorded_and_the_sweep_goes_on(
     assert failed.error.str.startswith("MemoryError").all()
 
 
-def test_workers_keep_glibc_malloc_and_one_blas_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+_WORKER_ENV = """
+import json, os, threadpoolctl
+from synthflow.sweep.engine import _client
+
+def probe():
+    blas = max(p["num_threads"] for p in threadpoolctl.threadpool_info())
+    return os.environ.get("MALLOC_TRIM_THRESHOLD_"), os.environ.get("OMP_NUM_THREADS"), blas
+
+with _client(2, None) as client:
+    print(json.dumps(sorted(client.run(probe).values())))
+"""
+
+
+def test_workers_keep_glibc_malloc_and_one_blas_thread() -> None:
     """Local workers boot without Dask's MALLOC_TRIM_THRESHOLD_ (it disabled glibc's
     dynamic mmap threshold: every numpy temporary page-faulted in, runs 1.5x slower)
-    and keep one BLAS/OpenMP thread each."""
+    and run one BLAS/OpenMP thread each (one run per core).
+
+    A fresh process (the fork server is one per process) whose environment already
+    holds the variable, as Dask's nanny leaves it in a process that started a default
+    cluster before, and with more BLAS threads asked for than one."""
+    import json
     import os
+    import subprocess
+    import sys
 
-    from synthflow.sweep.engine import _client
-
-    # Dask's nanny writes its pre-spawn variables into this process's own environment,
-    # so a default cluster started by an earlier test left the variable here, and
-    # children inherit it; a fresh `synthflow sweep` process starts without it.
-    monkeypatch.delenv("MALLOC_TRIM_THRESHOLD_", raising=False)
-
-    with _client(2, None) as client:
-        env = client.run(
-            lambda: (os.environ.get("MALLOC_TRIM_THRESHOLD_"), os.environ.get("OMP_NUM_THREADS"))
-        )
-    assert len(env) == 2
-    assert all(v == (None, "1") for v in env.values()), env
+    env = {**os.environ, "MALLOC_TRIM_THRESHOLD_": "65536", "OPENBLAS_NUM_THREADS": "2"}
+    env.pop("OMP_NUM_THREADS", None)
+    out = subprocess.run(
+        [sys.executable, "-c", _WORKER_ENV],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert out.returncode == 0, out.stderr
+    workers = json.loads(out.stdout.strip().splitlines()[-1])
+    assert workers == [[None, "1", 1], [None, "1", 1]], workers
 
 
 def test_bad_data_while_the_cluster_starts_closes_it(swept: Swept, tmp_path: Path) -> None:
