@@ -41,6 +41,27 @@ def test_systematic_uniforms_are_stratified_within_each_group():
         assert sorted(np.floor(u[group == k] * m).astype(int)) == list(range(m))
 
 
+def test_systematic_uniforms_with_more_groups_than_16_bit_codes():
+    # above 65,536 groups the order is sorted on the int64 codes (no radix sort)
+    g = np.random.default_rng(3)
+    groups = 70_000
+    group = np.concatenate([np.full(5, groups - 1), g.integers(0, groups, 20_000)])
+    u = systematic_uniforms(group, groups, g)
+    m = int((group == groups - 1).sum())
+    assert sorted(np.floor(u[group == groups - 1] * m).astype(int)) == list(range(m))
+    assert 0 <= u.min() and u.max() < 1
+
+
+def test_a_rows_systematic_uniform_is_uniform():
+    # Row 0 of a group of 5 (ties in rank everywhere): over 20,000 draws its uniform's
+    # deciles each hold 10% (binomial sd 0.21%; 1% is about 5 sd).
+    g = np.random.default_rng(4)
+    group = np.array([0, 1, 0, 0, 1, 0, 0])
+    draws = np.array([systematic_uniforms(group, 2, g)[0] for _ in range(20_000)])
+    deciles = np.bincount(np.floor(draws * 10).astype(int), minlength=10) / len(draws)
+    assert np.all(np.abs(deciles - 0.1) < 0.01), deciles
+
+
 def test_systematic_counts_are_within_one_of_expected_given_the_parents():
     n = 10_007
     rows = _siblings().sample(n, np.random.default_rng(1))
