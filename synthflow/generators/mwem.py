@@ -44,7 +44,7 @@ from synthflow.ledger import Ledger
 from synthflow.rng import PrivacyRNG
 from synthflow.transform import Domain
 
-__all__ = ["MWEM", "MWEMHyperparameters", "RangeQueries"]
+__all__ = ["MWEM", "MWEMHyperparameters", "OneWayMarginals", "RangeQueries"]
 
 
 class RangeQueries:
@@ -191,6 +191,59 @@ def random_range_queries(
     return RangeQueries(sizes, groups, group, lo, hi)
 
 
+class OneWayMarginals:
+    """Every 1-way marginal, measured once with Laplace noise, as cell constraints.
+
+    Each of the d histograms gets ``epsilon / d``; replacing one row moves one count down
+    and one up (L1 sensitivity 2), so each cell's noise has scale ``2 d / epsilon``
+    (:attr:`scale`) and the d histograms compose to ``epsilon``. Everything after the
+    noise is post-processing.
+    """
+
+    def __init__(self, sizes: tuple[int, ...], targets: np.ndarray, scale: float) -> None:
+        d = len(sizes)
+        k = sum(sizes)
+        lo = np.zeros((k, d), dtype=np.int64)
+        hi = np.tile(np.array(sizes, dtype=np.int64), (k, 1))
+        axis = np.repeat(np.arange(d), sizes)
+        cell = np.concatenate([np.arange(s) for s in sizes])
+        lo[np.arange(k), axis], hi[np.arange(k), axis] = cell, cell + 1
+        self.queries = RangeQueries(sizes, [(i,) for i in range(d)], axis, lo, hi)
+        self.targets = targets
+        self.scale = scale
+
+    @classmethod
+    def measure(
+        cls, data: pd.DataFrame, domain: Domain, *, epsilon: float, rng: PrivacyRNG
+    ) -> OneWayMarginals:
+        """Measure the d histograms of ``data`` (the caller has charged ``epsilon``)."""
+        d = len(domain.sizes)
+        counts = np.concatenate(
+            [
+                np.bincount(data[name].to_numpy(dtype=np.int64), minlength=size)
+                for name, size in zip(domain.names, domain.sizes, strict=True)
+            ]
+        ).astype(float)
+        noisy = rng.laplace(counts, sensitivity=2.0, epsilon=epsilon / d)
+        return cls(domain.sizes, np.clip(noisy, 0.0, len(data)), 2.0 * d / epsilon)
+
+    def product(self, total: float) -> np.ndarray:
+        """The product of the measured marginals, scaled to ``total`` (each smoothed by 1)."""
+        cube = np.full(self.queries.sizes, total)
+        for i, size in enumerate(self.queries.sizes):
+            m = self.targets[self.queries.group == i] + 1.0
+            cube *= (m / m.sum()).reshape([size if j == i else 1 for j in range(cube.ndim)])
+        return cube
+
+    def fit(self, cube: np.ndarray, total: float, *, band: float) -> float:
+        """One projection sweep onto every measured cell (in place); the largest miss."""
+        measured = np.ones(self.queries.n_queries, dtype=bool)
+        return max(
+            self.queries.fit_group(cube, i, self.targets, measured, total, band=band)
+            for i in range(len(self.queries.sizes))
+        )
+
+
 def _cube(data: pd.DataFrame, domain: Domain) -> np.ndarray:
     key = np.zeros(len(data), dtype=np.int64)
     for name, size in zip(domain.names, domain.sizes, strict=True):
@@ -216,6 +269,10 @@ class MWEM(GeneratorBase):
     """Half-width of each measured constraint, in Laplace scales of one measurement (0:
     equality constraints, as MWEM; PEP relaxes them)."""
 
+    one_way_share: ClassVar[float] = 0.0
+    """Share of epsilon spent up front on every 1-way marginal (0: none, as MWEM; PEP
+    measures them first, see :class:`~synthflow.generators.pep.PEP`)."""
+
     def check_feasible(self, domain: Domain, n: int) -> None:
         """Refuse a cube above ``max_cells`` (every round rescans all of it)."""
         refuse_dense_domain(self.name, domain, self.max_cells)
@@ -226,7 +283,10 @@ class MWEM(GeneratorBase):
         return random_range_queries(domain.sizes, hp.num_query, hp.max_query_columns, rng)
 
     def fit(self, data: pd.DataFrame, *, domain: Domain, ledger: Ledger, rng: PrivacyRNG) -> MWEM:
-        """Run MWEM; charges ``epsilon`` (selection and measurement halves) first.
+        """Run MWEM; charges ``epsilon`` first.
+
+        Charged: the 1-way marginals' share (:attr:`one_way_share`, PEP only), then the
+        rounds' selection and measurement halves.
 
         Raises:
             DataError: If the data fall outside the public domain.
@@ -238,25 +298,41 @@ class MWEM(GeneratorBase):
         n, t_max = len(data), hp.num_iterations
         queries = self._queries(domain, rng.generator())
         true = queries.answer(_cube(data, domain))
-        eps_round = self.epsilon / t_max
+        eps_one = self.epsilon * self.one_way_share
+        eps_rounds = self.epsilon - eps_one
+        eps_round = eps_rounds / t_max
         if not ledger.can_afford(self.epsilon):
             ledger.charge(f"{self.name} (total)", epsilon=self.epsilon)  # raises with amounts
+        ones = None
+        if eps_one > 0:
+            ledger.charge(
+                f"{self.name} 1-way marginals: Laplace on each of {len(domain.sizes)} "
+                "histograms (replace-one L1 sensitivity 2 each)",
+                epsilon=eps_one,
+                mechanism="laplace",
+                sensitivity=2.0,
+            )
+            ones = OneWayMarginals.measure(data, domain, epsilon=eps_one, rng=rng)
         ledger.charge(
             f"{self.name} selection: exponential mechanism x {t_max} on query errors",
-            epsilon=self.epsilon / 2,
+            epsilon=eps_rounds / 2,
             mechanism="exponential",
             sensitivity=1.0,
         )
         ledger.charge(
             f"{self.name} measurement: Laplace x {t_max} on selected counts",
-            epsilon=self.epsilon - self.epsilon / 2,
+            epsilon=eps_rounds - eps_rounds / 2,
             mechanism="laplace",
             sensitivity=1.0,
         )
         noisy_offsets = rng.laplace(np.zeros(t_max), sensitivity=1.0, epsilon=eps_round / 2)
         tolerance = 0.5 / (eps_round / 2)  # half the Laplace scale of one measurement
         band = self.band_scales / (eps_round / 2)
-        cube = np.full(domain.sizes, n / domain.cells)
+        if ones is None:
+            cube = np.full(domain.sizes, n / domain.cells)
+        else:  # the largest-entropy cube with these marginals: their product
+            cube = ones.product(float(n))
+            one_band = self.band_scales * ones.scale
         # Multiplicative updates can drive cells to denormals, whose ratios then overflow;
         # a floor of 1e-9 of the uniform cell count keeps them finite (adds <= 1e-9 n).
         floor = 1e-9 * n / domain.cells
@@ -281,14 +357,20 @@ class MWEM(GeneratorBase):
                 sweeps=hp.num_inner_updates,
                 band=band,
             )
+            if ones is not None:
+                ones.fit(cube, float(n), band=one_band)
             _renormalise(cube, n, floor)
         for _ in range(hp.num_inner_updates):  # final sweeps over every group
             worst = max(
                 queries.fit_group(cube, int(g), target, measured, float(n), band=band)
                 for g in np.unique(queries.group[measured])
             )
+            done = worst <= tolerance + band
+            if ones is not None:
+                worst_one = ones.fit(cube, float(n), band=one_band)
+                done = done and worst_one <= (0.5 + self.band_scales) * ones.scale
             _renormalise(cube, n, floor)
-            if worst <= tolerance + band:
+            if done:
                 break
         del true, sums, noisy_offsets
         self.domain_ = domain

@@ -21,8 +21,18 @@ PEP is an iterative select-measure-update method like MWEM, with two differences
   with the gamma band it is the usual practical approximation. gamma is half the Laplace
   scale of one measurement.
 
-Privacy is exactly MWEM's (the same code path): each of ``num_iterations`` rounds
-spends ``epsilon / T``, half on the exponential mechanism over the queries' errors
+One addition to the paper's loop: **every 1-way marginal is measured first**, with a
+tenth of epsilon (Laplace on each of the d histograms, ``epsilon / 10d`` each, L1
+sensitivity 2 under replace-one), as AIM starts (McKenna et al. 2022). The
+largest-entropy distribution with those marginals, their product, is the start of the
+rounds, and their cells are constraints of every projection (with the same gamma band,
+half their Laplace scale). Uniform is PEP's start in the paper; single-cell rounds then
+spend most of the budget finding the 1-way marginals. At 10K NVSS rows, epsilon 4,
+(num_query 4096, T 100, 25 sweeps, 2-way), the max marginal error went from 0.047 (3
+seeds) to 0.028 (6 seeds, all below 0.032), below independent columns' 0.029-0.033.
+
+Privacy is MWEM's code path plus that measurement: each of ``num_iterations`` rounds
+spends ``0.9 epsilon / T``, half on the exponential mechanism over the queries' errors
 (sensitivity 1 on counts under replace-one) and half on the Laplace measurement of the
 selected count (sensitivity 1); basic composition gives pure epsilon-DP for the fit.
 The paper's zCDP variant (Gaussian measurements) is not used: a pure-DP shortlist keeps
@@ -71,7 +81,8 @@ def marginal_cell_queries(
 class PEP(MWEM):
     """PEP (pure epsilon-DP): marginal-cell queries and gamma-relaxed entropy projections.
 
-    MWEM's rounds, ledger charges and sampling; see the module docstring.
+    Started from the measured 1-way marginals; MWEM's rounds, ledger charges and
+    sampling; see the module docstring.
 
     Args:
         hyperparameters: Pool size, rounds, projection sweeps and marginal order.
@@ -81,6 +92,7 @@ class PEP(MWEM):
     name: ClassVar[str] = "pep"
     Hyperparameters: ClassVar[type] = PEPHyperparameters
     band_scales: ClassVar[float] = 0.5
+    one_way_share: ClassVar[float] = 0.1
 
     def _queries(self, domain: Domain, rng: np.random.Generator) -> RangeQueries:
         hp = self.hyperparameters

@@ -84,8 +84,59 @@ def test_ledger_charges_selection_and_measurement_halves_first():
     ledger = Ledger(total_epsilon=1.0)
     gen.fit(data.astype(np.int16), domain=domain, ledger=ledger, rng=PrivacyRNG.from_seed(0))
     charges = [(c.mechanism, c.epsilon, c.sensitivity) for c in ledger.charges]
-    assert charges == [("exponential", 0.5, 1.0), ("laplace", 0.5, 1.0)]
+    # 1-way marginals first (a tenth), then the rounds' selection and measurement halves
+    assert charges == [
+        ("laplace", pytest.approx(0.1), 2.0),
+        ("exponential", pytest.approx(0.45), 1.0),
+        ("laplace", pytest.approx(0.45), 1.0),
+    ]
+    assert sum(c.epsilon for c in ledger.charges) == pytest.approx(1.0)
     assert all(c.what.startswith("pep ") for c in ledger.charges)
+
+
+def test_one_way_histograms_have_l1_sensitivity_two_on_neighbours():
+    # The charged sensitivity of each 1-way histogram: replacing one row moves one count
+    # of each column down and one up.
+    import pandas as pd
+
+    domain = Domain(names=("a", "b", "c"), sizes=(3, 4, 2))
+    g = np.random.default_rng(6)
+    for _ in range(50):
+        data = pd.DataFrame(
+            {n: g.integers(0, s, 60) for n, s in zip(domain.names, domain.sizes, strict=True)}
+        )
+        neighbour = data.copy()
+        neighbour.iloc[int(g.integers(60))] = [int(g.integers(s)) for s in domain.sizes]
+        for name, size in zip(domain.names, domain.sizes, strict=True):
+            a = np.bincount(data[name], minlength=size)
+            b = np.bincount(neighbour[name], minlength=size)
+            assert np.abs(a - b).sum() <= 2
+
+
+def test_one_way_marginals_start_the_model_and_stay_measured():
+    # The start is the product of the noisy marginals; the Laplace scale is 2 d / epsilon.
+    import pandas as pd
+
+    from synthflow.generators.mwem import OneWayMarginals
+
+    domain = Domain(names=("a", "b"), sizes=(3, 4))
+    g = np.random.default_rng(7)
+    data = pd.DataFrame({"a": g.choice(3, 5000, p=[0.7, 0.2, 0.1]), "b": g.integers(0, 4, 5000)})
+    ones = OneWayMarginals.measure(data, domain, epsilon=2.0, rng=PrivacyRNG.from_seed(1))
+    assert ones.scale == pytest.approx(2.0)
+    cube = ones.product(5000.0)
+    assert cube.sum() == pytest.approx(5000.0)
+    # within 1% of n: the noise (scale 2) and the +1 smoothing are a few counts
+    assert cube.sum(axis=1) / 5000 == pytest.approx([0.7, 0.2, 0.1], abs=0.01)
+    flat = np.full((3, 4), 5000 / 12)
+    assert ones.fit(flat, 5000.0, band=0.0) > 1000  # the uniform cube missed 70% by far
+    for _ in range(20):  # each call is one sweep of cell-by-cell projections
+        worst = ones.fit(flat, 5000.0, band=0.0)
+    # The noisy counts of a column need not sum to n, so the cells cannot all be met
+    # exactly: the misses shrink to the order of that gap (a few noise scales).
+    gap = abs(ones.targets[:3].sum() - 5000) + abs(ones.targets[3:].sum() - 5000)
+    assert worst <= gap + 2.0
+    assert flat.sum(axis=1) / 5000 == pytest.approx(ones.targets[:3] / 5000, abs=2e-3)
 
 
 def test_sensitivity_one_on_neighbouring_datasets():
