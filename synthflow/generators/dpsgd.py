@@ -61,6 +61,17 @@ class TorchStream:
         """Uniform float32 tensor on [low, high)."""
         return self.torch.from_numpy(self.g.uniform(low, high, shape).astype(np.float32))
 
+    def gumbel(self, *shape: int) -> Any:
+        """Standard Gumbel float32 tensor, ``-log(-log(u))`` computed in 64 bits.
+
+        A float64 uniform below 1 can round to exactly 1.0 in float32 (about 3e-8 of
+        draws): ``-log(-log(1))`` is infinite and its softmax NaN, which then spreads into
+        every weight. In 64 bits ``u < 1`` keeps ``-log(u) > 0``: the noise stays finite
+        (below 37 with ``u >= 1e-16``).
+        """
+        u = self.g.uniform(1e-16, 1.0, shape)
+        return self.torch.from_numpy((-np.log(-np.log(u))).astype(np.float32))
+
     def bernoulli(self, p: float, *shape: int) -> Any:
         """0/1 float32 tensor, each entry 1 with probability ``p``."""
         return self.torch.from_numpy((self.g.random(shape) < p).astype(np.float32))
@@ -146,8 +157,7 @@ def _fake_loss(torch: Any, loss: str) -> Callable[[Any], Any]:
 
 def _gumbel_softmax(torch: Any, logits: Any, sizes: tuple[int, ...], stream: TorchStream) -> Any:
     """CTGAN's output activation: a Gumbel-softmax (tau 0.2) per column, noise from the stream."""
-    u = stream.uniform(*logits.shape, low=1e-10, high=1.0)
-    y = (logits - torch.log(-torch.log(u))) / 0.2
+    y = (logits + stream.gumbel(*logits.shape)) / 0.2
     parts, st = [], 0
     for k in sizes:
         parts.append(torch.softmax(y[:, st : st + k], dim=1))

@@ -211,3 +211,32 @@ def test_clipping_bounds_a_planted_outlier():
     for i in range(51):  # every row's clipped gradient has norm <= C
         one_row = clip_and_sum(torch, {k: g[i : i + 1] for k, g in grads_with.items()}, clip)
         assert torch.sqrt(sum((v**2).sum() for v in one_row.values())) <= clip * (1 + 1e-5)
+
+
+# ---------------------------------------------------------------------- Gumbel noise
+
+
+class _EdgeUniforms:
+    """Uniforms at the edges of [1e-16, 1): what a float64 stream rarely but surely gives."""
+
+    def uniform(self, low, high, shape):
+        edges = np.array([np.nextafter(1.0, 0.0), 1.0 - 1e-9, 1.0 - 3e-8, low])
+        return np.resize(edges, shape)
+
+
+def test_gumbel_noise_stays_finite_where_float32_uniforms_round_to_one():
+    # 1 - 1e-9 and 1 - 3e-8 are 1.0 in float32 (about 3e-8 of all draws: a few times in
+    # each 1,130-step fit at 10K rows): -log(-log(1)) is inf and the softmax NaN, which
+    # then spread into every weight (the DPCTGAN "collapse" at 10K rows was this).
+    assert np.float32(1.0 - 1e-9) == 1.0
+    noise = TorchStream(_EdgeUniforms(), torch).gumbel(4, 8)
+    assert torch.isfinite(noise).all()
+    assert noise.max() < 40  # -log(-log(1 - 2^-53)) is about 36.7
+
+
+def test_gumbel_noise_has_the_gumbel_law():
+    # 200,000 draws: mean Euler's gamma 0.5772 and variance pi^2/6 = 1.645; their
+    # standard errors are 0.003 and 0.006, the tolerances about 5 of them.
+    noise = TorchStream(np.random.default_rng(3), torch).gumbel(200_000).double()
+    assert abs(float(noise.mean()) - 0.5772) < 0.015
+    assert abs(float(noise.var()) - np.pi**2 / 6) < 0.03
