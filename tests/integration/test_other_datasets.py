@@ -86,8 +86,8 @@ def test_affairs_sweep_shortlist_release_audit(affairs: Path, tmp_path: Path) ->
     argv = ["release", str(AFFAIRS), "--data", str(private), "--candidates", str(cands),
             "--out", str(rel), "--private-dir", str(tmp_path / "enclave"), "--public",
             "--seed", "7", "--quiet", "--max-attempts", "6"]  # fmt: skip
-    # Seed 7: a draw that passes within 6 attempts (seeds 3-6 did not, after a0ec793's
-    # faster systematic sampler drew other, equally distributed, rows; 3 passed before).
+    # Seed 7: a draw that passes within 6 attempts (seeds 3-6 did not, after the radix-sorted
+    # systematic sampler drew other, equally distributed, rows; 3 passed before).
     if shortlisted[0]["pass_rate"] == 0:
         assert main(argv) == 2 and not (tmp_path / "enclave").exists()
         argv.append("--force")
