@@ -453,9 +453,10 @@ def _warm_imports() -> None:
 def _warm_workers(client: Any) -> list[Any]:
     """One import task per worker, started at once (futures: nothing waits for them).
 
-    A fresh worker process spends about a second importing before its first run; this
-    overlaps that with the driver reading the data, which a sweep would otherwise wait
-    for on every worker count alike.
+    A spawned worker (a cluster joined by ``--address``, or a platform without a fork
+    server) spends about a second importing before its first run; this overlaps that
+    with the driver reading the data. Workers forked from the fork server have these
+    modules already, and the task returns at once.
     """
     addresses = list(client.scheduler_info().get("workers", {}))
     return [
