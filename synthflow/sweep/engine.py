@@ -34,6 +34,7 @@ from synthflow.errors import ConfigError, InfeasibleConfigurationError, NotEnoug
 from synthflow.ledger import Ledger, file_sha256
 from synthflow.rng import PrivacyRNG
 from synthflow.space import Configuration, expand_space
+from synthflow.sweep._forkserver import start_fork_server
 from synthflow.sweep.evaluation import Evaluator, load_evaluator
 from synthflow.sweep.store import RunRecord, SweepStore
 
@@ -226,7 +227,7 @@ def _client(workers: int | None, address: str | None) -> Iterator[Any]:
     # once (synthflow/sweep/_boot.py), not spawned as fresh interpreters that each import
     # them (about 1.3 s of CPU per worker, all at once); a forked worker also exits
     # without tearing its interpreter down (cluster close 0.33 -> 0.04 s).
-    method = "forkserver" if _start_fork_server() else "spawn"
+    method = "forkserver" if start_fork_server() else "spawn"
     # Dask's nanny sets MALLOC_TRIM_THRESHOLD_ in every worker it spawns. Setting it
     # turns off glibc's dynamic mmap threshold, so each numpy temporary above 128 KiB
     # (a 160K-row column is 1.3 MB) is a fresh mmap that page-faults in: a PrivBayes run
@@ -251,30 +252,6 @@ def _client(workers: int | None, address: str | None) -> Iterator[Any]:
         Client(cluster) as client,
     ):
         yield client
-
-
-def _start_fork_server() -> bool:
-    """Start the fork server that local workers are forked from (it imports in the background).
-
-    Returns False where the platform has no fork server (workers are then spawned).
-    Dask's pre-spawn variable ``MALLOC_TRIM_THRESHOLD_`` (see :func:`_client`), which a
-    default Dask cluster may have left in this process's environment, is kept out of the
-    server's: glibc reads it once, when a process starts.
-    """
-    import multiprocessing  # noqa: PLC0415
-
-    if "forkserver" not in multiprocessing.get_all_start_methods():
-        return False
-    from multiprocessing import forkserver  # noqa: PLC0415
-
-    forkserver.set_forkserver_preload(["synthflow.sweep._boot"])
-    trim = os.environ.pop("MALLOC_TRIM_THRESHOLD_", None)
-    try:
-        forkserver.ensure_running()
-    finally:
-        if trim is not None:
-            os.environ["MALLOC_TRIM_THRESHOLD_"] = trim
-    return True
 
 
 class _ClusterStart:
@@ -375,7 +352,7 @@ def run_sweep(
     for e in epsilons:
         with_generator_epsilon(spec, e)  # validates before anything is written
     if not address:
-        _start_fork_server()  # its imports overlap planning and reading the data
+        start_fork_server()  # its imports overlap planning and reading the data (idempotent)
     configs = select_configurations(
         spec, models=models, sample=sample, seed=seed, ids=ids, letters=letters
     )
