@@ -158,6 +158,15 @@ def check_json(
         check_output_file(target, force=force, option="--json", protected=protected)
 
 
+def print_result(text: str, json_target: str | Path | None) -> None:
+    """A command's result line (a verdict, an output path): stdout, unless ``--json -``.
+
+    With ``--json -`` stdout carries the JSON alone (a pipe into ``jq`` or
+    ``json.load``), so the line goes to stderr.
+    """
+    print(text, file=sys.stderr if str(json_target) == "-" else sys.stdout, flush=True)
+
+
 def write_json(target: str | Path, payload: Any) -> None:
     """``--json PATH``: the result as indented JSON (``-``: stdout)."""
     text = json.dumps(payload, indent=1, default=str) + "\n"

@@ -7,7 +7,7 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from synthflow._cli import EXIT_NEGATIVE, EXIT_OK, add_command, check_json, write_json
+from synthflow._cli import EXIT_NEGATIVE, EXIT_OK, add_command, check_json, print_result, write_json
 from synthflow._outputs import check_output_file
 from synthflow.errors import ConfigError, DataError
 
@@ -130,7 +130,9 @@ def _run(args: argparse.Namespace) -> int:
     mode = "exact, non-private" if report.exact else f"DP, epsilon {report.epsilon_total:g}"
     passed = sum(c.passed for c in report.criteria)
     verdict = "PASSED" if report.passed else "FAILED"
-    print(f"{verdict}: {passed} of {len(report.criteria)} criteria passed ({mode})")
+    print_result(
+        f"{verdict}: {passed} of {len(report.criteria)} criteria passed ({mode})", args.json
+    )
     return EXIT_OK if report.passed else EXIT_NEGATIVE
 
 

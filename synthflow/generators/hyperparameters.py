@@ -219,8 +219,6 @@ class _GANHyperparameters:
             raise ValueError(f"delta ({self.delta!r}) must be a number in (0, 1)")
         for name in ("epochs", "batch_size", "embedding_dim", "hidden"):
             _positive_int(name, getattr(self, name))
-        if self.batch_size % 2:
-            raise ValueError(f"batch_size ({self.batch_size}) must be even (smartnoise asserts)")
         for name in ("generator_lr", "discriminator_lr", "noise_multiplier"):
             _positive(name, getattr(self, name))
         for name in ("generator_decay", "discriminator_decay"):
@@ -246,14 +244,32 @@ class DPCTGANHyperparameters(_GANHyperparameters):
 
 @dataclass(frozen=True, kw_only=True)
 class PATECTGANHyperparameters(_GANHyperparameters):
-    """Hyperparameters of PATECTGAN (SPEC sec. 9). smartnoise ignores ``epochs``."""
+    """Hyperparameters of PATECTGAN (SPEC sec. 9, plus the teachers' three).
 
-    noise_multiplier: float = 1e-3
+    ``epochs`` are steps (each teacher sees its whole partition once a step);
+    ``batch_size`` is the number of generated rows the teachers vote on per step;
+    ``noise_multiplier`` is the Gaussian's on the vote sums (see
+    :mod:`synthflow.generators.pate`).
+    """
+
     regularization: Literal["none", "dragan"] = "none"
+    """``dragan``: a DRAGAN gradient penalty on the student (post-processing)."""
     loss: Literal["cross_entropy", "wasserstein"] = "cross_entropy"
+    """The generator's loss against the student."""
+    rows_per_teacher: int = 100
+    """Rows of each teacher's partition: ``n // rows_per_teacher`` teachers."""
+    teachers_per_vote: int = 10
+    """Expected number of teachers in one vote (Poisson rate ``teachers_per_vote / teachers``)."""
+    teacher_hidden: int = 64
+    """Width of the teachers' two hidden layers (they see ``rows_per_teacher`` rows each)."""
+    teacher_lr: float = 1e-3
+    """Adam learning rate of the teachers (at the grid's 2e-4 they learn too slowly)."""
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        for name in ("rows_per_teacher", "teachers_per_vote", "teacher_hidden"):
+            _positive_int(name, getattr(self, name))
+        _positive("teacher_lr", self.teacher_lr)
         if self.regularization not in ("none", "dragan"):
             raise ValueError(f"regularization ({self.regularization!r}) must be 'none' or 'dragan'")
         if self.loss not in ("cross_entropy", "wasserstein"):

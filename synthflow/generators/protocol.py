@@ -126,7 +126,7 @@ class GeneratorBase:
             raise InfeasibleConfigurationError(
                 f"{self.name} is (epsilon, delta)-DP and states no Renyi DP curve, so private "
                 "selection cannot account it; shortlist generators that do (pure DP, dpctgan, "
-                "mst, aim)"
+                "patectgan, mst, aim)"
             )
         return pure_renyi(self.epsilon)
 

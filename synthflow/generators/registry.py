@@ -23,8 +23,8 @@ REGISTRY: dict[str, type[Generator]] = {
     "pep": PEP,
     "mst": MST,
     "aim": AIM,
-    "dpctgan": DPCTGAN,  # requires_public_data: see _gan.py
-    "patectgan": PATECTGAN,  # requires_public_data: see _gan.py
+    "dpctgan": DPCTGAN,
+    "patectgan": PATECTGAN,
 }
 
 

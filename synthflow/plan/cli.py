@@ -16,6 +16,7 @@ from synthflow._cli import (
     EXIT_USAGE,
     add_command,
     check_json,
+    print_result,
     require_public,
     write_json,
 )
@@ -276,7 +277,7 @@ def _plan(args: argparse.Namespace) -> int:
     )
     if args.json:
         write_json(args.json, plan)
-    print(Path(args.out).resolve())
+    print_result(str(Path(args.out).resolve()), args.json)
     return EXIT_OK
 
 

@@ -11,7 +11,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from synthflow._cli import EXIT_NEGATIVE, EXIT_OK, add_command, check_json, write_json
+from synthflow._cli import EXIT_NEGATIVE, EXIT_OK, add_command, check_json, print_result, write_json
 
 __all__ = ["register"]
 
@@ -44,7 +44,7 @@ def _release(args: argparse.Namespace) -> int:
         return EXIT_NEGATIVE
     if args.json:
         write_json(args.json, {"released": True, "release_dir": str(Path(out).resolve())})
-    print(Path(out).resolve())
+    print_result(str(Path(out).resolve()), args.json)
     return EXIT_OK
 
 

@@ -12,6 +12,7 @@ from synthflow._cli import (
     EXIT_USAGE,
     add_command,
     check_json,
+    print_result,
     require_public,
     write_json,
 )
@@ -48,7 +49,7 @@ def _sweep(args: argparse.Namespace) -> int:
     if not args.address:
         # Before the engine's own imports (pandas, Dask: about 0.4 s), so that the fork
         # server's imports of the flow run beside them on a second core.
-        from synthflow.sweep._forkserver import start_fork_server  # noqa: PLC0415
+        from synthflow.sweep._forkserver import start_fork_server
 
         start_fork_server()
     from synthflow.config import load_spec
@@ -93,7 +94,7 @@ def _sweep(args: argparse.Namespace) -> int:
         "sweep: " + ", ".join(f"{k} {v}" for k, v in done.items() if isinstance(v, int | float)),
         file=sys.stderr,
     )
-    print(Path(args.store).resolve(), flush=True)
+    print_result(str(Path(args.store).resolve()), args.json)
     return EXIT_OK
 
 
@@ -134,7 +135,7 @@ def _shortlist(args: argparse.Namespace) -> int:
         f"epsilon {eps:g})",
         file=sys.stderr,
     )
-    print(Path(out).resolve())
+    print_result(str(Path(out).resolve()), args.json)
     if not kept:
         best = max(at, key=lambda e: e.p, default=None)
         print(

@@ -294,6 +294,20 @@ def test_one_ledger_per_private_dataset(tmp_path, small_spec, small_csv, capsys)
     assert "belongs to another dataset" in capsys.readouterr().err
 
 
+def test_json_to_stdout_is_json_alone(small_spec, small_csv, capsys):
+    # With --json - the verdict line goes to stderr: stdout parses as one JSON document
+    # (it used to end with "PASSED: ..." after the JSON).
+    cfg = expand_space(small_spec)[0]
+    argv = ["evaluate", small_spec.path, "--original", str(small_csv), "--candidate",
+            str(small_csv), "--config", cfg.id, "--exact", "--public", "--json", "-",
+            "-q"]  # fmt: skip
+    capsys.readouterr()
+    assert main(argv) in (0, 1)
+    out, err = capsys.readouterr()
+    assert json.loads(out)["criteria"]
+    assert "criteria passed" in err
+
+
 def test_space_into_a_closed_pipe_is_quiet(births_spec):
     import subprocess
     import sys

@@ -31,14 +31,23 @@ TINY = {
         "embedding_dim": 16,
         "hidden": 32,
     },
-    "patectgan": {"delta": 1e-6, "batch_size": 20, "embedding_dim": 16, "hidden": 32},
+    "patectgan": {
+        "delta": 1e-6,
+        "epochs": 3,
+        "batch_size": 20,
+        "noise_multiplier": 10.0,
+        "embedding_dim": 16,
+        "hidden": 32,
+        "rows_per_teacher": 20,
+        "teacher_hidden": 8,
+    },
     "workload": {"one_way_share": 0.2, "constrained_share": 0.0, "iters": 200},
 }
 EXTRA = {
     "mst": ("snsynth",),
     "aim": ("snsynth",),
     "dpctgan": ("torch", "dp_accounting"),
-    "patectgan": ("torch", "snsynth"),
+    "patectgan": ("torch", "dp_accounting"),
 }
 SLOW = {"aim"}  # AIM's rounds of mirror descent take tens of seconds even on tiny data
 NAMES = [pytest.param(n, marks=pytest.mark.slow) if n in SLOW else n for n in sorted(REGISTRY)]
@@ -159,7 +168,7 @@ def test_budget_exceeded_charges_nothing(name):
         ("aim", {"degree": 0}, "degree (0) must be an integer >= 1"),
         ("dpctgan", {"loss": "hinge"}, "loss ('hinge') must be 'cross_entropy' or 'wasserstein'"),
         ("patectgan", {"regularization": "l2"}, "regularization ('l2') must be 'none' or 'dragan'"),
-        ("dpctgan", {"batch_size": 5}, "batch_size (5) must be even"),
+        ("patectgan", {"rows_per_teacher": 0}, "rows_per_teacher (0) must be an integer >= 1"),
     ],
 )
 def test_bad_hyperparameters_are_named(name, hp, message):
@@ -192,9 +201,9 @@ def test_two_way_marginals_not_rounded(name):
     assert _two_way_error(data, out) < 0.05
 
 
-def test_patectgan_refused_on_private_data_dpctgan_not():
-    """PATECTGAN's leaks remain (synthflow/generators/_gan.py); DPCTGAN is our DP-SGD."""
-    assert REGISTRY["patectgan"].requires_public_data is True
+def test_the_gans_run_on_private_data():
+    """Both GANs are ours: CSPRNG only, charged before training (tests/unit/generators)."""
+    assert REGISTRY["patectgan"].requires_public_data is False
     assert REGISTRY["dpctgan"].requires_public_data is False
 
 
@@ -206,17 +215,15 @@ def test_gan_import_error_names_the_install_command(monkeypatch):
     real = builtins.__import__
 
     def fake(name, *args, **kwargs):
-        if name.startswith("snsynth"):
+        if name == "torch":
             raise ImportError("no")
         return real(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", fake)
     import importlib
-    import sys
 
-    monkeypatch.delitem(sys.modules, "snsynth.pytorch.nn.dpctgan", raising=False)
     monkeypatch.setattr(importlib, "import_module", fake)
     with pytest.raises(
         ImportError, match=re.escape('pip install torch==2.13.0 && pip install -e ".[gan]"')
     ):
-        _import("snsynth.pytorch.nn.dpctgan", "dpctgan")
+        _import("torch", "patectgan")

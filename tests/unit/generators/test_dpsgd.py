@@ -304,7 +304,9 @@ def _fitted_standin(sizes: tuple[int, ...]):
     from synthflow.generators.dpsgd import _generator_network
 
     gen = make_generator("dpctgan", TINY | {"epochs": 1, "noise_multiplier": 4.0}, epsilon=1.0)
-    net = _generator_network(torch, TorchStream(np.random.default_rng(0), torch), 16, 32, sum(sizes))
+    net = _generator_network(
+        torch, TorchStream(np.random.default_rng(0), torch), 16, 32, sum(sizes)
+    )
     net.eval()
     gen.generator_, gen.embedding_dim_, gen._torch = net, 16, torch
     gen.domain_ = Domain(names=tuple("abcdefgh"[: len(sizes)]), sizes=sizes)
