@@ -127,18 +127,17 @@ def test_the_ledger_charge_is_what_the_accountant_computes(epsilon):
     assert len(gen.voters_) == gen.steps_
 
 
-def test_not_one_step_in_the_budget_charges_nothing():
-    gen = make_generator("patectgan", TINY | {"noise_multiplier": 0.1}, epsilon=1.0)
+@pytest.mark.parametrize(
+    ("hp", "message"),
+    [
+        ({"noise_multiplier": 0.1}, "in one step"),  # not one step fits epsilon
+        ({"rows_per_teacher": 1000}, "rows_per_teacher"),  # not one teacher on 400 rows
+    ],
+)
+def test_an_infeasible_configuration_charges_nothing(hp, message):
+    gen = make_generator("patectgan", TINY | hp, epsilon=1.0)
     ledger = Ledger(total_epsilon=1.0, total_delta=1e-5)
-    with pytest.raises(InfeasibleConfigurationError, match="in one step"):
-        gen.fit(_data(), domain=DOMAIN, ledger=ledger, rng=PrivacyRNG.from_seed(0))
-    assert ledger.charges == ()
-
-
-def test_more_rows_per_teacher_than_rows_is_refused_before_a_charge():
-    gen = make_generator("patectgan", TINY | {"rows_per_teacher": 1000}, epsilon=1.0)
-    ledger = Ledger(total_epsilon=1.0, total_delta=1e-5)
-    with pytest.raises(InfeasibleConfigurationError, match="rows_per_teacher"):
+    with pytest.raises(InfeasibleConfigurationError, match=message):
         gen.fit(_data(), domain=DOMAIN, ledger=ledger, rng=PrivacyRNG.from_seed(0))
     assert ledger.charges == ()
 
