@@ -219,7 +219,7 @@ class _DPGAN(_GAN):
         )
         if steps < 1:
             raise InfeasibleConfigurationError(
-                f"{self.name}: noise_multiplier {hp.noise_multiplier} with {what} spends more "
+                f"{self.name}: noise_multiplier {hp.noise_multiplier} and {what} spend more "
                 f"than epsilon {self.training_epsilon:.4g} (training's share of {self.epsilon}; "
                 f"delta {hp.delta:g}) in one step on {n} rows; raise noise_multiplier or epsilon"
             )
