@@ -208,6 +208,9 @@ class _DPGAN(_GAN):
         """
         from synthflow.accounting import dpsgd_epsilon, dpsgd_max_steps  # noqa: PLC0415
 
+        plans: dict[int, tuple[int, float]] = self.__dict__.setdefault("_plans", {})
+        if n in plans:  # the flow's check, fit and renyi ask for the same n: bisect once
+            return plans[n]
         hp = self.hyperparameters
         q, wanted, what = self._sampling(n)
         steps = dpsgd_max_steps(
@@ -226,6 +229,7 @@ class _DPGAN(_GAN):
         eps = dpsgd_epsilon(
             sample_rate=q, noise_multiplier=hp.noise_multiplier, steps=steps, delta=hp.delta
         )
+        plans[n] = (steps, eps)  # hyperparameters are frozen: the plan depends on n only
         return steps, eps
 
     def check_feasible(self, domain: Domain, n: int) -> None:

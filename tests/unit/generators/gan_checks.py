@@ -1,10 +1,22 @@
-"""Checks both GANs' tests share: the ledger holds what the accountant computes."""
+"""What both GANs' tests share: their toy data, and the ledger check against the accountant."""
 
 from __future__ import annotations
 
+import numpy as np
+import pandas as pd
 import pytest
 
 from synthflow.accounting import dpsgd_epsilon
+
+
+def gan_data(n: int = 400, seed: int = 0) -> pd.DataFrame:
+    """Toy rows on the tests' domain (sizes 3, 4, 2, 5) with dependent columns."""
+    g = np.random.default_rng(seed)
+    a = g.integers(0, 3, n)
+    b = np.minimum(a + g.integers(0, 2, n), 3)
+    return pd.DataFrame({"a": a, "b": b, "c": g.integers(0, 2, n), "d": (a + b) % 5}).astype(
+        np.int16
+    )
 
 
 def check_gan_charges(gen, ledger, epsilon: float, *, q: float, sigma: float, wanted: int):

@@ -5,14 +5,13 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import pandas as pd
 import pytest
 from scipy import optimize, stats
 
 torch = pytest.importorskip("torch")
 dp_accounting = pytest.importorskip("dp_accounting")
 
-from gan_checks import check_gan_charges  # noqa: E402
+from gan_checks import check_gan_charges, gan_data  # noqa: E402
 
 from synthflow.accounting import dpsgd_epsilon  # noqa: E402
 from synthflow.generators import make_generator  # noqa: E402
@@ -32,13 +31,7 @@ DOMAIN = Domain(names=("a", "b", "c", "d"), sizes=(3, 4, 2, 5))
 TINY = {"delta": 1e-6, "batch_size": 20, "embedding_dim": 16, "hidden": 32}
 
 
-def _data(n: int = 400, seed: int = 0) -> pd.DataFrame:
-    g = np.random.default_rng(seed)
-    a = g.integers(0, 3, n)
-    b = np.minimum(a + g.integers(0, 2, n), 3)
-    return pd.DataFrame({"a": a, "b": b, "c": g.integers(0, 2, n), "d": (a + b) % 5}).astype(
-        np.int16
-    )
+_data = gan_data
 
 
 # ----------------------------------------------------------------------- accounting

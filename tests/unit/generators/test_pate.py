@@ -11,7 +11,7 @@ import pytest
 torch = pytest.importorskip("torch")
 dp_accounting = pytest.importorskip("dp_accounting")
 
-from gan_checks import check_gan_charges  # noqa: E402
+from gan_checks import check_gan_charges, gan_data  # noqa: E402
 
 from synthflow.accounting import dpsgd_renyi, pure_renyi  # noqa: E402
 from synthflow.errors import InfeasibleConfigurationError  # noqa: E402
@@ -34,13 +34,7 @@ TINY = {
 }
 
 
-def _data(n: int = 400, seed: int = 0) -> pd.DataFrame:
-    g = np.random.default_rng(seed)
-    a = g.integers(0, 3, n)
-    b = np.minimum(a + g.integers(0, 2, n), 3)
-    return pd.DataFrame({"a": a, "b": b, "c": g.integers(0, 2, n), "d": (a + b) % 5}).astype(
-        np.int16
-    )
+_data = gan_data
 
 
 def _fit(hp: dict, epsilon: float, seed: int = 0):
