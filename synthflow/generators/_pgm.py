@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from synthflow.generators._sampling import systematic_uniforms
+from synthflow.generators._sampling import search_in_order, systematic_draw
 
 __all__ = ["Measurement", "TreeSampler", "estimate", "model_size"]
 
@@ -201,8 +201,8 @@ class TreeSampler:
             else:
                 row = np.zeros(n, dtype=np.int64)
             keys = (np.arange(groups)[:, None] + step.cdf).ravel()
-            u = systematic_uniforms(row, groups, rng) if systematic else rng.random(n)
-            pos = np.searchsorted(keys, row + u, side="right")
+            u, order = systematic_draw(row, groups, rng) if systematic else (rng.random(n), None)
+            pos = search_in_order(keys, row + u, order, side="right")
             out[:, step.column] = np.minimum(pos - row * k, k - 1)
         return out
 

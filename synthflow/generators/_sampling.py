@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["systematic_uniforms"]
+__all__ = ["search_in_order", "systematic_draw", "systematic_uniforms"]
 
 
 def systematic_uniforms(group: np.ndarray, groups: int, rng: np.random.Generator) -> np.ndarray:
@@ -31,9 +31,20 @@ def systematic_uniforms(group: np.ndarray, groups: int, rng: np.random.Generator
     radix sort on 16-bit group codes): 0.3 s at 4M rows, where sorting by group plus a
     random float took 0.9 s.
     """
+    return systematic_draw(group, groups, rng)[0]
+
+
+def systematic_draw(
+    group: np.ndarray, groups: int, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
+    """Systematic uniforms ``u`` and an order of the rows in which ``group + u`` ascends.
+
+    The order is the draw's own: by group, then by rank within the group. Same random
+    draws as :func:`systematic_uniforms`, so either gives the same ``u``.
+    """
     n = len(group)
     if n == 0:
-        return np.zeros(0)
+        return np.zeros(0), np.zeros(0, dtype=np.int64)
     perm = rng.permutation(n)
     key = group.astype(np.uint16)[perm] if groups <= 1 << 16 else group[perm]
     order = perm[np.argsort(key, kind="stable")]  # by group; uniformly random within
@@ -44,4 +55,22 @@ def systematic_uniforms(group: np.ndarray, groups: int, rng: np.random.Generator
     ranked = (np.arange(n) - np.repeat(starts - offset, counts)) / np.repeat(counts, counts)
     u = np.empty(n)
     u[order] = np.minimum(ranked, np.nextafter(1.0, 0.0))
-    return u
+    return u, order
+
+
+def search_in_order(
+    keys: np.ndarray, queries: np.ndarray, order: np.ndarray | None, *, side: str
+) -> np.ndarray:
+    """``np.searchsorted(keys, queries, side=side)``, asking the queries in ``order``.
+
+    The result does not depend on ``order``; the time does. The inverse-CDF samplers
+    look each row's ``parent cell + u`` up in one long array of shifted CDFs; asked in
+    random row order every binary search misses the cache, asked in ascending order (the
+    order :func:`systematic_draw` returns) each starts where the last ended: 23 -> 6 ms
+    per column at 160K rows and 90K CDF entries.
+    """
+    if order is None:
+        return np.searchsorted(keys, queries, side=side)  # type: ignore[call-overload]
+    out = np.empty(len(queries), dtype=np.intp)
+    out[order] = np.searchsorted(keys, queries[order], side=side)  # type: ignore[call-overload]
+    return out

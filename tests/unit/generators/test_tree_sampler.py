@@ -7,7 +7,7 @@ import pytest
 from scipy import stats
 
 from synthflow.generators._pgm import TreeSampler, _cdf, _Step
-from synthflow.generators._sampling import systematic_uniforms
+from synthflow.generators._sampling import search_in_order, systematic_draw, systematic_uniforms
 
 # a -> b, a -> c: two children of one parent (siblings), known conditionals.
 PA = np.array([0.15, 0.35, 0.5])
@@ -50,6 +50,22 @@ def test_systematic_uniforms_with_more_groups_than_16_bit_codes():
     m = int((group == groups - 1).sum())
     assert sorted(np.floor(u[group == groups - 1] * m).astype(int)) == list(range(m))
     assert 0 <= u.min() and u.max() < 1
+
+
+def test_systematic_draw_orders_the_inverse_cdf_queries():
+    # systematic_draw gives the same uniforms as systematic_uniforms for the same stream,
+    # and an order in which group + u never decreases (what search_in_order relies on
+    # for speed); the search itself returns np.searchsorted's answer in any order.
+    group = np.random.default_rng(0).integers(0, 300, 5_000)
+    u, order = systematic_draw(group, 300, np.random.default_rng(7))
+    assert np.array_equal(u, systematic_uniforms(group, 300, np.random.default_rng(7)))
+    assert np.all(np.diff((group + u)[order]) >= 0)
+    keys = np.sort(np.random.default_rng(1).random(900) * 300)
+    for side in ("left", "right"):
+        want = np.searchsorted(keys, group + u, side=side)
+        shuffled = np.random.default_rng(2).permutation(len(u))
+        for how in (order, shuffled, None):
+            assert np.array_equal(search_in_order(keys, group + u, how, side=side), want)
 
 
 def test_a_rows_systematic_uniform_is_uniform():
