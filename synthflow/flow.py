@@ -28,7 +28,7 @@ from synthflow.data import CleaningReport
 from synthflow.errors import ConfigError, InfeasibleConfigurationError, NotEnoughRowsError
 from synthflow.filtering import binned_violations
 from synthflow.generators import REGISTRY, Generator, make_generator
-from synthflow.kanon import project_min_count, rows_changed
+from synthflow.kanon import project
 from synthflow.ledger import Ledger
 from synthflow.rng import PrivacyRNG
 from synthflow.space import Configuration
@@ -229,8 +229,7 @@ def run_flow(
     steps.update()
 
     t0 = time.perf_counter()
-    candidate = project_min_count(sampled, transformer.domain.sizes, configuration.min_count, post)
-    projected = rows_changed(sampled, candidate, transformer.domain.sizes)
+    candidate, projected = project(sampled, transformer.domain.sizes, configuration.min_count, post)
     timings["project_s"] = time.perf_counter() - t0
     steps.update()
     steps.close()

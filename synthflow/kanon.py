@@ -14,7 +14,7 @@ import math
 import numpy as np
 import pandas as pd
 
-__all__ = ["encode_rows", "project_min_count", "rows_changed"]
+__all__ = ["encode_rows", "project", "project_min_count", "rows_changed"]
 
 
 def encode_rows(codes: pd.DataFrame, sizes: tuple[int, ...]) -> np.ndarray:
@@ -37,6 +37,13 @@ def encode_rows(codes: pd.DataFrame, sizes: tuple[int, ...]) -> np.ndarray:
 def project_min_count(
     codes: pd.DataFrame, sizes: tuple[int, ...], min_count: int, rng: np.random.Generator
 ) -> pd.DataFrame:
+    """The projected rows of :func:`project` (same random choices)."""
+    return project(codes, sizes, min_count, rng)[0]
+
+
+def project(
+    codes: pd.DataFrame, sizes: tuple[int, ...], min_count: int, rng: np.random.Generator
+) -> tuple[pd.DataFrame, int]:
     """Make every record appear at least ``min_count`` times, keeping exactly n rows.
 
     For j = 1 .. min_count - 1: the distinct records appearing exactly j times are
@@ -52,7 +59,9 @@ def project_min_count(
         rng: Generator for the random choices.
 
     Returns:
-        A new frame with the same columns and number of rows, in random order.
+        A new frame with the same columns and number of rows, in random order, and the
+        number of rows the projection added as copies (:func:`rows_changed` of the two
+        frames, read off the record counts before and after).
 
     Raises:
         ValueError: If ``min_count`` < 1 or there are fewer rows than ``min_count``.
@@ -65,6 +74,7 @@ def project_min_count(
     keys = encode_rows(codes, sizes)
     _, first, counts = np.unique(keys, return_index=True, return_counts=True)
     counts = counts.astype(np.int64)
+    before = counts.copy()
     for j in range(1, min_count):
         idx = np.flatnonzero(counts == j)
         m = len(idx)
@@ -84,7 +94,8 @@ def project_min_count(
     assert counts.sum() == n, "projection must keep the number of rows"
     rows = np.repeat(first, counts)
     rows = rng.permutation(rows)
-    return codes.iloc[rows].reset_index(drop=True)
+    added = int(np.maximum(counts - before, 0).sum())
+    return codes.iloc[rows].reset_index(drop=True), added
 
 
 def rows_changed(before: pd.DataFrame, after: pd.DataFrame, sizes: tuple[int, ...]) -> int:

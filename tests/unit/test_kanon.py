@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from synthflow.kanon import encode_rows, project_min_count
+from synthflow.kanon import encode_rows, project, project_min_count, rows_changed
 
 SIZES = (3, 4, 2)
 
@@ -47,6 +47,17 @@ def test_projection_invariants(df, k, seed):
     # every 2-of-3-column projection is k-anonymous too
     for cols in (["a", "b"], ["a", "c"], ["b", "c"]):
         assert out.groupby(cols).size().min() >= k
+
+
+@settings(max_examples=100, deadline=None)
+@given(df=frames(), k=st.integers(1, 4), seed=st.integers(0, 2**32 - 1))
+def test_projection_counts_the_rows_it_adds(df, k, seed):
+    # The count read off the record counts is the multiset difference of the two frames
+    # (rows_changed), and the frame is project_min_count's for the same stream.
+    out, added = project(df, SIZES, k, np.random.default_rng(seed))
+    assert added == rows_changed(df, out, SIZES)
+    pd.testing.assert_frame_equal(out, project_min_count(df, SIZES, k, np.random.default_rng(seed)))
+    assert (added == 0) == (k == 1 or pd.Series(encode_rows(df, SIZES)).value_counts().min() >= k)
 
 
 def test_min_count_one_is_identity_up_to_order():
