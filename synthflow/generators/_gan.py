@@ -367,6 +367,7 @@ class DPCTGAN(_DPGAN):
             discriminator_lr=hp.discriminator_lr,
             generator_decay=hp.generator_decay,
             discriminator_decay=hp.discriminator_decay,
+            generator_steps=hp.generator_steps,
             generator=rng.generator(),
         )
         self.epochs_trained_ = result.steps * hp.batch_size / len(onehot)

@@ -19,8 +19,12 @@ one row at a time (``pac`` 1: DP-SGD clips per row).
    normals from the CSPRNG stream, is added to the sum; the loss on generated rows (a
    function of the generator, itself post-processing) is added without noise, and the
    total is divided by the public expected batch size ``q n``.
-4. An Adam step of the discriminator; then an Adam step of the generator through the
-   (already private) discriminator: post-processing.
+4. An Adam step of the discriminator; then ``generator_steps`` Adam steps of the
+   generator through the (already private) discriminator: post-processing, free. Five
+   by default: at 10K NVSS rows, the grid's noise 5 and 911 steps, the raked output's
+   max error over all marginals went, one step -> five, from 0.027 / 0.023 to 0.023 /
+   0.020 (two seeds) on the shared sample and from 0.029 / 0.029 to 0.026 / 0.027 on
+   another 10K sample of the 160K file (means of 6 draws each).
 
 Latent vectors, Gumbel noise and dropout masks also come from the stream, and the
 networks are initialised from it (no ``nn.Linear``, whose constructor runs torch's
@@ -204,8 +208,12 @@ def train_dpctgan(
     generator_decay: float,
     discriminator_decay: float,
     generator: np.random.Generator,
+    generator_steps: int = 1,
 ) -> DPSGDResult:
     """Train with DP-SGD for ``steps`` steps; see the module docstring.
+
+    ``generator_steps``: generator Adam steps after each discriminator step (they read
+    no private row, so they cost no budget).
 
     ``onehot`` (n rows, sum(sizes) columns) is the private data; it is read only inside
     the clipped, noised discriminator step. The caller has charged the budget.
@@ -266,18 +274,19 @@ def train_dpctgan(
             p.grad = (total[k] + fg) / expected
         opt_d.step()
         # --- generator: post-processing of the private discriminator ---------------------
-        fake = _gumbel_softmax(
-            torch, gen_net(stream.normal(fake_rows, embedding_dim)), sizes, stream
-        )
-        gmasks = (
-            stream.bernoulli(0.5, fake_rows, hidden),
-            stream.bernoulli(0.5, fake_rows, hidden),
-        )
         d_params = {k: v.detach() for k, v in params.items()}
-        g_loss = real_loss(_discriminate(torch, d_params, fake, gmasks)).mean()
-        opt_g.zero_grad(set_to_none=True)
-        g_loss.backward()
-        opt_g.step()
+        for _ in range(generator_steps):
+            fake = _gumbel_softmax(
+                torch, gen_net(stream.normal(fake_rows, embedding_dim)), sizes, stream
+            )
+            gmasks = (
+                stream.bernoulli(0.5, fake_rows, hidden),
+                stream.bernoulli(0.5, fake_rows, hidden),
+            )
+            g_loss = real_loss(_discriminate(torch, d_params, fake, gmasks)).mean()
+            opt_g.zero_grad(set_to_none=True)
+            g_loss.backward()
+            opt_g.step()
     gen_net.eval()
     return DPSGDResult(
         generator=gen_net, steps=steps, sample_rate=sample_rate, batch_sizes=tuple(sizes_seen)

@@ -234,12 +234,17 @@ class DPCTGANHyperparameters(_GANHyperparameters):
     loss: Literal["cross_entropy", "wasserstein"] = "cross_entropy"
     max_per_sample_grad_norm: float = 1.0
     """DP-SGD clipping norm of each example's gradient."""
+    generator_steps: int = 5
+    """Generator Adam steps after each DP discriminator step. The generator never reads
+    a private row (post-processing of the private discriminator), so its steps cost no
+    budget; see :func:`synthflow.generators.dpsgd.train_dpctgan`."""
 
     def __post_init__(self) -> None:
         super().__post_init__()
         if self.loss not in ("cross_entropy", "wasserstein"):
             raise ValueError(f"loss ({self.loss!r}) must be 'cross_entropy' or 'wasserstein'")
         _positive("max_per_sample_grad_norm", self.max_per_sample_grad_norm)
+        _positive_int("generator_steps", self.generator_steps)
 
 
 @dataclass(frozen=True, kw_only=True)

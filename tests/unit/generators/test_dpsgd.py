@@ -96,6 +96,28 @@ def test_the_ledger_charge_is_what_the_accountant_computes(epsilon):
     assert len(gen.batch_sizes_) == gen.steps_
 
 
+def test_generator_steps_are_free_and_do_train_the_generator():
+    # The generator's extra steps run after the private discriminator step and read no
+    # row: the same charge and the same number of DP steps with 1 or 4 of them, while the
+    # generator does move (else the option would be a no-op).
+    def fit(steps: int):
+        hp = TINY | {"epochs": 3, "noise_multiplier": 4.0, "generator_steps": steps}
+        gen = make_generator("dpctgan", hp, epsilon=1.0)
+        ledger = Ledger(total_epsilon=1.0, total_delta=1e-5)
+        gen.fit(_data(), domain=DOMAIN, ledger=ledger, rng=PrivacyRNG.from_seed(0))
+        check_gan_charges(gen, ledger, 1.0, q=20 / 400, sigma=4.0, wanted=60)
+        weights = torch.cat([p.detach().ravel() for p in gen.generator_.parameters()]).numpy()
+        charges = [(c.what, c.epsilon, c.delta, c.sensitivity) for c in ledger.charges]
+        return gen.steps_, charges, weights
+
+    one, four = fit(1), fit(4)
+    assert one[0] == four[0] == 60
+    assert one[1] == four[1]
+    assert not np.allclose(one[2], four[2])
+    with pytest.raises(ValueError, match="generator_steps"):
+        make_generator("dpctgan", TINY | {"generator_steps": 0}, epsilon=1.0)
+
+
 def test_not_one_step_in_the_budget_charges_nothing():
     from synthflow.errors import InfeasibleConfigurationError
 
