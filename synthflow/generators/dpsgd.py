@@ -76,6 +76,10 @@ class TorchStream:
         u = self.g.uniform(1e-16, 1.0, shape)
         return self.torch.from_numpy((-np.log(-np.log(u))).astype(np.float32))
 
+    def dropout_masks(self, rows: int, hidden: int) -> tuple[Any, Any]:
+        """The discriminator's two dropout masks (keep probability 1/2) for ``rows`` rows."""
+        return self.bernoulli(0.5, rows, hidden), self.bernoulli(0.5, rows, hidden)
+
     def bernoulli(self, p: float, *shape: int) -> Any:
         """0/1 float32 tensor, each entry 1 with probability ``p``."""
         return self.torch.from_numpy((self.g.random(shape) < p).astype(np.float32))
@@ -169,6 +173,13 @@ def _gumbel_softmax(torch: Any, logits: Any, sizes: tuple[int, ...], stream: Tor
     return torch.cat(parts, dim=1)
 
 
+def _fake_rows(
+    torch: Any, gen_net: Any, stream: TorchStream, rows: int, *, dim_z: int, sizes: tuple[int, ...]
+) -> Any:
+    """``rows`` generated rows: latent normals, the generator, a Gumbel-softmax per column."""
+    return _gumbel_softmax(torch, gen_net(stream.normal(rows, dim_z)), sizes, stream)
+
+
 @dataclass(frozen=True)
 class DPSGDResult:
     """What training leaves: the generator and the public facts of the run."""
@@ -252,21 +263,13 @@ def train_dpctgan(
         total = {k: torch.zeros_like(v) for k, v in params.items()}
         if len(rows):
             x = data[torch.from_numpy(rows)]
-            masks = (
-                stream.bernoulli(0.5, len(rows), hidden),
-                stream.bernoulli(0.5, len(rows), hidden),
-            )
+            masks = stream.dropout_masks(len(rows), hidden)
             total = clip_and_sum(torch, per_row(frozen, x, *masks), clip)
         for v in total.values():
             v.add_(stream.normal(*v.shape) * (noise_multiplier * clip))
         with torch.no_grad():
-            fake = _gumbel_softmax(
-                torch, gen_net(stream.normal(fake_rows, embedding_dim)), sizes, stream
-            )
-        fmasks = (
-            stream.bernoulli(0.5, fake_rows, hidden),
-            stream.bernoulli(0.5, fake_rows, hidden),
-        )
+            fake = _fake_rows(torch, gen_net, stream, fake_rows, dim_z=embedding_dim, sizes=sizes)
+        fmasks = stream.dropout_masks(fake_rows, hidden)
         fake_sum = fake_loss(_discriminate(torch, params, fake, fmasks)).sum()
         fake_grads = torch.autograd.grad(fake_sum, list(params.values()))
         opt_d.zero_grad(set_to_none=False)
@@ -276,13 +279,8 @@ def train_dpctgan(
         # --- generator: post-processing of the private discriminator ---------------------
         d_params = {k: v.detach() for k, v in params.items()}
         for _ in range(generator_steps):
-            fake = _gumbel_softmax(
-                torch, gen_net(stream.normal(fake_rows, embedding_dim)), sizes, stream
-            )
-            gmasks = (
-                stream.bernoulli(0.5, fake_rows, hidden),
-                stream.bernoulli(0.5, fake_rows, hidden),
-            )
+            fake = _fake_rows(torch, gen_net, stream, fake_rows, dim_z=embedding_dim, sizes=sizes)
+            gmasks = stream.dropout_masks(fake_rows, hidden)
             g_loss = real_loss(_discriminate(torch, d_params, fake, gmasks)).mean()
             opt_g.zero_grad(set_to_none=True)
             g_loss.backward()

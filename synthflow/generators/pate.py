@@ -57,8 +57,8 @@ from synthflow.generators.dpsgd import (
     TorchStream,
     _discriminate,
     _discriminator_params,
+    _fake_rows,
     _generator_network,
-    _gumbel_softmax,
     _import_torch,
     _real_loss,
     poisson_batch,
@@ -182,10 +182,10 @@ def train_patectgan(
     voters: list[int] = []
 
     def fakes(rows: int) -> Any:
-        return _gumbel_softmax(torch, gen_net(stream.normal(rows, embedding_dim)), sizes, stream)
+        return _fake_rows(torch, gen_net, stream, rows, dim_z=embedding_dim, sizes=sizes)
 
     def masks(rows: int) -> tuple[Any, Any]:
-        return stream.bernoulli(0.5, rows, hidden), stream.bernoulli(0.5, rows, hidden)
+        return stream.dropout_masks(rows, hidden)
 
     for _ in range(steps):
         # --- 1. teachers: one step each on its own partition (never released) -------------
