@@ -209,15 +209,25 @@ class _GANHyperparameters:
     embedding_dim: int = 128
     hidden: int = 256
     """Width of the two hidden layers of both networks."""
+    one_way_share: float = 0.2
+    """Share of epsilon spent on Laplace noise on every 1-way marginal; the trained
+    generator's output biases are raked to them."""
+    pair_share: float = 0.3
+    """Share of epsilon spent on Laplace noise on every 2-way marginal; the trained
+    generator is tuned to them (0: no tuning). Training gets what the two shares leave."""
+    tuning_steps: int = 600
+    """Adam steps of the tuning to the 2-way marginals (post-processing, no budget)."""
 
     def __post_init__(self) -> None:
-        if (
-            isinstance(self.delta, bool)
-            or not isinstance(self.delta, (int, float))
-            or not 0 < self.delta < 1
-        ):
-            raise ValueError(f"delta ({self.delta!r}) must be a number in (0, 1)")
-        for name in ("epochs", "batch_size", "embedding_dim", "hidden"):
+        _check_delta(self.delta)
+        one = _share("one_way_share", self.one_way_share)
+        pair = _share("pair_share", self.pair_share)
+        if not (one > 0 and one + pair < 1):
+            raise ValueError(
+                f"one_way_share ({one:g}) must be > 0 and one_way_share + pair_share "
+                f"({one + pair:g}) below 1: training needs the rest of epsilon"
+            )
+        for name in ("epochs", "batch_size", "embedding_dim", "hidden", "tuning_steps"):
             _positive_int(name, getattr(self, name))
         for name in ("generator_lr", "discriminator_lr", "noise_multiplier"):
             _positive(name, getattr(self, name))

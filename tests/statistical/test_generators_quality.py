@@ -26,6 +26,7 @@ SETTINGS = {  # as benchmarks/generators.py
     "pep": {"num_query": 4096, "num_iterations": 100, "num_inner_updates": 25, "marginal": 2},
     "mst": {"delta": 1e-9},
     "aim": {"delta": 1e-9, "rounds": 48, "max_model_size": 20.0},
+    "patectgan": {"delta": 1e-9, "noise_multiplier": 5.0},  # the grid's noise 5 point
 }
 INDEPENDENT_COLUMNS = 0.029  # max marginal error of independent columns (DEPENDENCIES.md)
 
@@ -35,6 +36,8 @@ def _flow(name: str, *, data: Path = DATA, epsilon: float | None = None, seed: i
         pytest.skip(f"public NVSS sample {data} not available")
     if name in ("mst", "aim") and importlib.util.find_spec("snsynth") is None:
         pytest.skip("needs the smartnoise extra")
+    if name == "patectgan" and importlib.util.find_spec("torch") is None:
+        pytest.skip("needs the gan extra")
     spec = load_spec(REPO / "configs" / "births.yaml")
     if epsilon is not None:
         spec = with_generator_epsilon(spec, epsilon)
@@ -98,6 +101,22 @@ def test_pep_beats_independent_columns_at_10k_rows():
         exact = exact_values(spec, result.transformer, result.original, result.candidate)
         errors.append(exact["marginal_max_abs_error"])
     assert float(np.mean(errors)) < 0.035, errors
+
+
+def test_patectgan_beats_independent_columns_at_10k_rows():
+    # NVSS 10K (public), epsilon 4, the grid's noise 5 with the default 2-way tuning
+    # (mother_age b, min_count 3 here). Without the tuning PATECTGAN scored what
+    # independent columns score (0.027-0.041 over 6 fits on two 10K samples, 0.031-0.035
+    # for independent columns); with it, 9 fits on three 10K samples gave 0.011-0.019
+    # (all bins a, min_count 2). The two fits here scored 0.0132 and 0.0122: 0.035, the
+    # bar #18 sets, is about 2.7x above, well past the 0.011-0.019 spread of other fits.
+    small = REPO.parent / "shared" / "public_data" / "nvss2019_singleton_10k.csv"
+    errors = []
+    for seed in range(2):
+        spec, result = _flow("patectgan", data=small, epsilon=4.0, seed=seed)
+        exact = exact_values(spec, result.transformer, result.original, result.candidate)
+        errors.append(exact["marginal_max_abs_error"])
+    assert max(errors) < 0.035, errors
 
 
 def test_pep_error_decreases_with_epsilon():

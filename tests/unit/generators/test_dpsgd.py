@@ -28,7 +28,7 @@ from synthflow.rng import PrivacyRNG  # noqa: E402
 from synthflow.transform import Domain  # noqa: E402
 
 DOMAIN = Domain(names=("a", "b", "c", "d"), sizes=(3, 4, 2, 5))
-TINY = {"delta": 1e-6, "batch_size": 20, "embedding_dim": 16, "hidden": 32}
+TINY = {"delta": 1e-6, "batch_size": 20, "embedding_dim": 16, "hidden": 32, "tuning_steps": 40}
 
 
 _data = gan_data
@@ -81,18 +81,18 @@ def test_replace_one_costs_more_than_add_remove():
     assert dpsgd_epsilon(**args) > 1.5 * add_remove.get_epsilon(1e-6)
 
 
-@pytest.mark.parametrize("epsilon", [0.5, 1.0])
+@pytest.mark.parametrize("epsilon", [0.5, 2.0])
 def test_the_ledger_charge_is_what_the_accountant_computes(epsilon):
     # sigma 4, q 0.05: one step costs 0.10 and the 60 steps of 3 epochs 0.81 (replace-one,
-    # delta 1e-6). DP-SGD gets nine tenths of epsilon (0.45 caps the steps, 0.9 runs all
-    # of them); the 1-way marginals the other tenth, charged first.
+    # delta 1e-6). DP-SGD gets half of epsilon by default (0.25 caps the steps, 1.0 runs
+    # all of them); the 1-way (0.2) and 2-way (0.3) marginals the rest, charged first.
     data = _data()
     gen = make_generator("dpctgan", TINY | {"epochs": 3, "noise_multiplier": 4.0}, epsilon=epsilon)
     ledger = Ledger(total_epsilon=epsilon, total_delta=1e-5)
     gen.fit(data, domain=DOMAIN, ledger=ledger, rng=PrivacyRNG.from_seed(0))
     q, wanted = 20 / 400, math.ceil(3 / (20 / 400))
     check_gan_charges(gen, ledger, epsilon, q=q, sigma=4.0, wanted=wanted)
-    assert (gen.steps_ < wanted) == (epsilon == 0.5)  # 0.45 caps the steps, 0.9 runs all
+    assert (gen.steps_ < wanted) == (epsilon == 0.5)  # 0.25 caps the steps, 1.0 runs all
     assert len(gen.batch_sizes_) == gen.steps_
 
 
@@ -102,10 +102,10 @@ def test_generator_steps_are_free_and_do_train_the_generator():
     # generator does move (else the option would be a no-op).
     def fit(steps: int):
         hp = TINY | {"epochs": 3, "noise_multiplier": 4.0, "generator_steps": steps}
-        gen = make_generator("dpctgan", hp, epsilon=1.0)
-        ledger = Ledger(total_epsilon=1.0, total_delta=1e-5)
+        gen = make_generator("dpctgan", hp, epsilon=2.0)
+        ledger = Ledger(total_epsilon=2.0, total_delta=1e-5)
         gen.fit(_data(), domain=DOMAIN, ledger=ledger, rng=PrivacyRNG.from_seed(0))
-        check_gan_charges(gen, ledger, 1.0, q=20 / 400, sigma=4.0, wanted=60)
+        check_gan_charges(gen, ledger, 2.0, q=20 / 400, sigma=4.0, wanted=60)
         weights = torch.cat([p.detach().ravel() for p in gen.generator_.parameters()]).numpy()
         charges = [(c.what, c.epsilon, c.delta, c.sensitivity) for c in ledger.charges]
         return gen.steps_, charges, weights
@@ -276,13 +276,14 @@ def test_raking_moves_the_generators_marginals_to_the_targets():
         start += size
 
 
-def test_dpctgan_renyi_curve_adds_the_marginals_pure_part():
+def test_dpctgan_renyi_curve_adds_the_measurements_pure_parts():
     from synthflow.accounting import dpsgd_renyi, pure_renyi
 
     gen = make_generator("dpctgan", TINY | {"epochs": 3, "noise_multiplier": 4.0}, epsilon=1.0)
     steps, _ = gen.plan_steps(400)
     training = dpsgd_renyi(sample_rate=20 / 400, noise_multiplier=4.0, steps=steps)
-    assert gen.renyi(400) == pytest.approx(training + pure_renyi(0.1))
+    # the 1-way (0.2 of epsilon) and 2-way (0.3) Laplace measurements, composed
+    assert gen.renyi(400) == pytest.approx(training + pure_renyi(0.2) + pure_renyi(0.3))
 
 
 def _fitted_standin(sizes: tuple[int, ...]):

@@ -31,6 +31,7 @@ TINY = {
     "hidden": 32,
     "rows_per_teacher": 20,
     "teacher_hidden": 8,
+    "tuning_steps": 40,  # the tuning's own tests are in test_gan_tuning.py
 }
 
 
@@ -109,11 +110,12 @@ def test_the_vote_noise_is_the_stream_s_gaussian():
 # ------------------------------------------------------------------- accounting
 
 
-@pytest.mark.parametrize("epsilon", [1.0, 3.0])
+@pytest.mark.parametrize("epsilon", [2.0, 6.0])
 def test_the_ledger_charge_is_what_the_accountant_computes(epsilon):
-    # 20 teachers, q = 10 / 20; sigma 8. Training gets nine tenths of epsilon, the 1-way
-    # marginals the other tenth (charged first); the steps are the grid's 5 epochs or
-    # fewer when the budget binds, and then one more step would exceed it.
+    # 20 teachers, q = 10 / 20; sigma 8. Training gets half of epsilon by default, the
+    # 1-way (0.2) and 2-way (0.3) marginals the rest (charged first); the steps are the
+    # grid's 5 epochs or fewer when the budget binds (at 2.0), and then one more step
+    # would exceed it.
     gen, ledger = _fit({"epochs": 5, "noise_multiplier": 8.0}, epsilon)
     charge = check_gan_charges(gen, ledger, epsilon, q=0.5, sigma=8.0, wanted=5)
     assert charge.sensitivity == pytest.approx(math.sqrt(20))  # 2 C, C = sqrt(batch) / 2
@@ -136,10 +138,11 @@ def test_an_infeasible_configuration_charges_nothing(hp, message):
     assert ledger.charges == ()
 
 
-def test_renyi_curve_is_the_subsampled_gaussian_over_teachers_plus_the_marginals():
+def test_renyi_curve_is_the_subsampled_gaussian_over_teachers_plus_the_measurements():
     gen = make_generator("patectgan", TINY | {"epochs": 4, "noise_multiplier": 8.0}, epsilon=2.0)
     steps, _ = gen.plan_steps(400)
-    expected = dpsgd_renyi(sample_rate=0.5, noise_multiplier=8.0, steps=steps) + pure_renyi(0.2)
+    training = dpsgd_renyi(sample_rate=0.5, noise_multiplier=8.0, steps=steps)
+    expected = training + pure_renyi(0.4) + pure_renyi(0.6)  # 1-way and 2-way marginals
     assert gen.renyi(400) == pytest.approx(expected)
 
 
