@@ -94,7 +94,7 @@ def main() -> None:
     samples = _samples(seeds, spec)
     space = expand_space(spec)
     print(f"max error over all marginals, mean (range) of {args.fits} fits; epsilon 4")
-    print(f"{'':32}" + "".join(f"{name:>26}" for name in samples))
+    print(f"{'':38}" + "".join(f"{name:>26}" for name in samples))
     for model in args.models.split(","):
         cfg = next(
             c
@@ -111,7 +111,7 @@ def main() -> None:
         )
         if model == args.models.split(",")[0]:
             row = [_fmt(_independent(spec, cfg, raw, args.fits)) for raw in samples.values()]
-            print(f"{'independent columns':32}" + "".join(f"{r:>26}" for r in row))
+            print(f"{'independent columns':38}" + "".join(f"{r:>26}" for r in row))
         for label, shares in (("without tuning", {"pair_share": 0.0}), ("with tuning", {})):
             hp = dict(cfg.hyperparameters) | shares
             variant = dataclasses.replace(cfg, hyperparameters_items=tuple(sorted(hp.items())))
@@ -125,7 +125,7 @@ def main() -> None:
                         f"{model} (noise 5) max marginal error at 10K, {name}, 2-way tuning",
                         f"{_fmt(errors)} over {args.fits} fits, {per_fit:.0f} s a fit",
                     )
-            print(f"{cfg.id + ' ' + label:32}" + "".join(f"{r:>26}" for r in row), flush=True)
+            print(f"{cfg.id + ' ' + label:38}" + "".join(f"{r:>26}" for r in row), flush=True)
         print(f"  ({model}: {np.mean(secs):.0f} s a fit)")
 
 

@@ -410,8 +410,9 @@ class _DPGAN(_GAN):
             mechanism="laplace",
             sensitivity=2.0,
         )
-        if self.pair_epsilon > 0:
-            d = len(domain.sizes)
+        d = len(domain.sizes)
+        measure = self.pair_epsilon > 0 and d >= 2  # one column has no pair: share unspent
+        if measure:
             ledger.charge(
                 f"{self.name} 2-way marginals: Laplace on each of {d * (d - 1) // 2} tables "
                 "(replace-one L1 sensitivity 2 each), to tune the trained generator",
@@ -427,11 +428,7 @@ class _DPGAN(_GAN):
             sensitivity=self._sensitivity,
         )
         marginals = OneWayMarginals.measure(data, domain, epsilon=self.marginal_epsilon, rng=rng)
-        pairs = (
-            measure_pairs(data, domain, epsilon=self.pair_epsilon, rng=rng)
-            if self.pair_epsilon > 0
-            else []
-        )
+        pairs = measure_pairs(data, domain, epsilon=self.pair_epsilon, rng=rng) if measure else []
         codes = data[list(domain.names)].to_numpy(dtype=np.int64)
         offsets = np.concatenate([[0], np.cumsum(domain.sizes)[:-1]])
         onehot = np.zeros((n, int(sum(domain.sizes))), dtype=np.float32)

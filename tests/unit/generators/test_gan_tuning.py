@@ -140,3 +140,15 @@ def test_pair_share_zero_skips_the_measurement_and_the_tuning(model):
 def test_shares_that_leave_training_nothing_are_refused(shares, message):
     with pytest.raises(ValueError, match=message):
         make_generator("dpctgan", TINY | shares, epsilon=1.0)
+
+
+def test_one_column_has_no_pair_to_measure():
+    # d = 1: no 2-way table; the pair share is left unspent (never divided by 0 tables
+    # after a charge), training keeps its own share.
+    one = Domain(names=("a",), sizes=(3,))
+    gen = make_generator("dpctgan", TINY | {"noise_multiplier": 8.0, "tuning_steps": 5},
+                         epsilon=3.0)  # fmt: skip
+    ledger = Ledger(total_epsilon=3.0, total_delta=1e-5)
+    gen.fit(gan_data()[["a"]], domain=one, ledger=ledger, rng=PrivacyRNG.from_seed(0))
+    assert [c.epsilon for c in ledger.charges] == [pytest.approx(0.6), pytest.approx(1.5)]
+    assert len(gen.sample(10, rng=np.random.default_rng(0))) == 10
