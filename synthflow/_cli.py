@@ -77,7 +77,13 @@ def _parents() -> dict[str, argparse.ArgumentParser]:
     common.add_argument(
         "-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help="log details"
     )
-    common.add_argument("-q", "--quiet", action="store_true", help="no progress bars or lines")
+    common.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="no progress bars or lines",
+    )
     data = parent()
     data.add_argument("--data", required=True, metavar="FILE", help="input CSV or Parquet file")
     public = parent()

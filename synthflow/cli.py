@@ -51,6 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"synthflow {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log details")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress bars or lines")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in _COMMAND_MODULES:
         try:

@@ -73,6 +73,14 @@ def test_command_follows_the_convention(path, parser):
         assert figure not in text
 
 
+@pytest.mark.parametrize("flags", [("-q", "run"), ("run", "-q"), ("-v", "run"), ("run", "-v")])
+def test_quiet_and_verbose_before_or_after_the_subcommand(flags):
+    # A subcommand's own default must not undo a switch given before it (README).
+    rest = ["births", "--data", "d.csv", "--config", "c", "--out", "o"]
+    args = build_parser().parse_args([*flags, *rest])
+    assert (args.quiet, args.verbose) == ("-q" in flags, "-v" in flags)
+
+
 def test_defaults_are_shown_in_help():
     text = build_parser()._subparsers._group_actions[0].choices["shortlist"].format_help()
     assert "(default: 0.1)" in text and "(default: dp)" in text
