@@ -90,16 +90,22 @@ def test_marginal_error_below_independent_columns(name):
         assert _two_way_error(orig, cand, sizes) <= independent
 
 
+def _errors_at_10k(name: str, *, epsilon: float = 4.0, seeds: int = 3) -> list[float]:
+    """Exact max marginal error of ``seeds`` seeded flows on the NVSS 10K sample."""
+    small = REPO.parent / "shared" / "public_data" / "nvss2019_singleton_10k.csv"
+    errors = []
+    for seed in range(seeds):
+        spec, result = _flow(name, data=small, epsilon=epsilon, seed=seed)
+        exact = exact_values(spec, result.transformer, result.original, result.candidate)
+        errors.append(exact["marginal_max_abs_error"])
+    return errors
+
+
 def test_pep_beats_independent_columns_at_10k_rows():
     # NVSS 10K (public), epsilon 4, (4096, 100, 25, 2-way): 6 seeds measured 0.024-0.032,
     # mean 0.028 (sd 0.003, so the mean of 3 has sd ~0.002): 0.035, the bar #18 sets,
     # is 3.5 of those above. Before PEP measured the 1-way marginals first: 0.041-0.055.
-    small = REPO.parent / "shared" / "public_data" / "nvss2019_singleton_10k.csv"
-    errors = []
-    for seed in range(3):
-        spec, result = _flow("pep", data=small, epsilon=4.0, seed=seed)
-        exact = exact_values(spec, result.transformer, result.original, result.candidate)
-        errors.append(exact["marginal_max_abs_error"])
+    errors = _errors_at_10k("pep")
     assert float(np.mean(errors)) < 0.035, errors
 
 
@@ -107,15 +113,10 @@ def test_patectgan_beats_independent_columns_at_10k_rows():
     # NVSS 10K (public), epsilon 4, the grid's noise 5 with the default 2-way tuning
     # (mother_age b, min_count 3 here). Without the tuning PATECTGAN scored what
     # independent columns score (0.027-0.041 over 6 fits on two 10K samples, 0.031-0.035
-    # for independent columns); with it, 9 fits on three 10K samples gave 0.011-0.019
+    # for independent columns); with it, 9 fits on three 10K samples gave 0.010-0.016
     # (all bins a, min_count 2). The two fits here scored 0.0132 and 0.0122: 0.035, the
-    # bar #18 sets, is about 2.7x above, well past the 0.011-0.019 spread of other fits.
-    small = REPO.parent / "shared" / "public_data" / "nvss2019_singleton_10k.csv"
-    errors = []
-    for seed in range(2):
-        spec, result = _flow("patectgan", data=small, epsilon=4.0, seed=seed)
-        exact = exact_values(spec, result.transformer, result.original, result.candidate)
-        errors.append(exact["marginal_max_abs_error"])
+    # bar #18 sets, is about 2.7x above, well past the spread of other fits.
+    errors = _errors_at_10k("patectgan", seeds=2)
     assert max(errors) < 0.035, errors
 
 
@@ -123,15 +124,6 @@ def test_pep_error_decreases_with_epsilon():
     # NVSS 10K (public), PEP's cheapest 2-way grid point. Measured (3 seeds each): epsilon
     # 0.5 gives 0.10-0.21, epsilon 9 gives 0.020-0.024; the means differ by ~6x, so a
     # factor 2 between the means leaves a wide margin for other seeds and platforms.
-    small = REPO.parent / "shared" / "public_data" / "nvss2019_singleton_10k.csv"
-
-    def mean_error(epsilon: float) -> float:
-        errors = []
-        for seed in range(3):
-            spec, result = _flow("pep", data=small, epsilon=epsilon, seed=seed)
-            exact = exact_values(spec, result.transformer, result.original, result.candidate)
-            errors.append(exact["marginal_max_abs_error"])
-        return float(np.mean(errors))
-
-    low, high = mean_error(0.5), mean_error(9.0)
+    low = float(np.mean(_errors_at_10k("pep", epsilon=0.5)))
+    high = float(np.mean(_errors_at_10k("pep", epsilon=9.0)))
     assert high < low / 2, (low, high)
