@@ -251,9 +251,10 @@ def fit_to_marginals(
     divided by the public ``total`` (all pairs at once, as the off-diagonal blocks of the
     softmaxes' second-moment matrix); the networks' batch norms stay in evaluation mode,
     as the sampler uses them. 600 steps of 1,024 latents take about 7 s on the births
-    domain and 11 s on a 15-column one (2 cores). Liu, Vietri and Wu's GEM ("Iterative Methods for Private
-    Synthetic Data", NeurIPS 2021) trains a generator this way from scratch; here it
-    starts from the trained GAN. Uses no data: post-processing of the noisy marginals.
+    domain and 11 s on a 15-column one (2 cores). Liu, Vietri and Wu's GEM ("Iterative
+    Methods for Private Synthetic Data", NeurIPS 2021) trains a generator this way from
+    scratch; here it starts from the trained GAN. Uses no data: post-processing of the
+    noisy marginals.
 
     Returns:
         The largest gap left between a measured and a generated 2-way share.
