@@ -3,7 +3,7 @@
 A YAML mapping with the spec's SHA-256 (``spec_sha256``), provenance fields, and
 ``configurations``: a list of mappings each with at least the configuration ``id``
 (the other fields, estimates and intervals, are for people). Owning the format here
-keeps the release path free of the sweep machinery (Dask, SQLite).
+keeps the release path free of the sweep machinery (worker processes, Dask, SQLite).
 """
 
 from __future__ import annotations

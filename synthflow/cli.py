@@ -22,6 +22,7 @@ from synthflow.errors import (
     InfeasibleConfigurationError,
     NotEnoughRowsError,
     SelectionPaused,
+    SweepWorkerError,
 )
 
 __all__ = ["build_parser", "main"]
@@ -86,6 +87,7 @@ def main(argv: Sequence[str] | None = None) -> int:  # noqa: PLR0911  (one per o
         BudgetExceededError,
         InfeasibleConfigurationError,
         NotEnoughRowsError,
+        SweepWorkerError,
         FileNotFoundError,
     ) as exc:
         print(f"synthflow {args.command}: error: {exc}", file=sys.stderr)

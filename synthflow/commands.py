@@ -244,7 +244,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from synthflow.release.main_job import DEFAULT_DATA, run_main_job  # Dask
+    from synthflow.release.main_job import DEFAULT_DATA, run_main_job
 
     out = Path(args.out) if args.out else Path("runs") / time.strftime("demo-%Y%m%d-%H%M%S")
     print(
@@ -346,5 +346,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="if nothing passes with DP noise, shortlist configurations passing without "
         "noise (selection may then never release)",
     )
-    p.add_argument("--workers", type=int, metavar="N", help="Dask workers (default: CPU count)")
+    p.add_argument(
+        "--workers", type=int, metavar="N", help="sweep worker processes (default: CPU count)"
+    )
     p.set_defaults(func=_demo)

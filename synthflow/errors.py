@@ -16,6 +16,7 @@ __all__ = [
     "PrivacyLeakWarning",
     "SelectionPaused",
     "StoreError",
+    "SweepWorkerError",
 ]
 
 
@@ -29,6 +30,10 @@ class DataError(ValueError):
 
 class StoreError(RuntimeError):
     """A sweep store file is corrupt, foreign, or made for another spec or data."""
+
+
+class SweepWorkerError(RuntimeError):
+    """A sweep's worker process died or could not run a task; finished runs are stored."""
 
 
 class BudgetExceededError(RuntimeError):

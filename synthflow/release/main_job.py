@@ -2,8 +2,8 @@
 
 1. Simulate a public draw of NVSS-like data from the committed calibration (a seed
    other than the committed default's) and pre-screen the ``workload`` configurations
-   with the release's binning on it (Dask sweep, SQLite store). PrivBayes is not
-   screened by default: with correctly calibrated noise it almost never passes the
+   with the release's binning on it (sweep on local worker processes, SQLite store).
+   PrivBayes is not screened by default: with correctly calibrated noise it almost never passes the
    regression criterion (README, generator table).
 2. Shortlist the configurations whose pass rate with release noise is at least
    ``min_pass`` (10%, as the release did). If none reaches it, the job stops with
@@ -89,7 +89,7 @@ def run_main_job(
     Raises:
         ConfigError: If ``out`` exists or no configuration reaches ``min_pass``.
     """
-    from synthflow.sweep.engine import run_sweep  # noqa: PLC0415  (imports Dask)
+    from synthflow.sweep.engine import run_sweep  # noqa: PLC0415
     from synthflow.sweep.report import write_report  # noqa: PLC0415
     from synthflow.sweep.shortlist import estimate, write_shortlist  # noqa: PLC0415
 

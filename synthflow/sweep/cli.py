@@ -47,13 +47,13 @@ def _split(text: str | None) -> list[str] | None:
 
 def _sweep(args: argparse.Namespace) -> int:
     if not args.address:
-        # Before the engine's own imports (pandas, Dask: about 0.4 s), so that the fork
-        # server's imports of the flow run beside them on a second core.
+        # Before the engine's own imports (pandas: about 0.4 s), so that the fork server's
+        # imports of the flow run beside them on a second core.
         from synthflow.sweep._forkserver import start_fork_server
 
         start_fork_server()
     from synthflow.config import load_spec
-    from synthflow.sweep.engine import run_sweep  # Dask
+    from synthflow.sweep.engine import run_sweep
     from synthflow.sweep.evaluation import load_evaluator
 
     require_public(args, "a sweep stores exact statistics of --data for every run")
@@ -172,7 +172,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = add_command(
         sub,
         "sweep",
-        help="pre-screen the configuration space on public data (Dask, resumable)",
+        help="pre-screen the configuration space on public data (parallel, resumable)",
         options=("data", "public", "seed", "json"),
     )
     p.set_defaults(seed=0)
@@ -182,7 +182,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--store", required=True, metavar="PATH", help="SQLite results file (created or resumed)"
     )
     where = p.add_mutually_exclusive_group()
-    where.add_argument("--workers", type=int, metavar="N", help="local cluster worker processes")
+    where.add_argument(
+        "--workers", type=int, metavar="N", help="local worker processes (default: CPU count)"
+    )
     where.add_argument(
         "--address", metavar="CLUSTER", help="join a running Dask scheduler, e.g. tcp://host:8786"
     )

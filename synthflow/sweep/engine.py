@@ -1,11 +1,13 @@
-"""Run the configuration space on public data, in parallel on Dask distributed.
+"""Run the configuration space on public data, in parallel worker processes.
 
-The driver plans the (configuration, repeat) pairs not yet in the store, scatters the
-spec and the cleaned public frame to every worker once, submits one task per pair and
-stores each result as it completes (``as_completed``); only the driver writes the
-store. By default a local cluster of worker processes starts by itself; ``address``
-joins a running scheduler instead. Every run's randomness derives from the base seed,
-the configuration id and the repeat, so a resumed sweep reproduces the runs it skips.
+The driver plans the (configuration, repeat) pairs not yet in the store, sends the spec
+and the cleaned public frame to every worker once, submits one task per pair and stores
+each result as it completes (``as_completed``); only the driver writes the store. By
+default a pool of local worker processes, forked from a warm fork server, runs them
+(:class:`~synthflow.sweep._workers.LocalWorkers`); ``address`` joins a running Dask
+scheduler instead (:class:`~synthflow.sweep._workers.DaskWorkers`). Every run's
+randomness derives from the base seed, the configuration id and the repeat, so a resumed
+sweep reproduces the runs it skips.
 """
 
 from __future__ import annotations
@@ -14,27 +16,25 @@ import contextvars
 import hashlib
 import logging
 import os
-import sys
 import threading
 import time
-import traceback
 from collections.abc import Iterator
+from concurrent.futures import Future, as_completed
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from synthflow._progress import tqdm
 from synthflow.config import ReleaseSpec, with_generator_epsilon
 from synthflow.data import load_data
-from synthflow.errors import ConfigError, InfeasibleConfigurationError, NotEnoughRowsError
-from synthflow.ledger import Ledger, file_sha256
-from synthflow.rng import PrivacyRNG
+from synthflow.errors import ConfigError, SweepWorkerError
+from synthflow.ledger import file_sha256
 from synthflow.space import Configuration, expand_space
 from synthflow.sweep._forkserver import start_fork_server
+from synthflow.sweep._workers import DaskWorkers, LocalWorkers, RunWorkers, warm_imports
 from synthflow.sweep.evaluation import Evaluator, load_evaluator
 from synthflow.sweep.store import RunRecord, SweepStore
 
@@ -64,20 +64,6 @@ class SweepSummary:
             "runs_stored": self.runs_stored,
             "runs_new": self.runs_new,
         }
-
-
-def _public_compilation_cache() -> None:
-    """Let jax reuse compiled programs across sweep runs and worker processes.
-
-    The ``workload`` generator's Private-PGM saves about 8 s of a 35 s fit at 160K rows.
-    Sweeps run on public data only, so nothing private can reach the cache; flows on
-    private data never enable it.
-    """
-    path = str(Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "synthflow" / "jax")
-    if "jax" in sys.modules:
-        sys.modules["jax"].config.update("jax_compilation_cache_dir", path)
-    else:
-        os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", path)
 
 
 def run_seed(seed: int, config_id: str, repeat: int, generator_epsilon: float | None = None) -> int:
@@ -145,125 +131,28 @@ def select_configurations(
     return space
 
 
-def _run_one(
-    spec: ReleaseSpec,
-    frame: pd.DataFrame,
-    *,
-    configuration: Configuration,
-    repeat: int,
-    seed: int,
-    evaluator: Evaluator,
-    generator_epsilon: float | None = None,
-) -> RunRecord:
-    """One flow + evaluation on a worker; a failed flow is a (stored) failed run.
-
-    ``generator_epsilon`` replaces the spec's eps_gen for this run (a swept budget).
-    """
-    from synthflow.flow import run_flow  # noqa: PLC0415  (workers only: the driver starts fast)
-
-    t0 = time.perf_counter()
-    eps = spec.privacy.generator_epsilon if generator_epsilon is None else generator_epsilon
-    spec = with_generator_epsilon(spec, eps)
-    _public_compilation_cache()
-    rng = PrivacyRNG.from_seed(seed)
-    ledger = Ledger(total_epsilon=spec.privacy.total_epsilon, total_delta=spec.privacy.total_delta)
-    try:
-        result = run_flow(
-            spec, configuration, frame, ledger=ledger, rng=rng, public=True, show_progress=False
-        )
-        evaluation = evaluator(spec, result, rng=rng)
-    except (NotEnoughRowsError, InfeasibleConfigurationError) as exc:
-        return _failed(configuration, repeat, seed, t0, exc, generator_epsilon=eps)
-    except Exception as exc:  # a MemoryError or a bug in one configuration
-        # One failing configuration must not end the sweep: the run is stored as failed
-        # (error class and message; sweeps run on public data only) and the sweep goes on.
-        log.warning("run %s/%d failed: %s", configuration.id, repeat, type(exc).__name__)
-        return _failed(configuration, repeat, seed, t0, exc, generator_epsilon=eps)
-    return RunRecord(
-        config_id=configuration.id,
-        generator_epsilon=eps,
-        repeat=repeat,
-        seed=seed,
-        seconds=time.perf_counter() - t0,
-        evaluation=evaluation,
-    )
-
-
-def _failed(
-    configuration: Configuration,
-    repeat: int,
-    seed: int,
-    t0: float,
-    exc: BaseException,
-    *,
-    generator_epsilon: float,
-) -> RunRecord:
-    return RunRecord(
-        config_id=configuration.id,
-        generator_epsilon=generator_epsilon,
-        repeat=repeat,
-        seed=seed,
-        seconds=time.perf_counter() - t0,
-        error=f"{type(exc).__name__}: {exc}"[:500],
-    )
-
-
 @contextmanager
-def _client(workers: int | None, address: str | None) -> Iterator[Any]:
-    """A Dask client: of ``address``, or of a local cluster of worker processes."""
-    import dask  # noqa: PLC0415  (heavy import)
-    from distributed import Client, LocalCluster  # noqa: PLC0415
+def _dask_client(address: str) -> Iterator[Any]:
+    """A Dask client of the running scheduler at ``address``."""
+    from distributed import Client  # noqa: PLC0415  (heavy import: --address only)
 
-    # Dask's scheduler and nanny log at INFO in this process and print comm tracebacks
-    # when a local cluster shuts down: keep the user's terminal for the progress bar.
+    # Dask logs at INFO in this process and prints comm tracebacks when a client
+    # disconnects: keep the user's terminal for the progress bar.
     for name in ("distributed", "tornado"):
         logging.getLogger(name).setLevel(logging.CRITICAL)
-    if address:
-        with Client(address) as client:
-            yield client
-        return
-    n = workers or os.cpu_count() or 1
-    # Workers are forked from one fork server that imported Dask, pandas and the flow
-    # once (synthflow/sweep/_boot.py), not spawned as fresh interpreters that each import
-    # them (about 1.3 s of CPU per worker, all at once); a forked worker also exits
-    # without tearing its interpreter down (cluster close 0.33 -> 0.04 s).
-    method = "forkserver" if start_fork_server() else "spawn"
-    # Dask's nanny sets MALLOC_TRIM_THRESHOLD_ in every worker it spawns. Setting it
-    # turns off glibc's dynamic mmap threshold, so each numpy temporary above 128 KiB
-    # (a 160K-row column is 1.3 MB) is a fresh mmap that page-faults in: a PrivBayes run
-    # took 1.19 s in a worker against 0.77 s in a plain process
-    # (benchmarks/cli.py --only sweep). Workers keep glibc's default; OMP_NUM_THREADS and
-    # the BLAS thread limits of 1 stay (one run per core; the fork server sets them before
-    # it imports numpy).
-    with (
-        dask.config.set(
-            {
-                "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None,
-                "distributed.worker.multiprocessing-method": method,
-            }
-        ),
-        LocalCluster(
-            n_workers=n,
-            threads_per_worker=1,
-            processes=True,
-            dashboard_address=":0",  # a free port: never clash with a running one
-            silence_logs=logging.ERROR,
-        ) as cluster,
-        Client(cluster) as client,
-    ):
+    with Client(address) as client:
         yield client
 
 
-class _ClusterStart:
-    """The cluster starts (and its workers import) in a thread while the driver reads data.
+class _ClusterConnect:
+    """The driver connects to a running Dask cluster in a thread while it reads the data.
 
-    Starting a local cluster is mostly waiting for worker processes to boot; the driver
-    meanwhile reads and checks the data. :meth:`client` waits for the start (and
-    re-raises its error); :meth:`close` shuts the cluster down, also when the driver
-    failed before it asked for the client.
+    Its workers import the flow meanwhile (:func:`_warm_workers`). :meth:`client` waits
+    for the connection (and re-raises its error); :meth:`close` disconnects, also when the
+    driver failed before it asked for the client.
     """
 
-    def __init__(self, workers: int | None, address: str | None) -> None:
+    def __init__(self, address: str) -> None:
         self._stack = ExitStack()
         self._client: Any = None
         self._warm: list[Any] = []
@@ -273,15 +162,15 @@ class _ClusterStart:
         self._context = contextvars.copy_context()
         self._thread = threading.Thread(
             target=self._context.run,
-            args=(self._start, workers, address),
+            args=(self._start, address),
             name="synthflow-cluster",
             daemon=True,
         )
         self._thread.start()
 
-    def _start(self, workers: int | None, address: str | None) -> None:
+    def _start(self, address: str) -> None:
         try:
-            self._client = self._stack.enter_context(_client(workers, address))
+            self._client = self._stack.enter_context(_dask_client(address))
             self._warm = _warm_workers(self._client)
         except BaseException as exc:  # re-raised in the driver's thread by client()
             self._error = exc
@@ -294,7 +183,7 @@ class _ClusterStart:
         return self._client, self._warm
 
     def close(self) -> None:
-        """Shut the cluster down (after its start has finished)."""
+        """Disconnect (after the connection attempt has finished)."""
         self._thread.join()
         self._context.run(self._stack.close)
 
@@ -324,7 +213,7 @@ def run_sweep(
         store: SQLite store; created, or resumed when it holds runs of this spec,
             data and seed.
         repeats: Runs per configuration.
-        workers: Worker processes of the local cluster (default: CPU count).
+        workers: Local worker processes (default: CPU count).
         address: Join this running Dask scheduler instead (``tcp://host:port``).
         models: Only these generator families.
         ids: Only these configuration ids.
@@ -375,27 +264,34 @@ def run_sweep(
         ]
         new = passed = 0
         with ExitStack() as stack:
-            start = None
-            if todo:
-                start = _ClusterStart(workers, address)
-                stack.callback(start.close)
-            # The cluster starts and its workers import while this process reads the data.
+            connect = None
+            if todo and address:
+                connect = _ClusterConnect(address)  # connects while the data are read
+                stack.callback(connect.close)
             frame = load_data(data, spec, public=True).frame
-            _warn_noise(spec, configs, len(frame))
             db.add_configurations(configs)
-            if start is not None:
-                client, warm = start.client()
+            runners: RunWorkers | None = None
+            if connect is not None:
+                client, warm = connect.client()
+                stack.callback(client.cancel, warm)
+                runners = DaskWorkers(client, spec, frame, evaluator)
+            elif todo:
+                n = min(workers or os.cpu_count() or 1, len(todo))
+                runners = LocalWorkers(n, spec, frame, evaluator)
+            if runners is not None:
+                stack.callback(runners.close)
                 new, passed = _execute(
                     db,
-                    client=client,
+                    runners=runners,
                     spec=spec,
-                    frame=frame,
+                    configs=configs,
+                    n=len(frame),
                     todo=todo,
                     seed=seed,
-                    evaluator=evaluator,
                     show_progress=show_progress,
-                    warm=warm,
                 )
+            else:
+                _warn_noise(space_noise_warning(spec, configs, len(frame)))
         stored = len(wanted & db.finished())
     return SweepSummary(
         configurations=len(configs) * len(epsilons),
@@ -407,24 +303,21 @@ def run_sweep(
     )
 
 
-def _warn_noise(spec: ReleaseSpec, configs: list[Configuration], n: int) -> None:
-    """Warn when a criterion's release noise decides pass or fail (public n)."""
-    from synthflow.acceptance.noise_check import space_noise_warning  # noqa: PLC0415
+def space_noise_warning(spec: ReleaseSpec, configs: list[Configuration], n: int) -> str | None:
+    """The criteria whose release noise decides pass or fail at this public ``n``, if any."""
+    from synthflow.acceptance import noise_check  # noqa: PLC0415  (scipy, networkx)
 
-    text = space_noise_warning(spec, configs, n)
+    return noise_check.space_noise_warning(spec, configs, n)
+
+
+def _warn_noise(text: str | None) -> None:
+    """Log the noise warning, if there is one."""
     if text:
         log.warning(
             "%s; the sweep's DP pass rates will be near 0 for every configuration "
             "(the release, at its own n, refuses such a spec without --force)",
             text,
         )
-
-
-def _warm_imports() -> None:
-    """What every run imports (flows, generators, criteria, samplers), done up front."""
-    import synthflow.acceptance.evaluate  # noqa: PLC0415
-    import synthflow.flow  # noqa: PLC0415
-    import synthflow.generators.registry  # noqa: F401, PLC0415
 
 
 def _warm_workers(client: Any) -> list[Any]:
@@ -437,53 +330,60 @@ def _warm_workers(client: Any) -> list[Any]:
     """
     addresses = list(client.scheduler_info().get("workers", {}))
     return [
-        client.submit(_warm_imports, pure=False, workers=[a], allow_other_workers=True)
+        client.submit(warm_imports, pure=False, workers=[a], allow_other_workers=True)
         for a in addresses
     ]
+
+
+def _finished_runs(futures: dict[Future[RunRecord], str]) -> list[Future[RunRecord]]:
+    """The futures that hold a run's record (finished, not failed or cancelled)."""
+    return [f for f in futures if f.done() and not f.cancelled() and f.exception() is None]
 
 
 def _execute(
     db: SweepStore,
     *,
-    client: Any,
+    runners: RunWorkers,
     spec: ReleaseSpec,
-    frame: pd.DataFrame,
+    configs: list[Configuration],
+    n: int,
     todo: list[tuple[Configuration, float, int]],
     seed: int,
-    evaluator: Evaluator,
     show_progress: bool,
-    warm: list[Any],
 ) -> tuple[int, int]:
-    from distributed import as_completed  # noqa: PLC0415
+    """Submit every run, then store each record as it arrives (only the driver writes).
 
+    The noise check goes first, to a worker: workers have its modules (scipy, networkx)
+    imported, and the driver would spend about 0.4 s of CPU importing them beside the
+    runs.
+    """
+    warning = runners.call(space_noise_warning, spec, configs, n)
+    own = spec.privacy.generator_epsilon
+    futures = {
+        runners.submit(
+            cfg,
+            repeat=r,
+            seed=run_seed(seed, cfg.id, r, None if eps == own else eps),
+            generator_epsilon=eps,
+        ): cfg.id
+        for cfg, eps, r in todo
+    }
     new = passed = passed_exact = 0
-    with tqdm(total=len(todo), desc="sweep", unit="run", disable=not show_progress) as bar:
-        spec_f = client.scatter(spec, broadcast=True)
-        frame_f = client.scatter(frame, broadcast=True)
-        own = spec.privacy.generator_epsilon
-        futures = [
-            client.submit(
-                _run_one,
-                spec_f,
-                frame_f,
-                configuration=cfg,
-                repeat=r,
-                seed=run_seed(seed, cfg.id, r, None if eps == own else eps),
-                evaluator=evaluator,
-                generator_epsilon=eps,
-                key=f"sweep-{cfg.id}-{eps!r}-{r}-{seed}",
-                pure=False,
-            )
-            for cfg, eps, r in todo
-        ]
-        try:
+    try:
+        _warn_noise(warning.result())
+        with tqdm(total=len(todo), desc="sweep", unit="run", disable=not show_progress) as bar:
             for future in as_completed(futures):
-                if future.status == "error":
-                    exc = future.exception()
-                    tb = "".join(traceback.format_tb(future.traceback()))
-                    raise RuntimeError(f"a sweep run failed on a worker: {exc!r}\n{tb}") from exc
-                record: RunRecord = future.result()
-                future.release()
+                exc = future.exception()
+                if exc is not None:
+                    # A dead worker breaks a process pool: keep what other workers finished.
+                    new += sum(db.add_run(f.result()) for f in _finished_runs(futures))
+                    raise SweepWorkerError(
+                        f"a sweep worker failed during a run of {futures[future]} "
+                        f"({type(exc).__name__}: {exc}); a process killed by the system is "
+                        f"often out of memory: try fewer --workers. The {new} runs finished "
+                        "are stored; re-run the same command to resume"
+                    ) from exc
+                record = future.result()
                 if db.add_run(record):
                     new += 1
                     passed += record.passed_dp
@@ -493,6 +393,7 @@ def _execute(
                     pass_dp=f"{passed / max(new, 1):.1%}",
                     pass_exact=f"{passed_exact / max(new, 1):.1%}",
                 )
-        finally:
-            client.cancel([f for f in futures + warm if not f.done()])
+    finally:
+        for future in futures:
+            future.cancel()
     return new, passed

@@ -103,3 +103,35 @@ def test_killed_sweep_resumes_each_pair_exactly_once(tmp_path: Path, sig: signal
     pairs = _stored(store)
     assert len(pairs) == len(set(pairs)) == 36
     assert set(first) <= set(pairs)
+
+
+def test_a_killed_worker_is_a_clear_error_and_the_sweep_resumes(tmp_path: Path) -> None:
+    """A worker process killed mid-run (as by the out-of-memory killer): exit 2 and one
+    line naming the run and how to resume, no traceback; re-running completes the store."""
+    from synthflow.config import load_spec
+    from synthflow.sweep.engine import select_configurations
+
+    spec = tiny_spec_file(tmp_path)
+    data = small_data_file(tmp_path, rows=800)
+    store = tmp_path / "results.db"
+    bad = select_configurations(load_spec(spec))[5].id
+    cmd = [
+        sys.executable, "-m", "synthflow", "sweep", str(spec), "--data", str(data), "--public",
+        "--repeats", "1", "--store", str(store), "--workers", "2", "--seed", "11", "--quiet",
+    ]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(STANDIN_DIR), "SWEEP_STANDIN_DIE": bad}
+    out = subprocess.run(
+        [*cmd, "--evaluator", "standin:DyingEvaluator"],
+        env=env, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert out.returncode == 2, out.stderr
+    assert f"synthflow sweep: error: a sweep worker failed during a run of {bad}" in out.stderr
+    assert "re-run the same command to resume" in out.stderr
+    assert "Traceback" not in out.stderr and "leaked" not in out.stderr, out.stderr
+    assert bad not in {c for c, _ in _stored(store)}
+    again = subprocess.run(
+        [*cmd, "--evaluator", "standin:StandInEvaluator"],
+        env=env, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert again.returncode == 0, again.stderr
+    assert len(_stored(store)) == 12 == len(set(_stored(store)))

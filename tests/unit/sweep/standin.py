@@ -116,3 +116,17 @@ class FailingEvaluator(StandInEvaluator):
         if result.configuration.id == self.bad_id:
             raise MemoryError("simulated: the configuration does not fit in memory")
         return super().__call__(spec, result, rng=rng)
+
+
+class DyingEvaluator(StandInEvaluator):
+    """The stand-in, except that one configuration's run kills its worker process (as the
+    kernel's out-of-memory killer would); by default the one ``SWEEP_STANDIN_DIE`` names."""
+
+    def __init__(self, bad_id: str | None = None) -> None:
+        super().__init__()
+        self.bad_id = bad_id or os.environ.get("SWEEP_STANDIN_DIE", "")
+
+    def __call__(self, spec: ReleaseSpec, result: FlowResult, *, rng: PrivacyRNG) -> RunEvaluation:
+        if result.configuration.id == self.bad_id:
+            os._exit(137)
+        return super().__call__(spec, result, rng=rng)

@@ -149,6 +149,22 @@ def test_address_joins_a_running_cluster(swept: Swept, tmp_path: Path) -> None:
         "runs_stored": 12,
         "runs_new": 12,
     }
+    # the same runs, seeds and results as the local workers' (repeat 0 of the fixture)
+    cols = ["config_id", "repeat", "seed", "passed_exact", "passed_dp"]
+    with (
+        SweepStore.open_existing(tmp_path / "a.db") as a,
+        SweepStore.open_existing(swept.store) as b,
+    ):
+        ours = a.runs()[cols].sort_values("config_id").reset_index(drop=True)
+        local = b.runs()[cols]
+        local = local[local["repeat"] == 0].sort_values("config_id").reset_index(drop=True)
+        assert ours.equals(local)
+        ca, cb = a.criteria(), b.criteria()
+        cb = cb[cb["repeat"] == 0]
+        key = ["config_id", "name"]
+        ca = ca.sort_values(key).reset_index(drop=True)
+        cb = cb.sort_values(key).reset_index(drop=True)
+        assert ca.equals(cb)
 
 
 def test_a_failing_configuration_is_recorded_and_the_sweep_goes_on(
@@ -180,18 +196,25 @@ def test_a_failing_configuration_is_recorded_and_the_sweep_goes_on(
 
 _WORKER_ENV = """
 import json, os, threadpoolctl
-from synthflow.sweep.engine import _client
+from synthflow.sweep._workers import LocalWorkers
 
 def probe():
     blas = max(p["num_threads"] for p in threadpoolctl.threadpool_info())
-    return os.environ.get("MALLOC_TRIM_THRESHOLD_"), os.environ.get("OMP_NUM_THREADS"), blas
+    env = os.environ.get("MALLOC_TRIM_THRESHOLD_"), os.environ.get("OMP_NUM_THREADS")
+    return *env, blas, os.getpid()
 
-with _client(2, None) as client:
-    print(json.dumps(sorted(client.run(probe).values())))
+if __name__ == "__main__":
+    workers = LocalWorkers(2, None, None, None)
+    try:
+        # two probes at once, each on its own process (both processes start for them)
+        futures = [workers.call(probe) for _ in range(8)]
+        print(json.dumps(sorted({tuple(f.result()) for f in futures})))
+    finally:
+        workers.close()
 """
 
 
-def test_workers_keep_glibc_malloc_and_one_blas_thread() -> None:
+def test_workers_keep_glibc_malloc_and_one_blas_thread(tmp_path: Path) -> None:
     """Local workers boot without Dask's MALLOC_TRIM_THRESHOLD_ (it disabled glibc's
     dynamic mmap threshold: every numpy temporary page-faulted in, runs 1.5x slower)
     and run one BLAS/OpenMP thread each (one run per core).
@@ -204,10 +227,12 @@ def test_workers_keep_glibc_malloc_and_one_blas_thread() -> None:
     import subprocess
     import sys
 
+    script = tmp_path / "probe.py"
+    script.write_text(_WORKER_ENV)
     env = {**os.environ, "MALLOC_TRIM_THRESHOLD_": "65536", "OPENBLAS_NUM_THREADS": "2"}
     env.pop("OMP_NUM_THREADS", None)
     out = subprocess.run(
-        [sys.executable, "-c", _WORKER_ENV],
+        [sys.executable, str(script)],
         env=env,
         capture_output=True,
         text=True,
@@ -215,13 +240,57 @@ def test_workers_keep_glibc_malloc_and_one_blas_thread() -> None:
         check=False,
     )
     assert out.returncode == 0, out.stderr
-    workers = json.loads(out.stdout.strip().splitlines()[-1])
-    assert workers == [[None, "1", 1], [None, "1", 1]], workers
+    seen = json.loads(out.stdout.strip().splitlines()[-1])
+    assert {tuple(w[:3]) for w in seen} == {(None, "1", 1)}, seen
+    assert 1 <= len({w[3] for w in seen}) <= 2  # at most the two worker processes
+
+
+def test_a_dead_worker_ends_the_sweep_with_a_clear_error_and_keeps_finished_runs(
+    swept: Swept, tmp_path: Path
+) -> None:
+    """A worker killed mid-run (the kernel's OOM killer, say) is a SweepWorkerError
+    naming the run and the way to resume, not a traceback or a hang; the runs that
+    finished before are in the store, and re-running resumes from them."""
+    from standin import DyingEvaluator
+
+    from synthflow.errors import SweepWorkerError
+
+    configs = select_configurations(swept.spec)
+    bad = configs[-1].id  # submitted last: the runs before it finish on one worker
+    store = tmp_path / "dying.db"
+    with pytest.raises(SweepWorkerError) as info:
+        run_sweep(
+            swept.spec,
+            swept.data,
+            store,
+            repeats=1,
+            workers=1,
+            seed=3,
+            evaluator=DyingEvaluator(bad),
+            show_progress=False,
+        )
+    message = str(info.value)
+    assert f"during a run of {bad}" in message
+    assert "try fewer --workers" in message and "re-run the same command to resume" in message
+    with SweepStore.open_existing(store) as db:
+        stored = set(db.runs().config_id)
+    assert stored == {c.id for c in configs[:-1]}
+    summary = run_sweep(
+        swept.spec,
+        swept.data,
+        store,
+        repeats=1,
+        workers=1,
+        seed=3,
+        evaluator=StandInEvaluator(),
+        show_progress=False,
+    )
+    assert summary.runs_new == 1 and summary.runs_stored == len(configs)
 
 
 def test_bad_data_while_the_cluster_starts_closes_it(swept: Swept, tmp_path: Path) -> None:
-    """The cluster starts in a thread while the data are read: an unreadable file still
-    gives its clear error, the cluster is shut down and no worker process is left."""
+    """An unreadable file gives its clear error before any worker process starts, and
+    none is left behind."""
     import multiprocessing
     import threading
 
