@@ -1,7 +1,5 @@
 """``python -m synthflow`` runs the CLI."""
 
-import sys
+from synthflow.cli import entry
 
-from synthflow.cli import main
-
-sys.exit(main())
+entry()

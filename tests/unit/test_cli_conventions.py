@@ -161,3 +161,15 @@ def test_tables_method_names_match_the_library():
     from synthflow.tables.protect import METHODS
 
     assert sorted(METHOD_NAMES) == sorted(METHODS)
+
+
+def test_only_a_local_sweep_starts_its_workers_before_parsing() -> None:
+    from synthflow.cli import _is_local_sweep
+
+    assert _is_local_sweep(["sweep", "spec.yaml", "--data", "d.csv", "--workers", "2"])
+    assert _is_local_sweep(["-q", "sweep", "spec.yaml"])
+    assert not _is_local_sweep(["sweep", "spec.yaml", "--address", "tcp://h:8786"])
+    assert not _is_local_sweep(["sweep", "spec.yaml", "--address=tcp://h:8786"])
+    assert not _is_local_sweep(["sweep", "--help"])
+    assert not _is_local_sweep(["shortlist", "--store", "sweep"])
+    assert not _is_local_sweep([])
