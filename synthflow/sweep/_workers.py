@@ -8,9 +8,11 @@ public frame and the evaluator reach every worker once, not with every run.
 * :class:`LocalWorkers` (the default): a :class:`~concurrent.futures.ProcessPoolExecutor`
   whose processes are forked from the sweep's fork server (:mod:`synthflow.sweep._boot`
   imported the flow there once). The spec, frame and evaluator travel as the pool's
-  initializer arguments. On 2 cores a local Dask cluster cost 0.45 s more to start and
-  about 11% more per run (its nannies, scheduler and heartbeats beside the runs); this
-  pool's runs take as long as in one process (``python benchmarks/cli.py --only sweep``).
+  initializer arguments. It replaced a local Dask cluster, whose scheduler, nannies and
+  heartbeats shared the two cores with the runs: on the benchmark sweep (16 PrivBayes
+  runs at 160K, ``python benchmarks/cli.py --only sweep``) the first run started at
+  1.5-1.6 s instead of 0.9-1.1 s, and two workers spent 11% more time per run than one
+  (3-9% here: the cores' shared cache and memory bandwidth).
 * :class:`DaskWorkers` (``--address``): a client of a running Dask scheduler; the data are
   scattered to its workers once and runs go through ``client.get_executor()``.
 """
