@@ -199,9 +199,9 @@ class RegressionSim:
         noisy = PrivacyRNG.from_seed(seed).laplace(
             np.tile(stats, (count, 1)), sensitivity=sens, epsilon=epsilon
         )
-        models = [regression.model_from_noisy_statistics(v, std, self.features) for v in noisy]
-        intercepts = np.array([m.intercept for m in models])
-        coefs = np.array([m.coef for m in models])
+        intercepts, coefs = regression.fits_from_noisy_statistics(
+            np.asarray(noisy), std, len(self.features) + 1
+        )
         return FitDraws(intercepts=intercepts, coefs=coefs, mae=self.mae(intercepts, coefs))
 
     def bounds_standardization(self) -> regression.Standardization:

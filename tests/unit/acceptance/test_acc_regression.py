@@ -200,3 +200,30 @@ def test_categorical_features_are_one_hot_over_public_bins():
     np.testing.assert_allclose(got.coef, want.coef_, rtol=1e-9, atol=1e-9)
     # default features: the int columns but the target (categoricals only when listed)
     assert design(codes, tr, "visits")[2] == ("age",)
+
+
+@pytest.mark.parametrize("k", [2, 3, 6])
+def test_stacked_fits_are_the_per_row_fits_bit_for_bit(k):
+    """The batched solver of the simulations (plan, noise checks) is the release's own
+    arithmetic, stacked: identical floats, not merely close, so no simulated pass or
+    fail can differ from what the one-fit path gives. Noisy objectives of all signs
+    (some indefinite: the eigenvalue floor is exercised)."""
+    from synthflow.acceptance.regression import (
+        Standardization,
+        fits_from_noisy_statistics,
+        model_from_noisy_statistics,
+    )
+
+    gen = np.random.default_rng(k)
+    stats = gen.laplace(scale=50.0, size=(400, k * (k + 1) // 2 + k))
+    std = Standardization(
+        center=tuple(gen.normal(size=k - 1)),
+        scale=tuple(gen.uniform(0.5, 5.0, size=k - 1)),
+        y_center=3000.0,
+        y_scale=500.0,
+    )
+    features = tuple(f"x{i}" for i in range(k - 1))
+    one = [model_from_noisy_statistics(row, std, features) for row in stats]
+    intercepts, coefs = fits_from_noisy_statistics(stats, std, k)
+    assert np.array_equal(intercepts, [m.intercept for m in one])
+    assert np.array_equal(coefs, [m.coef for m in one])
