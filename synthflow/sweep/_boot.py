@@ -7,13 +7,18 @@ a ``fork`` of it. BLAS and OpenMP read their thread counts when numpy is first i
 so the limit of one thread per worker (one run per core) is set here, in the fork
 server's own environment, before anything imports numpy. The modules are the workers'
 own list (:func:`~synthflow.sweep._workers.warm_imports`, which a Dask cluster's workers
-run too).
+run too). The heap's padding (:func:`~synthflow.sweep._forkserver.pad_heap`) is set here
+too, and forked workers inherit it.
 """
 
 import os
 
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_var] = "1"
+
+from synthflow.sweep._forkserver import pad_heap  # noqa: E402
+
+pad_heap()  # inherited by every forked worker
 
 from synthflow.sweep._workers import warm_imports  # noqa: E402
 

@@ -33,7 +33,7 @@ from synthflow.config import ReleaseSpec, with_generator_epsilon
 from synthflow.errors import InfeasibleConfigurationError, NotEnoughRowsError
 from synthflow.ledger import Ledger
 from synthflow.rng import PrivacyRNG
-from synthflow.sweep._forkserver import start_fork_server
+from synthflow.sweep._forkserver import pad_heap, start_fork_server
 from synthflow.sweep.store import RunRecord
 
 if TYPE_CHECKING:
@@ -160,10 +160,12 @@ def _init_local_worker(
 ) -> None:
     if limit_threads:
         # A spawned worker (no fork server) imported numpy before it got here: one BLAS
-        # and OpenMP thread per run (one run per core) is set through threadpoolctl.
+        # and OpenMP thread per run (one run per core) is set through threadpoolctl, and
+        # the heap's padding here (forked workers have the fork server's).
         import threadpoolctl  # noqa: PLC0415  (scikit-learn's dependency)
 
         threadpoolctl.threadpool_limits(1)
+        pad_heap()
     # tqdm's default lock is a multiprocessing one, a named semaphore that a worker killed
     # mid-run (out of memory) never unlinks: the resource tracker then warns of "leaked
     # semaphore objects" after the sweep's own error. A worker's bars (disabled) need a
