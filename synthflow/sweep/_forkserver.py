@@ -24,9 +24,9 @@ def pad_heap() -> bool:
     A run allocates and frees many arrays of a few MB; with glibc's default padding
     (128 KiB) the heap is given back to the system and faulted in again page by page,
     run after run, and page faults on two workers contend for the kernel and memory
-    bandwidth. Eight PrivBayes runs at 160K in one process: 4.35 -> 3.86 s, minor page
-    faults 156K -> 47K, peak memory 368 -> 371 MB (``benchmarks/cli.py --only sweep``
-    for the sweep). False where the C library has no ``mallopt`` (not glibc).
+    bandwidth. Eight PrivBayes runs at 160K in one process: 4.67 -> 4.28 s, minor page
+    faults 145K -> 40K, peak memory 360 MB either way (``benchmarks/heap_pad.py``).
+    False where the C library has no ``mallopt`` (not glibc).
     """
     try:
         mallopt = ctypes.CDLL(None).mallopt
