@@ -196,7 +196,7 @@ def run_command(
     _prepare_out(out)
     rng = PrivacyRNG.from_seed(seed) if seed is not None else PrivacyRNG.secure()
     ledger = command_ledger(
-        data=data,
+        data=loaded.frame,
         public=public,
         ledger_path=ledger_path,
         total_epsilon=spec.privacy.total_epsilon,

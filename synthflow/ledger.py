@@ -1,4 +1,4 @@
-"""The one privacy accountant of a run.
+"""The one privacy accountant of a run, and the one ledger of a private dataset.
 
 A :class:`Ledger` is created from the spec's total budget and passed explicitly to every
 stage that touches private data. Stages call :meth:`Ledger.charge` *before* they release
@@ -14,11 +14,25 @@ despite float rounding; the slack is far below any meaningful privacy loss).
 Composition is basic (sequential): epsilons add and deltas add.
 
 **One budget per private dataset.** :func:`dataset_ledger` opens a ledger file bound to
-one dataset: its first line records the SHA-256 of the data file and the dataset's total
-budget, and every command that computes on those data (``run``, ``evaluate``, ``tables
-protect``, ``release``) charges the same file (``--ledger``), so their spends add up
-against one total. Opening it for other data, or with another total, is refused. Every
-line is flushed and fsynced before the statistic is released.
+one dataset: its first line records a SHA-256 of the dataset as the flow reads it (the
+cleaned release columns, independent of row order, compression and line endings:
+:func:`data_fingerprint`) and the dataset's total budget, and every command that
+computes on those data (``run``, ``evaluate``, ``tables protect``, ``release``) charges
+the same file (``--ledger``), so their spends add up against one total. Opening it for
+other data, or with another total, is refused.
+
+**Safe across processes.** A charge to a file takes an exclusive lock on the file
+(``flock``), re-reads it, checks the total against what the *file* holds (other
+processes may have charged since this one opened it), appends the line, fsyncs it and
+only then releases the lock: N processes charging one ledger at once never exceed its
+total.
+
+**Checked as read.** Every line is validated as :meth:`Ledger.charge` validates its
+arguments (finite, non-negative epsilon; delta in [0, 1); no unknown field), and every
+line holds the SHA-256 of the line before it (``prev``), so an edited, inserted or
+deleted line (other than the last) is detected and named. The chain is tamper-evidence
+against edits by hand, not a signature: see docs/privacy.md, "What the ledger cannot
+see".
 
 >>> ledger = Ledger(total_epsilon=1.0)
 >>> ledger.charge("a count", epsilon=0.25, mechanism="laplace", sensitivity=1.0)
@@ -30,21 +44,32 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import IO, TYPE_CHECKING, Any
 
 from synthflow.errors import BudgetExceededError, ConfigError
 
-__all__ = ["Charge", "Ledger", "dataset_ledger", "file_sha256"]
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["Charge", "Ledger", "data_fingerprint", "dataset_ledger", "file_sha256"]
 
 HEADER = "synthflow dataset ledger"
+FINGERPRINT = "cleaned-rows-v1"
+"""How the header's ``dataset_sha256`` is computed (:func:`data_fingerprint`)."""
 
 _SLACK = Fraction(1, 10**12)
+_CHARGE_KEYS = frozenset({"what", "epsilon", "delta", "mechanism", "sensitivity", "time", "ref"})
+_HEADER_KEYS = frozenset(
+    {"header", "dataset_sha256", "fingerprint", "total_epsilon", "total_delta"}
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -63,6 +88,23 @@ class Charge:
     """Declared sensitivity the noise was calibrated to, if a single number."""
     time: float = field(default_factory=time.time)
     """Unix time of the charge."""
+    ref: str | None = None
+    """A structured reference (e.g. ``selection:<id>``) that code matches, never ``what``."""
+
+
+def _line_hash(line: str) -> str:
+    return hashlib.sha256(line.encode("utf-8")).hexdigest()
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _check_epsilon_delta(epsilon: Any, delta: Any, what: str) -> None:
+    if not (_number(epsilon) and math.isfinite(epsilon) and epsilon >= 0):
+        raise ValueError(f"epsilon ({epsilon}) for {what!r} must be finite and >= 0")
+    if not (_number(delta) and 0 <= delta < 1):
+        raise ValueError(f"delta ({delta}) for {what!r} must be in [0, 1)")
 
 
 class Ledger:
@@ -88,26 +130,50 @@ class Ledger:
         self._charges: list[Charge] = []
         self._eps = Fraction(0)
         self._delta = Fraction(0)
+        self._tip: str | None = None
         self.header: dict[str, Any] | None = None
         if self.path is not None and self.path.exists():
-            for c in _read_charges(self.path, self):
-                self._append(c)
-            if self._exact_eps() > Fraction(self.total_epsilon) + _SLACK:
-                raise BudgetExceededError(
-                    f"ledger file {self.path} already records epsilon {self.spent_epsilon}, more "
-                    f"than the total {self.total_epsilon}; use a new output directory"
-                )
+            if self.path.is_dir():
+                raise ConfigError(f"ledger {str(self.path)!r} is a directory; give a file path")
+            self._load(self.path.read_text(encoding="utf-8"))
+            self._check_within_total()
+
+    def _check_within_total(self) -> None:
+        if self._eps > Fraction(self.total_epsilon) + _SLACK:
+            raise BudgetExceededError(
+                f"ledger file {self.path} already records epsilon {self.spent_epsilon}, more "
+                f"than the total {self.total_epsilon}; use a new output directory"
+            )
+
+    def _load(self, text: str) -> None:
+        """Replace the in-memory state with the file's (validated, chain checked)."""
+        self._charges, self._eps, self._delta = [], Fraction(0), Fraction(0)
+        self._tip, self.header = None, None
+        assert self.path is not None
+        for lineno, line, obj in _parse_lines(self.path, text):
+            if lineno == 1 and obj.get("header") == HEADER:
+                self.header = _check_header(self.path, lineno, obj)
+            else:
+                self._append(_check_charge(self.path, lineno, obj, self._tip))
+            self._tip = _line_hash(line)
+
+    @contextmanager
+    def _locked(self) -> Iterator[IO[str]]:
+        """The file, exclusively locked and re-read; released when the block ends."""
+        import fcntl  # noqa: PLC0415  (POSIX only; enclaves run on Linux)
+
+        assert self.path is not None
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self.path.open("a+", encoding="utf-8") as fh:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)  # released when fh closes
+            fh.seek(0)
+            self._load(fh.read())
+            yield fh
 
     def _append(self, c: Charge) -> None:
         self._charges.append(c)
         self._eps += Fraction(c.epsilon)
         self._delta += Fraction(c.delta)
-
-    def _exact_eps(self) -> Fraction:
-        return self._eps
-
-    def _exact_delta(self) -> Fraction:
-        return self._delta
 
     @property
     def charges(self) -> tuple[Charge, ...]:
@@ -124,22 +190,32 @@ class Ledger:
     @property
     def spent_epsilon(self) -> float:
         """Epsilon spent so far (exact sum rounded to float)."""
-        return float(self._exact_eps())
+        return float(self._eps)
 
     @property
     def spent_delta(self) -> float:
         """Delta spent so far."""
-        return float(self._exact_delta())
+        return float(self._delta)
 
     @property
     def remaining_epsilon(self) -> float:
         """Epsilon still available."""
-        return float(max(Fraction(self.total_epsilon) - self._exact_eps(), Fraction(0)))
+        return float(max(Fraction(self.total_epsilon) - self._eps, Fraction(0)))
+
+    def refresh(self) -> None:
+        """Re-read the file (other processes may have charged it since it was opened)."""
+        if self.path is not None and self.path.exists():
+            with self._locked():
+                pass
 
     def can_afford(self, epsilon: float, delta: float = 0.0) -> bool:
-        """Whether a charge of ``epsilon`` (and ``delta``) would be accepted."""
-        eps_ok = self._exact_eps() + Fraction(epsilon) <= Fraction(self.total_epsilon) + _SLACK
-        delta_ok = self._exact_delta() + Fraction(delta) <= Fraction(self.total_delta) + _SLACK
+        """Whether a charge of ``epsilon`` (and ``delta``) would be accepted now.
+
+        For a ledger file this answers from the last read; :meth:`charge` checks again
+        under the file's lock.
+        """
+        eps_ok = self._eps + Fraction(epsilon) <= Fraction(self.total_epsilon) + _SLACK
+        delta_ok = self._delta + Fraction(delta) <= Fraction(self.total_delta) + _SLACK
         return eps_ok and delta_ok
 
     def charge(
@@ -150,17 +226,38 @@ class Ledger:
         delta: float = 0.0,
         mechanism: str = "",
         sensitivity: float | None = None,
+        ref: str | None = None,
     ) -> None:
         """Record a spend; call this before releasing the statistic.
+
+        For a ledger file the check and the fsynced line happen under one exclusive
+        lock, against what the file holds at that moment.
 
         Raises:
             ValueError: If epsilon or delta is negative or not finite.
             BudgetExceededError: If the charge would exceed the total budget.
         """
-        if not (epsilon >= 0 and epsilon < float("inf")):
-            raise ValueError(f"epsilon ({epsilon}) for {what!r} must be finite and >= 0")
-        if not 0 <= delta < 1:
-            raise ValueError(f"delta ({delta}) for {what!r} must be in [0, 1)")
+        _check_epsilon_delta(epsilon, delta, what)
+        entry = Charge(
+            what=what,
+            epsilon=float(epsilon),
+            delta=float(delta),
+            mechanism=mechanism,
+            sensitivity=None if sensitivity is None else float(sensitivity),
+            ref=ref,
+        )
+        if self.path is None:
+            self._refuse_unaffordable(what, epsilon, delta)
+            self._append(entry)
+            return
+        with self._locked() as fh:
+            self._refuse_unaffordable(what, epsilon, delta)
+            line = json.dumps({**asdict(entry), "prev": self._tip})
+            _write(fh, line)
+            self._append(entry)
+            self._tip = _line_hash(line)
+
+    def _refuse_unaffordable(self, what: str, epsilon: float, delta: float) -> None:
         if not self.can_afford(epsilon, delta):
             raise BudgetExceededError(
                 f"cannot charge {what!r}: requested epsilon {epsilon:g} (delta {delta:g}) but "
@@ -168,24 +265,19 @@ class Ledger:
                 f"{max(self.total_delta - self.spent_delta, 0.0):g}) remains of the total "
                 f"{self.total_epsilon:g}; lower the stage's budget or raise the spec's total"
             )
-        entry = Charge(
-            what=what,
-            epsilon=float(epsilon),
-            delta=float(delta),
-            mechanism=mechanism,
-            sensitivity=None if sensitivity is None else float(sensitivity),
-        )
-        if self.path is not None:
-            self._write_line(asdict(entry))
-        self._append(entry)
 
-    def _write_line(self, obj: dict[str, Any]) -> None:
-        assert self.path is not None
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self.path.open("a", encoding="utf-8") as fh:
-            fh.write(json.dumps(obj) + "\n")
-            fh.flush()
-            os.fsync(fh.fileno())
+    def _bind_header(self, header: dict[str, Any]) -> None:
+        """Write ``header`` as the first line of a new file, or check the file's own."""
+        with self._locked() as fh:
+            if self.header is None:
+                if self._charges:
+                    raise ConfigError(
+                        f"{str(self.path)!r} is a ledger without a dataset header (a run's own "
+                        "ledger?); give the dataset's ledger file, or a new path to start one"
+                    )
+                line = json.dumps(header)
+                _write(fh, line)
+                self.header, self._tip = dict(header), _line_hash(line)
 
     def summary(self) -> dict[str, Any]:
         """JSON-ready totals and the list of charges."""
@@ -198,33 +290,87 @@ class Ledger:
         }
 
 
-def _read_charges(path: Path, ledger: Ledger) -> Iterator[Charge]:
-    text = path.read_text(encoding="utf-8")
-    lines = text.splitlines()
-    for lineno, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
+def _write(fh: IO[str], line: str) -> None:
+    fh.write(line + "\n")
+    fh.flush()
+    os.fsync(fh.fileno())
+
+
+def _parse_lines(path: Path, text: str) -> Iterator[tuple[int, str, dict[str, Any]]]:
+    lines = text.split("\n")
+    torn = lines[-1] != ""
+    body = lines if torn else lines[:-1]
+    for lineno, line in enumerate(body, start=1):
+        if torn and lineno == len(body):
+            # Each charge is written as one line ending in a newline before anything it
+            # covers is released: a last line without its newline is a write cut short
+            # by a crash, so nothing after it was released.
+            raise ConfigError(
+                f"{path}:{lineno}: the last ledger line is incomplete (the process stopped "
+                "while writing it, before releasing what it covers). Keep a copy of the "
+                "file, then delete that partial last line to continue; do not start a "
+                "new ledger, which would forget what was spent"
+            )
         try:
             obj = json.loads(line)
-            if lineno == 1 and isinstance(obj, dict) and obj.get("header") == HEADER:
-                ledger.header = obj
-                continue
-            yield Charge(**obj)
-        except (json.JSONDecodeError, TypeError) as exc:
-            if lineno == len(lines) and not text.endswith("\n"):
-                # Each charge is written as one line ending in a newline before anything
-                # it covers is released: a last line without its newline is a write cut
-                # short by a crash, so nothing after it was released.
-                raise ConfigError(
-                    f"{path}:{lineno}: the last ledger line is incomplete (the process stopped "
-                    "while writing it, before releasing what it covers). Keep a copy of the "
-                    "file, then delete that partial last line to continue; do not start a "
-                    "new ledger, which would forget what was spent"
-                ) from exc
-            raise ConfigError(
-                f"{path}:{lineno} is not a synthflow ledger line ({exc}); the ledger is "
-                "damaged: restore it from a backup (a new ledger would forget what was spent)"
-            ) from exc
+        except ValueError as exc:
+            raise _damaged(path, lineno, f"not JSON ({exc.msg})") from None
+        if not isinstance(obj, dict):
+            raise _damaged(path, lineno, "not a JSON object")
+        yield lineno, line, obj
+
+
+def _damaged(path: Path, lineno: int, why: str) -> ConfigError:
+    return ConfigError(
+        f"{path}:{lineno} is not a valid synthflow ledger line: {why}. The ledger is "
+        "damaged or was edited by hand: restore it from a backup (a new ledger would "
+        "forget what was spent)"
+    )
+
+
+def _check_header(path: Path, lineno: int, obj: dict[str, Any]) -> dict[str, Any]:
+    unknown = sorted(set(obj) - _HEADER_KEYS)
+    if unknown:
+        raise _damaged(path, lineno, f"unknown header field(s) {unknown}")
+    digest = obj.get("dataset_sha256")
+    if not (isinstance(digest, str) and len(digest) == 64):
+        raise _damaged(path, lineno, "the header's dataset_sha256 is not a SHA-256")
+    eps, delta = obj.get("total_epsilon"), obj.get("total_delta", 0.0)
+    if not (_number(eps) and math.isfinite(eps) and eps > 0 and _number(delta) and 0 <= delta < 1):
+        raise _damaged(path, lineno, "the header's total budget is not a valid budget")
+    return obj
+
+
+def _check_charge(path: Path, lineno: int, obj: dict[str, Any], tip: str | None) -> Charge:
+    if obj.get("header") is not None:
+        raise _damaged(path, lineno, "a dataset header after the first line")
+    unknown = sorted(set(obj) - _CHARGE_KEYS - {"prev"})
+    if unknown:
+        raise _damaged(path, lineno, f"unknown field(s) {unknown}")
+    if "prev" not in obj:
+        raise _damaged(path, lineno, "no 'prev' hash (written by hand or by an old synthflow)")
+    if obj["prev"] != tip:
+        raise _damaged(
+            path,
+            lineno,
+            "its 'prev' hash does not match the line before it (a line was edited, "
+            "inserted or deleted)",
+        )
+    what = obj.get("what")
+    if not isinstance(what, str):
+        raise _damaged(path, lineno, "'what' is missing or not text")
+    try:
+        _check_epsilon_delta(obj.get("epsilon"), obj.get("delta", 0.0), what)
+    except ValueError as exc:
+        raise _damaged(path, lineno, str(exc)) from None
+    sens = obj.get("sensitivity")
+    if sens is not None and not (_number(sens) and math.isfinite(sens) and sens >= 0):
+        raise _damaged(path, lineno, f"sensitivity ({sens}) must be finite and >= 0")
+    if not isinstance(obj.get("mechanism", ""), str) or not _number(obj.get("time", 0.0)):
+        raise _damaged(path, lineno, "'mechanism' must be text and 'time' a number")
+    if obj.get("ref") is not None and not isinstance(obj["ref"], str):
+        raise _damaged(path, lineno, "'ref' must be text")
+    return Charge(**{k: v for k, v in obj.items() if k in _CHARGE_KEYS})
 
 
 def file_sha256(path: str | Path) -> str:
@@ -236,46 +382,67 @@ def file_sha256(path: str | Path) -> str:
     return h.hexdigest()
 
 
+def data_fingerprint(frame: pd.DataFrame) -> str:
+    """SHA-256 of a cleaned dataset as the flow reads it, whatever file it came from.
+
+    The columns (sorted by name) and one 64-bit hash per row (pandas'
+    ``hash_pandas_object`` of the row's cleaned values, typed by the spec), the row
+    hashes sorted: a gzip or
+    CRLF copy of a file, or its rows in another order, give the same fingerprint, so
+    they draw on the same dataset ledger. Different data give different fingerprints
+    (up to hash collisions).
+    """
+    import numpy as np  # noqa: PLC0415
+    import pandas as pd  # noqa: PLC0415
+
+    cols = sorted(frame.columns)
+    rows = np.sort(pd.util.hash_pandas_object(frame[cols], index=False).to_numpy(np.uint64))
+    h = hashlib.sha256(json.dumps([FINGERPRINT, cols, len(frame)]).encode())
+    h.update(rows.tobytes())
+    return h.hexdigest()
+
+
 def dataset_ledger(
-    path: str | Path, data: str | Path, *, total_epsilon: float, total_delta: float = 0.0
+    path: str | Path,
+    data: pd.DataFrame,
+    *,
+    total_epsilon: float,
+    total_delta: float = 0.0,
 ) -> Ledger:
-    """The persistent ledger of the dataset in file ``data`` (created on first use).
+    """The persistent ledger of the cleaned dataset ``data`` (created on first use).
 
     Raises:
-        ConfigError: If the file is the ledger of other data, holds another total, or is
-            not a dataset ledger (e.g. a run's own ledger).
+        ConfigError: If the file is the ledger of other data, holds another total, is
+            not a dataset ledger (e.g. a run's own ledger), or is damaged.
     """
     path = Path(path)
-    digest = file_sha256(data)
+    digest = data_fingerprint(data)
     if path.is_dir():
         raise ConfigError(f"--ledger {str(path)!r} is a directory; give a ledger file path")
     ledger = Ledger(total_epsilon=total_epsilon, total_delta=total_delta, path=path)
-    if ledger.header is None:
-        if ledger.charges:
-            raise ConfigError(
-                f"{str(path)!r} is a ledger without a dataset header (a run's own ledger?); "
-                "give the dataset's ledger file, or a new path to start one"
-            )
-        ledger.header = {
+    ledger._bind_header(
+        {
             "header": HEADER,
             "dataset_sha256": digest,
+            "fingerprint": FINGERPRINT,
             "total_epsilon": float(total_epsilon),
             "total_delta": float(total_delta),
         }
-        ledger._write_line(ledger.header)
-        return ledger
-    if ledger.header.get("dataset_sha256") != digest:
+    )
+    header = ledger.header or {}
+    if header.get("dataset_sha256") != digest:
         raise ConfigError(
-            f"the ledger {str(path)!r} belongs to another dataset (its SHA-256 differs from "
-            f"{str(data)!r}); each private dataset has one ledger: pass that dataset's ledger"
+            f"the ledger {str(path)!r} belongs to another dataset (the cleaned data's "
+            "SHA-256 differs from the one it was created for); each private dataset has one "
+            "ledger: pass that dataset's ledger"
         )
-    if (ledger.header.get("total_epsilon"), ledger.header.get("total_delta")) != (
+    if (header.get("total_epsilon"), header.get("total_delta")) != (
         float(total_epsilon),
         float(total_delta),
     ):
         raise ConfigError(
             f"the ledger {str(path)!r} was created with total epsilon "
-            f"{ledger.header.get('total_epsilon')} and delta {ledger.header.get('total_delta')}; "
+            f"{header.get('total_epsilon')} and delta {header.get('total_delta')}; "
             f"this spec gives {total_epsilon} and {total_delta}: a dataset's total budget is "
             "fixed when its ledger is created"
         )
@@ -284,14 +451,14 @@ def dataset_ledger(
 
 def command_ledger(
     *,
-    data: str | Path,
+    data: pd.DataFrame | None,
     public: bool,
     ledger_path: str | Path | None,
     total_epsilon: float,
     total_delta: float = 0.0,
     fallback: str | Path | None = None,
 ) -> Ledger:
-    """The ledger a command charges for DP computations on ``data``.
+    """The ledger a command charges for DP computations on the cleaned ``data``.
 
     ``--ledger`` names the dataset's persistent ledger (:func:`dataset_ledger`); data
     not declared public require it, so that every command on a private dataset draws on
@@ -302,6 +469,8 @@ def command_ledger(
         ConfigError: Private data without ``--ledger``, or a ledger of other data.
     """
     if ledger_path is not None:
+        if data is None:
+            raise ValueError("a dataset ledger needs the cleaned data (its fingerprint)")
         return dataset_ledger(
             ledger_path, data, total_epsilon=total_epsilon, total_delta=total_delta
         )

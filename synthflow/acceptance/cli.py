@@ -80,8 +80,11 @@ def evaluate_command(
     if exact:
         return evaluate(spec, transformer, orig, cand, exact=True), transformer, orig, cand
     rng = PrivacyRNG.from_seed(seed) if seed is not None else PrivacyRNG.secure()
+    from synthflow.data import load_data
+
     ledger = command_ledger(
-        data=original,
+        # the dataset ledger is bound to the cleaned original (its fingerprint)
+        data=load_data(original, spec, public=public).frame if ledger_path is not None else None,
         public=public,
         ledger_path=ledger_path,
         total_epsilon=spec.privacy.total_epsilon,

@@ -191,7 +191,7 @@ def release_command(
         print(f"synthflow release: warning (--force given): {hopeless}", file=sys.stderr)
     shared = (
         command_ledger(
-            data=data,
+            data=raw,
             public=public,
             ledger_path=ledger_path,
             total_epsilon=spec.privacy.total_epsilon,

@@ -32,6 +32,7 @@ import logging
 import math
 import os
 import pickle
+import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -64,6 +65,9 @@ SELECTION_CHARGE = "private selection (Liu-Talwar, known threshold)"
 SELECTION_CHARGE_PS = "private selection (Papernot-Steinke, geometric repetitions)"
 LIU_TALWAR = "liu-talwar"
 PAPERNOT_STEINKE = "papernot-steinke"
+SELECTION_REF = "selection:"
+"""Prefix of the ``ref`` of a selection's charges: ``selection:<random id>``, the id in
+the enclave's start record."""
 FIT_CHARGE = "once per release"
 """Marker in the ledger entry of the once-per-release regression fit."""
 
@@ -350,6 +354,7 @@ class _Enclave:
         with self.transcript.open("a", encoding="utf-8") as fh:
             fh.write(json.dumps(event, default=str) + "\n")
             fh.flush()
+            os.fsync(fh.fileno())
 
     def events(self) -> list[dict[str, Any]]:
         if not self.transcript.exists():
@@ -478,12 +483,6 @@ def _select(
     dataset_ledger: Ledger | None,
 ) -> SelectionOutcome:
     enclave_dir = enclave.root
-    ended = _read_outcome(enclave) if enclave.outcome.exists() else None
-    if ended is not None and (ended.get("selected") is None or not enclave.selected.exists()):
-        raise ConfigError(
-            f"the selection in {str(enclave_dir)!r} has already ended without a release; use a "
-            "new --private-dir for a new release (its budget is spent)"
-        )
     # The mechanism is fixed when selection starts: the spec (budgets, thresholds), the
     # candidate set, gamma and the fit-once choice. Resuming with any of them changed
     # would let a steward adapt after seeing failures under the single charge.
@@ -494,15 +493,14 @@ def _select(
         "fit_once": fit_once,
         "cost": cost.to_json(),
     }
-    start = [e for e in enclave.events() if e.get("event") == "start"]
+    events = enclave.events()
+    start = [e for e in events if e.get("event") == "start"]
     ledger = Ledger(
         total_epsilon=spec.privacy.total_epsilon,
         total_delta=spec.privacy.total_delta,
         path=enclave_dir / "ledger.jsonl",
     )
-    started = any(
-        c.what.startswith((SELECTION_CHARGE, SELECTION_CHARGE_PS)) for c in ledger.charges
-    )
+    charged = [c for c in ledger.charges if (c.ref or "").startswith(SELECTION_REF)]
     if start:
         changed = [k for k, v in fixed.items() if start[0].get(k) != v]
         if changed:
@@ -513,37 +511,51 @@ def _select(
                 "original command), or start a new release in a new --private-dir (which "
                 "spends a new budget)"
             )
-    elif started:
+        ref = f"{SELECTION_REF}{start[0].get('selection_id')}"
+        _check_resume(enclave_dir, ref, charged, dataset_ledger)
+        if start[0].get("enclave") != str(enclave_dir.resolve()):
+            raise ConfigError(
+                f"the selection in {str(enclave_dir)!r} was started in "
+                f"{start[0].get('enclave')!r}: a selection continues only in the directory it "
+                "started in (a copy would run it twice on one charge); move it back and "
+                "re-run there"
+            )
+    elif charged:
         raise ConfigError(
             f"the ledger in {str(enclave_dir)!r} records a selection charge but its transcript "
             "has no start record, so the selection's spec and candidates cannot be checked; "
             "the enclave is damaged: restore transcript.jsonl from a backup"
         )
     else:
-        enclave.log({"event": "start", **fixed})
+        # A new selection: a random id binds its charge in the dataset ledger to this
+        # enclave's start record. An emptied enclave has no start record, so running
+        # the same command again is a new selection and is charged again.
+        ref = f"{SELECTION_REF}{secrets.token_hex(16)}"
+        enclave.log(
+            {
+                "event": "start",
+                "selection_id": ref[len(SELECTION_REF) :],
+                "enclave": str(enclave_dir.resolve()),
+                **fixed,
+            }
+        )
+    by_id = {c.id: c for c in candidates}
+    ended = _ended(enclave, events, by_id, cost)
     if ended is not None:
-        # Selected earlier, publishing failed (disk full, unwritable --out): hand back the
-        # saved selection; nothing is drawn or charged again.
-        saved = pickle.loads(enclave.selected.read_bytes())
-        by_id_saved = {c.id: c for c in candidates}
-        return SelectionOutcome(
-            configuration=by_id_saved[ended["selected"]],
-            payload=saved,
-            attempts=int(ended["attempts"]),
-            cost=cost,
-        )
+        return ended
     label = SELECTION_CHARGE_PS if cost.papernot_steinke else SELECTION_CHARGE
-    shared_what = f"{label}: release with enclave {enclave_dir.resolve()}"
-    if dataset_ledger is not None and not any(
-        c.what == shared_what for c in dataset_ledger.charges
-    ):
-        if not started and not ledger.can_afford(cost.total, cost.total_delta):
+    if not charged:
+        if not ledger.can_afford(cost.total, cost.total_delta):
             # raises: nothing charged
-            ledger.charge(shared_what, epsilon=cost.total, delta=cost.total_delta)
-        dataset_ledger.charge(
-            shared_what, epsilon=cost.total, delta=cost.total_delta, mechanism=cost.theorem
-        )
-    if not started:
+            ledger.charge(label, epsilon=cost.total, delta=cost.total_delta)
+        if dataset_ledger is not None:
+            dataset_ledger.charge(
+                f"{label}: release with enclave {enclave_dir.resolve()}",
+                epsilon=cost.total,
+                delta=cost.total_delta,
+                mechanism=cost.theorem,
+                ref=ref,
+            )
         ledger.charge(
             (
                 f"{label}: geometric attempts (mean {1 / cost.stop_probability:g}) over "
@@ -555,6 +567,7 @@ def _select(
             epsilon=cost.selection_epsilon,
             delta=cost.total_delta,
             mechanism=cost.theorem,
+            ref=ref,
         )
     regression_fit = None
     if fit_once:
@@ -569,18 +582,28 @@ def _select(
                     "file is missing; the fit cannot be recomputed without spending again"
                 )
             regression_fit = fit(ledger, rng)
-            enclave.fit_path.write_bytes(pickle.dumps(regression_fit))
-    done = [e for e in enclave.events() if e.get("event") == "attempt"]
-    pending = [e for e in enclave.events() if e.get("event") == "draw"]
+            _atomic_bytes(enclave.fit_path, pickle.dumps(regression_fit))
+    events = enclave.events()
+    done = {e["attempt"]: e for e in events if e.get("event") == "attempt"}
+    coins = {e["attempt"] for e in events if e.get("event") == "coin"}
+    pending = [e for e in events if e.get("event") == "draw"]
     number = len(done)
-    by_id = {c.id: c for c in candidates}
+    if number and stop_probability > 0 and number not in coins:
+        # Stopped between a failed attempt and its stop coin: flip it now, so that the
+        # number of attempts stays geometric (both theorems assume it).
+        stopped = _flip_coin(enclave, rng, number, stop_probability, by_id, cost)
+        if stopped is not None:
+            return stopped
     while True:
         if max_attempts is not None and number >= max_attempts:
             # The count equals the limit the steward set; it is not repeated here because
             # the number of attempts is private and messages may be copied out.
             raise SelectionPaused(
                 "paused at the --max-attempts limit; re-run the same command with a larger "
-                "--max-attempts (or without it) to continue the same selection"
+                "--max-attempts (or without it) to continue the same selection. Whether and "
+                "when a selection pauses depends on the private data: nothing derived from "
+                "it (not even that it paused) may leave the enclave until it has been "
+                "continued to its end"
             )
         number += 1
         redo = [e for e in pending if e["attempt"] == number]
@@ -597,30 +620,155 @@ def _select(
         if inner.charges:  # a crashed attempt's spend is already inside the selection charge
             inner = Ledger(total_epsilon=cost.attempt_epsilon, total_delta=cost.attempt_delta)
         result = attempt(cfg, inner, rng, regression_fit)
-        enclave.log(
-            {
-                "event": "attempt",
-                "attempt": number,
-                "config_id": cfg.id,
-                "passed": result.passed,
-                **result.transcript,
-            }
-        )
+        record = {
+            "event": "attempt",
+            "attempt": number,
+            "config_id": cfg.id,
+            "passed": result.passed,
+            **result.transcript,
+        }
+        if result.passed:
+            # First a short record that this attempt passed, then the result saved, then
+            # the transcript's full record, all before anything is published: a re-run
+            # hands back this result, or stops with an error if saving it failed (disk
+            # full), and never draws again in its place; a failed publish loses nothing.
+            enclave.log({"event": "passed", "attempt": number, "config_id": cfg.id})
+            _atomic_bytes(
+                enclave.selected,
+                pickle.dumps(
+                    {
+                        "format": 2,
+                        "attempt": number,
+                        "config_id": cfg.id,
+                        "payload": result.payload,
+                        "record": record,
+                    }
+                ),
+            )
+        enclave.log(record)
         if on_attempt:
             on_attempt(number, result.passed)
         if result.passed:
-            # The selection is saved inside the enclave before the outcome says so and
-            # before anything is published, so a failed publish loses no budget.
-            _atomic_bytes(enclave.selected, pickle.dumps(result.payload))
             _atomic_bytes(
                 enclave.outcome, json.dumps({"selected": cfg.id, "attempts": number}).encode()
             )
             return SelectionOutcome(
                 configuration=cfg, payload=result.payload, attempts=number, cost=cost
             )
-        if stop_probability > 0 and rng.bernoulli(stop_probability):
-            enclave.log({"event": "stopped", "attempt": number})
-            _atomic_bytes(
-                enclave.outcome, json.dumps({"selected": None, "attempts": number}).encode()
+        if stop_probability > 0:
+            stopped = _flip_coin(enclave, rng, number, stop_probability, by_id, cost)
+            if stopped is not None:
+                return stopped
+
+
+def _check_resume(
+    enclave_dir: Path, ref: str, charged: list[Any], dataset_ledger: Ledger | None
+) -> None:
+    """A started selection continues only as the selection its dataset ledger charged."""
+    if charged and all(c.ref != ref for c in charged):
+        raise ConfigError(
+            f"the start record in {str(enclave_dir)!r} names another selection than its ledger "
+            "charged; the enclave is damaged or assembled from two selections: restore it "
+            "from a backup"
+        )
+    if dataset_ledger is None:
+        return
+    held = any(c.ref == ref for c in dataset_ledger.charges)
+    if charged and not held:
+        raise ConfigError(
+            f"the selection in {str(enclave_dir)!r} is not charged in the dataset ledger "
+            f"{str(dataset_ledger.path)!r} (no charge holds its id): a selection continues "
+            "only with the dataset ledger it was charged to. Pass that --ledger, or start "
+            "a new selection in a new, empty --private-dir (charged anew)"
+        )
+    if held and not charged:
+        raise ConfigError(
+            f"the dataset ledger charged the selection in {str(enclave_dir)!r} but the "
+            "enclave's own ledger has no record of it (the enclave was emptied or copied, or "
+            "the process stopped between the two charges); its budget is spent. Restore "
+            "the enclave from a backup, or start a new selection in a new, empty "
+            "--private-dir (charged anew)"
+        )
+
+
+def _flip_coin(
+    enclave: _Enclave,
+    rng: PrivacyRNG,
+    number: int,
+    stop_probability: float,
+    by_id: dict[str, Configuration],
+    cost: SelectionCost,
+) -> SelectionOutcome | None:
+    """The stop coin after failed attempt ``number``, recorded; the outcome if it stops."""
+    stop = rng.bernoulli(stop_probability)
+    enclave.log({"event": "coin", "attempt": number, "stop": bool(stop)})
+    if not stop:
+        return None
+    enclave.log({"event": "stopped", "attempt": number})
+    _atomic_bytes(enclave.outcome, json.dumps({"selected": None, "attempts": number}).encode())
+    return SelectionOutcome(configuration=None, payload=None, attempts=number, cost=cost)
+
+
+def _ended(
+    enclave: _Enclave,
+    events: list[dict[str, Any]],
+    by_id: dict[str, Configuration],
+    cost: SelectionCost,
+) -> SelectionOutcome | None:
+    """The saved outcome of a selection that has ended; None while it runs.
+
+    A saved result is handed back (publishing may have failed: disk full, unwritable
+    --out); nothing is drawn or charged again. A pass recorded without its saved result,
+    or a selection that stopped, is never replaced by a new draw.
+    """
+    enclave_dir = enclave.root
+    ended = _read_outcome(enclave) if enclave.outcome.exists() else None
+    stopped = any(e.get("event") == "stopped" for e in events)
+    if stopped or (ended is not None and ended.get("selected") is None):
+        raise ConfigError(
+            f"the selection in {str(enclave_dir)!r} has already ended without a release; use a "
+            "new --private-dir for a new release (its budget is spent)"
+        )
+    passed = [e for e in events if e.get("event") == "passed"]
+    logged = any(e.get("event") == "attempt" and e.get("passed") for e in events)
+    if enclave.selected.exists():
+        try:
+            saved = pickle.loads(enclave.selected.read_bytes())
+        except Exception as exc:
+            raise ConfigError(
+                f"{str(enclave.selected)!r} is damaged ({type(exc).__name__}); the selected "
+                "result cannot be read. Do not start a new selection to replace it (that "
+                "spends again): restore the file from a backup"
+            ) from None
+        if isinstance(saved, dict) and saved.get("format") == 2:
+            config_id, attempts, payload = saved["config_id"], saved["attempt"], saved["payload"]
+            if not logged:  # stopped after saving, before the transcript's full record
+                enclave.log(saved["record"])
+        elif ended is not None:  # saved by an earlier version: the outcome names it
+            config_id, attempts, payload = ended["selected"], ended["attempts"], saved
+        else:
+            raise ConfigError(
+                f"{str(enclave.selected)!r} has no outcome.json beside it; restore outcome.json "
+                "from a backup (a new selection would spend again)"
             )
-            return SelectionOutcome(configuration=None, payload=None, attempts=number, cost=cost)
+        if config_id not in by_id:
+            raise ConfigError(
+                f"the saved selection in {str(enclave_dir)!r} is not one of the candidates; "
+                "re-run the original command"
+            )
+        if ended is None:
+            _atomic_bytes(
+                enclave.outcome,
+                json.dumps({"selected": config_id, "attempts": attempts}).encode(),
+            )
+        return SelectionOutcome(
+            configuration=by_id[config_id], payload=payload, attempts=int(attempts), cost=cost
+        )
+    if passed or logged or ended is not None:
+        raise ConfigError(
+            f"the selection in {str(enclave_dir)!r} passed, but its saved result "
+            f"({enclave.selected.name}) is missing: the enclave is damaged. Restore the file "
+            "from a backup; nothing new is drawn in its place (a second draw would spend "
+            "the budget again)"
+        )
+    return None

@@ -137,7 +137,7 @@ def _protect(args: argparse.Namespace) -> int:
     if method.is_dp:
         if args.ledger is not None or not args.public:
             ledger = command_ledger(
-                data=args.data,
+                data=loaded.frame.drop(columns=list(extra)),
                 public=args.public,
                 ledger_path=args.ledger,
                 total_epsilon=spec.privacy.total_epsilon,

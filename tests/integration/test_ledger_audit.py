@@ -1,0 +1,233 @@
+"""[ledger] DP audit: no spend escapes the dataset's ledger.
+
+Each test names the audit item it covers and fails on the code the audit measured.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import shutil
+
+import pytest
+import yaml
+
+from synthflow.cli import main
+from synthflow.errors import ConfigError, SelectionPaused
+from synthflow.ledger import Ledger
+from synthflow.release import AttemptResult, private_selection, selection
+from synthflow.rng import PrivacyRNG
+from synthflow.space import expand_space
+
+
+def _toy(p, calls=None):
+    def attempt(cfg, ledger, rng, fit):
+        if calls is not None:
+            calls.append(cfg.id)
+        ledger.charge("toy flow", epsilon=ledger.total_epsilon)
+        return AttemptResult(passed=rng.bernoulli(p), transcript={}, payload=cfg.id)
+
+    return attempt
+
+
+def _events(enclave, kind):
+    lines = (enclave / "transcript.jsonl").read_text().splitlines()
+    return [e for e in map(json.loads, lines) if e["event"] == kind]
+
+
+@pytest.fixture()
+def budget(tmp_path):
+    return Ledger(total_epsilon=100.0, path=tmp_path / "budget.jsonl")
+
+
+def test_an_emptied_enclave_is_a_new_selection_and_is_charged_again(tmp_path, small_spec, budget):
+    # Item 1: the charge was keyed by the enclave's path, so rm -rf enclave + re-run
+    # spent again with no new charge (three selections, one 9.98 charge).
+    enclave, cands = tmp_path / "e", expand_space(small_spec)
+    cost = selection.selection_cost(small_spec, fit_once=False).total
+    for k in range(1, 4):
+        out = private_selection(
+            small_spec, cands, attempt=_toy(1.0), enclave_dir=enclave,
+            rng=PrivacyRNG.from_seed(k), dataset_ledger=budget,
+        )  # fmt: skip
+        assert out.configuration is not None
+        shutil.rmtree(enclave)
+        on_file = Ledger(total_epsilon=100.0, path=budget.path)
+        assert on_file.spent_epsilon == pytest.approx(k * cost)
+        assert len({c.ref for c in on_file.charges}) == k  # one id per selection
+
+
+@pytest.mark.parametrize("forgery", ["id", "enclave_ledger", "other_dataset_ledger", "copy"])
+def test_a_forged_resume_is_refused_before_any_attempt(tmp_path, small_spec, budget, forgery):
+    # Item 1: a resume must present the start record whose id the dataset ledger holds.
+    enclave, cands = tmp_path / "e", expand_space(small_spec)
+    kwargs = dict(rng=PrivacyRNG.from_seed(5), dataset_ledger=budget)
+    with pytest.raises(SelectionPaused):
+        private_selection(
+            small_spec, cands, attempt=_toy(0.0), enclave_dir=enclave, max_attempts=2, **kwargs
+        )
+    transcript = enclave / "transcript.jsonl"
+    if forgery == "id":  # a start record of another (uncharged) selection
+        lines = transcript.read_text().splitlines()
+        start = json.loads(lines[0])
+        start["selection_id"] = "0" * 32
+        transcript.write_text("\n".join([json.dumps(start), *lines[1:]]) + "\n")
+        match = "names another selection"
+    elif forgery == "enclave_ledger":  # the enclave's own ledger removed: looks unstarted
+        (enclave / "ledger.jsonl").unlink()
+        match = "has no record of it"
+    elif forgery == "other_dataset_ledger":
+        kwargs["dataset_ledger"] = Ledger(total_epsilon=100.0, path=tmp_path / "fresh.jsonl")
+        match = "not charged in the dataset ledger"
+    else:  # a copy of the enclave continued elsewhere: the same charge run twice
+        shutil.copytree(enclave, tmp_path / "copy")
+        enclave = tmp_path / "copy"
+        match = "continues only in the directory it started in"
+    calls = []
+    with pytest.raises(ConfigError, match=match):
+        private_selection(
+            small_spec, cands, attempt=_toy(1.0, calls), enclave_dir=enclave, **kwargs
+        )
+    assert calls == []
+    assert len(Ledger(total_epsilon=100.0, path=budget.path).charges) == 1
+
+
+def test_a_failed_save_of_a_pass_is_never_replaced_by_another_draw(
+    tmp_path, small_spec, monkeypatch
+):
+    # Item 4a: a pass whose saving failed (disk full) was counted as done and the re-run
+    # went on drawing: 3 different releases for one charge.
+    enclave, cands = tmp_path / "e", expand_space(small_spec)
+    real = selection._atomic_bytes
+
+    def full(path, data):
+        if path.name == "selected.pkl":
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real(path, data)
+
+    monkeypatch.setattr(selection, "_atomic_bytes", full)
+    with pytest.raises(OSError, match="No space left"):
+        private_selection(
+            small_spec, cands, attempt=_toy(1.0), enclave_dir=enclave, rng=PrivacyRNG.from_seed(1)
+        )
+    monkeypatch.setattr(selection, "_atomic_bytes", real)
+    before = (enclave / "transcript.jsonl").read_text()
+    calls = []
+    for _ in range(2):
+        with pytest.raises(ConfigError, match="saved result .* is missing"):
+            private_selection(
+                small_spec, cands, attempt=_toy(1.0, calls), enclave_dir=enclave,
+                rng=PrivacyRNG.from_seed(2),
+            )  # fmt: skip
+    assert calls == [] and (enclave / "transcript.jsonl").read_text() == before
+
+
+@pytest.mark.parametrize("removed", [["outcome.json"], ["outcome.json", "selected.pkl"]])
+def test_a_logged_pass_is_handed_back_or_refused(tmp_path, small_spec, removed):
+    # Item 4a: deleting outcome.json and selected.pkl gave new draws; now a re-run hands
+    # back the same selection, or stops with an error when its result is gone.
+    enclave, cands = tmp_path / "e", expand_space(small_spec)
+    first = private_selection(
+        small_spec, cands, attempt=_toy(0.5), enclave_dir=enclave, rng=PrivacyRNG.from_seed(8)
+    )
+    for name in removed:
+        (enclave / name).unlink()
+    calls = []
+    rerun = dict(attempt=_toy(1.0, calls), enclave_dir=enclave, rng=PrivacyRNG.from_seed(9))
+    if "selected.pkl" in removed:
+        with pytest.raises(ConfigError, match="nothing new is drawn"):
+            private_selection(small_spec, cands, **rerun)
+    else:
+        again = private_selection(small_spec, cands, **rerun)
+        assert (again.configuration, again.payload, again.attempts) == (
+            first.configuration, first.payload, first.attempts,
+        )  # fmt: skip
+    assert calls == []
+
+
+def test_a_crash_after_saving_before_the_record_returns_the_saved_pass(tmp_path, small_spec):
+    enclave, cands = tmp_path / "e", expand_space(small_spec)
+    first = private_selection(
+        small_spec, cands, attempt=_toy(1.0), enclave_dir=enclave, rng=PrivacyRNG.from_seed(3)
+    )
+    # as if the process died right after selected.pkl was written
+    lines = (enclave / "transcript.jsonl").read_text().splitlines()
+    assert json.loads(lines[-1])["event"] == "attempt"
+    (enclave / "transcript.jsonl").write_text("\n".join(lines[:-1]) + "\n")
+    (enclave / "outcome.json").unlink()
+    calls = []
+    again = private_selection(
+        small_spec, cands, attempt=_toy(1.0, calls), enclave_dir=enclave,
+        rng=PrivacyRNG.from_seed(4),
+    )  # fmt: skip
+    assert calls == [] and again.payload == first.payload
+    assert len(_events(enclave, "attempt")) == 1  # the record restored from the save
+
+
+def test_a_crash_between_a_failure_and_its_coin_flips_the_coin_on_resume(
+    tmp_path, small_spec, monkeypatch
+):
+    # Item 4b: a crash between a failed attempt and its stop coin left one coin unflipped,
+    # so the number of attempts was no longer geometric.
+    enclave, cands = tmp_path / "e", expand_space(small_spec)
+    real = selection._flip_coin
+    flips = []
+
+    def crash_on_third(*args, **kwargs):
+        flips.append(1)
+        if len(flips) == 3:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(selection, "_flip_coin", crash_on_third)
+    kwargs = dict(enclave_dir=enclave, stop_probability=0.2)
+    with pytest.raises(KeyboardInterrupt):
+        private_selection(
+            small_spec, cands, attempt=_toy(0.0), rng=PrivacyRNG.from_seed(11), **kwargs
+        )
+    assert len(_events(enclave, "attempt")) == 3 and len(_events(enclave, "coin")) == 2
+    monkeypatch.setattr(selection, "_flip_coin", real)
+    out = private_selection(
+        small_spec, cands, attempt=_toy(0.0), rng=PrivacyRNG.from_seed(12), **kwargs
+    )
+    assert out.configuration is None  # only failures: the coin ended it
+    attempts, coins = _events(enclave, "attempt"), _events(enclave, "coin")
+    assert [c["attempt"] for c in coins] == [a["attempt"] for a in attempts]
+    assert [c["stop"] for c in coins] == [False] * (len(coins) - 1) + [True]
+
+
+def test_the_pause_message_says_nothing_may_leave_the_enclave(tmp_path, small_spec):
+    # Item 5: the pause itself depends on the data (0.81 on D against 5e-6 on a neighbour).
+    with pytest.raises(SelectionPaused, match="nothing derived from it .* may leave the enclave"):
+        private_selection(
+            small_spec, expand_space(small_spec), attempt=_toy(0.0), enclave_dir=tmp_path / "e",
+            rng=PrivacyRNG.from_seed(0), max_attempts=1,
+        )  # fmt: skip
+
+
+def _cands(tmp_path, spec):
+    path = tmp_path / "candidates.yaml"
+    configurations = [c.to_json() for c in expand_space(spec) if c.letters == "aaaa"]
+    path.write_text(yaml.safe_dump({"spec_sha256": spec.sha256, "configurations": configurations}))
+    return path
+
+
+def test_release_in_an_emptied_enclave_through_the_cli_is_charged_again(
+    tmp_path, small_spec, small_csv, capsys
+):
+    # Item 1 as a steward would do it: release, rm -rf the enclave, release again.
+    budget = tmp_path / "budget.jsonl"
+    argv = ["release", small_spec.path, "--data", str(small_csv), "--candidates",
+            str(_cands(tmp_path, small_spec)), "--private-dir", str(tmp_path / "enclave"),
+            "--ledger", str(budget), "--quiet", "--max-attempts", "200"]  # fmt: skip
+    assert main([*argv, "--out", str(tmp_path / "r1")]) == 0
+    capsys.readouterr()
+    shutil.rmtree(tmp_path / "enclave")
+    # A selection costs 2 x 2.3 = 4.6 of the spec's 5: the second is a new selection and
+    # is refused, where before it ran on the first one's charge.
+    assert main([*argv, "--out", str(tmp_path / "r2")]) == 2
+    assert "cannot charge 'private selection" in capsys.readouterr().err
+    ledger = Ledger(total_epsilon=100.0, path=budget)
+    assert len(ledger.charges) == 1
+    assert ledger.spent_epsilon == pytest.approx(4.6)
+    assert not (tmp_path / "r2").exists() or not any((tmp_path / "r2").iterdir())
