@@ -45,7 +45,7 @@ if TYPE_CHECKING:  # the exports, imported on first use (synthflow/_lazy.py)
         StoreError,
     )
     from synthflow.flow import FlowResult, run_flow
-    from synthflow.ledger import Ledger
+    from synthflow.ledger import Ledger, dataset_ledger
     from synthflow.plan.cli import plan_command as plan_budget
     from synthflow.release.audit import AuditReport, audit_release
     from synthflow.release.job import release_command as run_release
@@ -81,6 +81,7 @@ __all__ = [
     "Transformer",
     "__version__",
     "audit_release",
+    "dataset_ledger",
     "estimate_pass_rates",
     "evaluate",
     "evaluate_candidate",

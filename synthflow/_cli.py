@@ -9,8 +9,8 @@
 - Help shows every non-trivial default.
 - stdout carries the one thing a script wants (the absolute path of what was written, or
   the table asked for); progress and advice go to stderr.
-- Exit codes are :data:`EXIT_OK`, :data:`EXIT_NEGATIVE`, :data:`EXIT_USAGE` and
-  :data:`EXIT_PAUSED`.
+- Exit codes are :data:`EXIT_OK`, :data:`EXIT_NEGATIVE`, :data:`EXIT_USAGE`,
+  :data:`EXIT_PAUSED` and :data:`EXIT_SPENT`.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ __all__ = [
     "EXIT_NEGATIVE",
     "EXIT_OK",
     "EXIT_PAUSED",
+    "EXIT_SPENT",
     "EXIT_USAGE",
     "HelpFormatter",
     "add_command",
@@ -43,6 +44,9 @@ EXIT_USAGE = 2
 charge): nothing was spent."""
 EXIT_PAUSED = 3
 """Paused and resumable (``release --max-attempts``): re-run to continue."""
+EXIT_SPENT = 4
+"""Failed after budget was charged (e.g. the disk filled while publishing): the message
+says what was spent and how to resume without spending again."""
 
 
 class HelpFormatter(argparse.HelpFormatter):

@@ -89,16 +89,17 @@ class Synthesizer:
         Args:
             data: Cleaned raw release columns (:func:`synthflow.load_data`), or a data
                 file, which is loaded and cleaned against the spec.
-            ledger: The dataset's ledger. Default: a new in-memory ledger of the spec's
-                total budget (fine for public data; a steward passes the dataset's
-                persistent ledger, :class:`synthflow.Ledger` with ``path``).
+            ledger: The dataset's persistent ledger (:func:`synthflow.dataset_ledger`),
+                required unless ``public``, as on the command line. With ``public=True``
+                the default is a new in-memory ledger of the spec's total budget.
             rng: Randomness. Default: a CSPRNG (:meth:`PrivacyRNG.secure`); a seeded
                 one (:meth:`PrivacyRNG.from_seed`) only with ``public=True``.
             public: Declares the data public (required for seeds and for generators
                 that run on public data only).
 
         Raises:
-            ConfigError: A seeded rng without ``public``, or a public-only generator.
+            ConfigError: A seeded rng without ``public``, a public-only generator, or
+                data not declared public without their dataset ledger.
             InfeasibleConfigurationError: Fewer rows than ``min_count`` (nothing spent).
             BudgetExceededError: The ledger cannot afford the generator budget.
         """
@@ -114,6 +115,8 @@ class Synthesizer:
                 f"generator {model!r} runs only on data declared public (public=True); see "
                 "the README's generator table"
             )
+        if ledger is None and not public:  # before reading the data
+            _api_ledger(ledger, None, self.spec, public=public)
         frame = data if isinstance(data, pd.DataFrame) else load_data(data, self.spec).frame
         codes = self.transformer.forward(frame)
         n = len(codes)
@@ -122,14 +125,7 @@ class Synthesizer:
                 f"{n} rows cannot be projected so that every record appears at least "
                 f"{self.configuration.min_count} times (min_count)"
             )
-        ledger = (
-            ledger
-            if ledger is not None
-            else Ledger(
-                total_epsilon=self.spec.privacy.total_epsilon,
-                total_delta=self.spec.privacy.total_delta,
-            )
-        )
+        ledger = _api_ledger(ledger, frame, self.spec, public=public)
         generator = make_generator(
             model,
             self.configuration.hyperparameters,
@@ -171,6 +167,7 @@ def evaluate_candidate(
     exact: bool,
     ledger: Ledger | None = None,
     rng: PrivacyRNG | None = None,
+    public: bool = False,
 ) -> AcceptanceReport:
     """The acceptance criteria between the original and a candidate.
 
@@ -182,8 +179,10 @@ def evaluate_candidate(
         exact: ``True``: exact values, nothing charged, for public data only (exact
             values of private data are not private). ``False``: the DP release of each
             criterion, charged to ``ledger`` with noise from ``rng``.
-        ledger: The dataset's ledger (required unless ``exact``).
+        ledger: The original's persistent ledger (:func:`synthflow.dataset_ledger`);
+            with ``public=True`` any ledger (an in-memory one by default).
         rng: DP noise (default: a CSPRNG; a seeded one for public data only).
+        public: Declares the original public (required for ``exact``).
 
     Returns:
         An :class:`~synthflow.AcceptanceReport` (a table in a notebook).
@@ -202,11 +201,48 @@ def evaluate_candidate(
     is_codes = all(pd.api.types.is_integer_dtype(candidate[c]) for c in names)
     cand = candidate[names] if is_codes else transformer.from_labels(candidate.astype(str))
     if exact:
+        if not public:
+            raise ConfigError(
+                "exact=True gives exact, non-private statistics of the original: for public "
+                "data only (public=True); evaluate private data with exact=False and its "
+                "dataset ledger"
+            )
         return evaluate(spec, transformer, orig, cand, exact=True)
-    if ledger is None:
-        raise ConfigError(
-            "a DP evaluation charges the dataset's ledger: pass ledger=synthflow.Ledger(...) "
-            "(or exact=True on public data)"
-        )
+    ledger = _api_ledger(ledger, original, spec, public=public)
     rng = rng if rng is not None else PrivacyRNG.secure()
+    if not rng.is_secure and not public:
+        raise ConfigError("a seeded PrivacyRNG is for public data only: pass public=True")
     return evaluate(spec, transformer, orig, cand, exact=False, ledger=ledger, rng=rng)
+
+
+def _api_ledger(
+    ledger: Ledger | None, frame: pd.DataFrame | None, spec: ReleaseSpec, *, public: bool
+) -> Ledger:
+    """The ledger a DP computation charges: the CLI's rule, for the Python API.
+
+    Data not declared public need their dataset's persistent ledger
+    (:func:`synthflow.dataset_ledger`), bound to these very data; public data may use
+    any ledger (a new in-memory one by default).
+    """
+    if public:
+        if ledger is not None:
+            return ledger
+        return Ledger(
+            total_epsilon=spec.privacy.total_epsilon, total_delta=spec.privacy.total_delta
+        )
+    if ledger is None or ledger.header is None:
+        raise ConfigError(
+            "DP computations on data not declared public charge the dataset's persistent "
+            "ledger: pass ledger=synthflow.dataset_ledger(PATH, data, total_epsilon=...) (one "
+            "file per private dataset, shared with the command line), or public=True if the "
+            "data are public"
+        )
+    if frame is not None:
+        from synthflow.ledger import data_fingerprint  # noqa: PLC0415
+
+        if ledger.header.get("dataset_sha256") != data_fingerprint(frame):
+            raise ConfigError(
+                f"the ledger {str(ledger.path)!r} belongs to another dataset (its fingerprint "
+                "differs from these data's): pass the ledger of these data"
+            )
+    return ledger

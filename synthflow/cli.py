@@ -15,7 +15,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from synthflow._cli import EXIT_PAUSED, EXIT_USAGE, HelpFormatter
+from synthflow._cli import EXIT_PAUSED, EXIT_SPENT, EXIT_USAGE, HelpFormatter
 from synthflow.errors import (
     BudgetExceededError,
     ConfigError,
@@ -23,6 +23,7 @@ from synthflow.errors import (
     InfeasibleConfigurationError,
     NotEnoughRowsError,
     SelectionPaused,
+    SpentError,
     SweepWorkerError,
 )
 
@@ -82,6 +83,9 @@ def main(argv: Sequence[str] | None = None) -> int:  # noqa: PLR0911  (one per o
     except SelectionPaused as exc:
         print(f"synthflow {args.command}: paused: {exc}", file=sys.stderr)
         return EXIT_PAUSED
+    except SpentError as exc:
+        print(f"synthflow {args.command}: error after spending: {exc}", file=sys.stderr)
+        return EXIT_SPENT
     except (
         ConfigError,
         DataError,

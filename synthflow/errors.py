@@ -15,6 +15,7 @@ __all__ = [
     "NotEnoughRowsError",
     "PrivacyLeakWarning",
     "SelectionPaused",
+    "SpentError",
     "StoreError",
     "SweepWorkerError",
 ]
@@ -50,6 +51,10 @@ class PrivacyLeakWarning(UserWarning):
 
 class SelectionPaused(RuntimeError):
     """Private selection reached its attempt cap; re-running continues it."""
+
+
+class SpentError(RuntimeError):
+    """A command failed after it charged a ledger; the message says what and how to resume."""
 
 
 class InfeasibleConfigurationError(ValueError):

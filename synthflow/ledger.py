@@ -314,7 +314,8 @@ def _parse_lines(path: Path, text: str) -> Iterator[tuple[int, str, dict[str, An
         try:
             obj = json.loads(line)
         except ValueError as exc:
-            raise _damaged(path, lineno, f"not JSON ({exc.msg})") from None
+            why = exc.msg if isinstance(exc, json.JSONDecodeError) else type(exc).__name__
+            raise _damaged(path, lineno, f"not JSON ({why})") from None
         if not isinstance(obj, dict):
             raise _damaged(path, lineno, "not a JSON object")
         yield lineno, line, obj
@@ -336,7 +337,15 @@ def _check_header(path: Path, lineno: int, obj: dict[str, Any]) -> dict[str, Any
     if not (isinstance(digest, str) and len(digest) == 64):
         raise _damaged(path, lineno, "the header's dataset_sha256 is not a SHA-256")
     eps, delta = obj.get("total_epsilon"), obj.get("total_delta", 0.0)
-    if not (_number(eps) and math.isfinite(eps) and eps > 0 and _number(delta) and 0 <= delta < 1):
+    if not (
+        isinstance(eps, (int, float))
+        and _number(eps)
+        and math.isfinite(eps)
+        and eps > 0
+        and isinstance(delta, (int, float))
+        and _number(delta)
+        and 0 <= delta < 1
+    ):
         raise _damaged(path, lineno, "the header's total budget is not a valid budget")
     return obj
 

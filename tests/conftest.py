@@ -62,6 +62,12 @@ def make_small_frame(n: int, seed: int) -> pd.DataFrame:
     return pd.DataFrame({"age": age, "visits": visits, "region": region, "smoker": smoker})
 
 
+@pytest.fixture(scope="session")
+def small_frame() -> pd.DataFrame:
+    """The made-up clinic visits of ``small_csv`` (600 rows), as a frame."""
+    return make_small_frame(600, seed=7)
+
+
 @pytest.fixture()
 def small_csv(tmp_path: Path) -> Path:
     path = tmp_path / "clinic.csv"

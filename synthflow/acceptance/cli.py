@@ -97,6 +97,14 @@ def evaluate_command(
 def _run(args: argparse.Namespace) -> int:
     from synthflow.config import load_spec
 
+    if args.exact and not args.public:
+        # Exact statistics of private data are not private: inside an enclave a steward
+        # evaluates with DP (drop --exact; it charges the dataset's --ledger).
+        raise ConfigError(
+            "--exact prints exact, non-private statistics of --data and is for public data "
+            "only: add --public if the data are public, or drop --exact to evaluate with DP "
+            "noise charged to the dataset's --ledger"
+        )
     if args.seed is not None and not args.exact and not args.public:
         raise ConfigError(
             "--seed makes the noise reproducible and is only for public data; add --public "
@@ -164,7 +172,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--config", required=True, help="configuration id (see 'synthflow space')")
     p.add_argument(
-        "--exact", action="store_true", help="exact, non-private values; nothing is charged"
+        "--exact",
+        action="store_true",
+        help="exact, non-private values; nothing is charged (public data only: with --public)",
     )
     p.add_argument("--report", metavar="PATH", help="also write a self-contained HTML report")
     p.add_argument(

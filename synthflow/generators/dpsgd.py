@@ -191,13 +191,19 @@ class DPSGDResult:
     """Size of each Poisson batch (drawn before any row is read: independent of the data)."""
 
 
+CLIP_MARGIN = 1e-6
+"""Relative margin below the clip norm C that per-row gradients are scaled to."""
+
+
 def clip_and_sum(torch: Any, grads: dict[str, Any], clip: float) -> dict[str, Any]:
     """Clip each row's gradient (over all parameters) to L2 norm ``clip``; sum the rows.
 
     ``grads`` holds per-row gradients with the row on axis 0.
     """
     norms = torch.sqrt(sum((g.reshape(g.shape[0], -1) ** 2).sum(dim=1) for g in grads.values()))
-    factor = torch.clamp(clip / (norms + 1e-12), max=1.0)
+    # Clipped to C (1 - CLIP_MARGIN): float32 rounding left norms up to 1.0000000681 C
+    # (measured) when clipping to exactly C; the margin keeps every norm <= C.
+    factor = torch.clamp(clip * (1.0 - CLIP_MARGIN) / (norms + 1e-12), max=1.0)
     return {
         k: (g * factor.reshape(-1, *([1] * (g.dim() - 1)))).sum(dim=0) for k, g in grads.items()
     }

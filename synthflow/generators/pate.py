@@ -56,6 +56,7 @@ from typing import Any
 import numpy as np
 
 from synthflow.generators.dpsgd import (
+    CLIP_MARGIN,
     TorchStream,
     _discriminate,
     _discriminator_params,
@@ -131,7 +132,7 @@ def teacher_votes(
     clip = math.sqrt(rows) / 2.0
     votes = torch.sigmoid(logits.double()) - 0.5
     norms = torch.linalg.vector_norm(votes, dim=-1, keepdim=True)
-    votes = votes * torch.clamp(clip / (norms + 1e-12), max=1.0)
+    votes = votes * torch.clamp(clip * (1.0 - CLIP_MARGIN) / (norms + 1e-12), max=1.0)
     noise = torch.from_numpy(stream.g.standard_normal(rows)) * (noise_multiplier * clip)
     return votes.sum(dim=0) + noise, clip
 

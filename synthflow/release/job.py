@@ -18,7 +18,12 @@ from synthflow.acceptance.noise_check import space_noise_warning
 from synthflow.candidates import read_candidates, read_pass_rates
 from synthflow.config import ReleaseSpec, load_spec
 from synthflow.data import load_data
-from synthflow.errors import ConfigError, InfeasibleConfigurationError, NotEnoughRowsError
+from synthflow.errors import (
+    ConfigError,
+    InfeasibleConfigurationError,
+    NotEnoughRowsError,
+    SpentError,
+)
 from synthflow.flow import check_configurations, run_flow
 from synthflow.ledger import Ledger, command_ledger, file_sha256
 from synthflow.release.publish import write_release
@@ -134,10 +139,17 @@ def release_command(
             "--private-dir and --out must be separate directories, neither inside the other: "
             "enclave files (ledger, transcript) are never published"
         )
+    if ledger_path is not None and pub in Path(ledger_path).resolve().parents:
+        raise ConfigError(
+            "--ledger must not be inside --out: the dataset's ledger never leaves the enclave "
+            "(keep it beside --private-dir)"
+        )
+    for option, path in (("--out", out), ("--private-dir", private_dir)):
+        _check_writable(option, path)  # before anything is charged
     spec = load_spec(spec_path)
     plan = _read_plan(plan_path, spec) if plan_path is not None else None
     if plan is not None:
-        if fit_once is not None and fit_once != plan["fit_once"]:
+        if fit_once is not None and bool(fit_once) != bool(plan["fit_once"]):
             raise ConfigError(
                 f"--fit-once {'given' if fit_once else 'absent'} but the plan was made for a "
                 f"regression fit {'once per release' if plan['fit_once'] else 'per candidate'}; "
@@ -167,13 +179,15 @@ def release_command(
     check_configurations(spec, candidates, len(raw))  # before anything is charged
     # The selection's accounting (its theorem, gamma, delta) is checked before the
     # progress display starts; private_selection checks it again before charging.
-    selection_cost(
+    cost = selection_cost(
         spec,
         fit_once=fit_once,
         candidates=candidates,
         rows=len(raw),
         stop_probability=stop_probability,
     )
+    if plan is not None:
+        _check_plan_holds(plan, cost.total, [c.id for c in candidates])
     # A selection that has started (its ledger exists) was judged when it started;
     # resuming it must not be refused (its budget is already spent).
     resuming = (private_dir / "ledger.jsonl").exists()
@@ -224,21 +238,32 @@ def release_command(
         disable=not show_progress,
         bar_format=None if show_attempts else "{desc}: running for {elapsed}",
     )
-    outcome = private_selection(
-        spec,
-        candidates,
-        attempt=_attempt_fn(spec, raw, show_progress=False, public=public),
-        enclave_dir=private_dir,
-        rng=rng,
-        stop_probability=stop_probability,
-        fit_once=fit_once,
-        fit=fit,
-        max_attempts=max_attempts,
-        on_attempt=lambda k, ok: bar.update(k - bar.n),  # the selection's attempt number
-        dataset_ledger=shared,
-        rows=len(raw),
-    )
-    bar.close()
+    try:
+        outcome = private_selection(
+            spec,
+            candidates,
+            attempt=_attempt_fn(spec, raw, show_progress=False, public=public),
+            enclave_dir=private_dir,
+            rng=rng,
+            stop_probability=stop_probability,
+            fit_once=fit_once,
+            fit=fit,
+            max_attempts=max_attempts,
+            on_attempt=lambda k, ok: bar.update(k - bar.n),  # the selection's attempt number
+            dataset_ledger=shared,
+            rows=len(raw),
+        )
+    except OSError as exc:
+        spent = _spent(private_dir)
+        if not spent:
+            raise
+        raise SpentError(
+            f"{exc.strerror or exc} ({exc.filename or private_dir}) during private selection, "
+            f"after epsilon {spent:g} was charged; nothing is lost: free space or fix the path, "
+            "then re-run the same command to continue the same selection without a new charge"
+        ) from exc
+    finally:
+        bar.close()
     if outcome.configuration is None:
         return None
     # (candidate, report, extra); a selection saved by an older version has no extra.
@@ -268,11 +293,52 @@ def release_command(
             note=note,
         )
     except OSError as exc:
-        raise ConfigError(
-            f"writing the release to {str(out)!r} failed ({exc.strerror or exc}); the selected "
-            f"candidate is saved in {str(private_dir)!r}: free space or fix --out, then re-run "
-            "the same command to publish it without spending again"
+        raise SpentError(
+            f"writing the release to {str(out)!r} failed ({exc.strerror or exc}) after epsilon "
+            f"{_spent(private_dir):g} was charged; the selected candidate is saved in "
+            f"{str(private_dir)!r}: free space or fix --out, then re-run the same command to "
+            "publish it without spending again"
         ) from exc
+
+
+def _spent(private_dir: Path) -> float:
+    """Epsilon the enclave's ledger records (0 if the selection has not charged)."""
+    try:
+        return Ledger(total_epsilon=1e300, path=private_dir / "ledger.jsonl").spent_epsilon
+    except (ConfigError, OSError):
+        return 0.0
+
+
+def _check_writable(option: str, path: Path) -> None:
+    """Refuse an output that cannot be written (read-only, not a directory) up front."""
+    import os  # noqa: PLC0415
+
+    existing = path
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if existing.exists() and not existing.is_dir():
+        raise ConfigError(f"{option} {str(path)!r}: {str(existing)!r} is not a directory")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise ConfigError(
+            f"{option} {str(path)!r} cannot be written ({str(existing)!r} is read-only for "
+            "this user); choose a writable directory. Nothing was spent"
+        )
+
+
+def _check_plan_holds(plan: dict[str, Any], total: float, candidate_ids: list[str]) -> None:
+    """A planned release spends no more than its plan, on the plan's candidates."""
+    planned = plan.get("candidates")
+    if isinstance(planned, dict) and sorted(planned) != sorted(candidate_ids):
+        raise ConfigError(
+            "the candidates file differs from the plan's candidates; give the candidates.yaml "
+            "written beside that plan.json (nothing was spent)"
+        )
+    if total > float(plan["total_epsilon"]) + 1e-9:
+        raise ConfigError(
+            f"this release would cost epsilon {total:.6g} but its plan says "
+            f"{float(plan['total_epsilon']):.6g} (the cost depends on the row count, which "
+            "differs from the plan's); re-plan with the release's row count. Nothing was spent"
+        )
 
 
 def _read_plan(path: str | Path, spec: Any) -> dict[str, Any]:

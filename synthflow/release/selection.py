@@ -591,7 +591,9 @@ def _select(
     if number and stop_probability > 0 and number not in coins:
         # Stopped between a failed attempt and its stop coin: flip it now, so that the
         # number of attempts stays geometric (both theorems assume it).
-        stopped = _flip_coin(enclave, rng, number, stop_probability, by_id, cost)
+        stopped = _flip_coin(
+            enclave, rng, number=number, stop_probability=stop_probability, cost=cost
+        )
         if stopped is not None:
             return stopped
     while True:
@@ -656,7 +658,9 @@ def _select(
                 configuration=cfg, payload=result.payload, attempts=number, cost=cost
             )
         if stop_probability > 0:
-            stopped = _flip_coin(enclave, rng, number, stop_probability, by_id, cost)
+            stopped = _flip_coin(
+                enclave, rng, number=number, stop_probability=stop_probability, cost=cost
+            )
             if stopped is not None:
                 return stopped
 
@@ -694,9 +698,9 @@ def _check_resume(
 def _flip_coin(
     enclave: _Enclave,
     rng: PrivacyRNG,
+    *,
     number: int,
     stop_probability: float,
-    by_id: dict[str, Configuration],
     cost: SelectionCost,
 ) -> SelectionOutcome | None:
     """The stop coin after failed attempt ``number``, recorded; the outcome if it stops."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import logging
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -125,6 +126,7 @@ def _protect(args: argparse.Namespace) -> int:
     tables = load_tables(args.tables, spec)
     opts = _method_options(args, spec)
     method = build_method(args.method, **opts)
+    _check_private_use(args, spec, opts, is_dp=method.is_dp)
     out = Path(args.out)
     if out.exists() and any(out.iterdir()):
         raise ConfigError(f"output directory {str(out)!r} is not empty; choose a new --out")
@@ -153,6 +155,8 @@ def _protect(args: argparse.Namespace) -> int:
     files = write_tables(published, out)
     if isinstance(method, CellKey):
         make_ptable(method.ptable).to_frame().to_csv(out / "ptable.csv", index=False)
+    if not method.is_dp:
+        _warn_not_dp(args, out)
     meta = {
         "method": method.describe(),
         "spec": {"path": spec.path, "sha256": spec.sha256},
@@ -161,11 +165,64 @@ def _protect(args: argparse.Namespace) -> int:
         "files": [f.name for f in files],
         "randomness": rng.describe(),
         "cleaning": loaded.report.to_json(),
-        "privacy": ledger.summary() if ledger else None,
+        "privacy": (
+            {"differentially_private": True, **ledger.summary()}
+            if ledger
+            else {"differentially_private": False, "statement": _not_dp_statement(args.method)}
+        ),
     }
     write_metadata(out / "tables.json", meta)
     print(out.resolve())
     return 0
+
+
+def _not_dp_statement(method: str) -> str:
+    return (
+        f"These tables were protected by {method}, a traditional disclosure-control method. "
+        "It is NOT differentially private: it gives no formal privacy guarantee, and no "
+        "privacy budget was charged for it."
+    )
+
+
+def _warn_not_dp(args: argparse.Namespace, out: Path) -> None:
+    """Say in the output's own files, and on stderr, that the tables are not DP."""
+    statement = _not_dp_statement(args.method)
+    (out / "NOT_DIFFERENTIALLY_PRIVATE.txt").write_text(statement + "\n", encoding="utf-8")
+    if not args.public:
+        print(f"synthflow tables protect: warning: {statement}", file=sys.stderr)
+
+
+def _check_private_use(
+    args: argparse.Namespace, spec: ReleaseSpec, opts: dict[str, Any], *, is_dp: bool
+) -> None:
+    """Refuse, before reading data, what would misstate or void the protection.
+
+    A dataset ledger holds one neighbouring relation, the spec's: a DP method
+    calibrated for another would be charged for a guarantee it does not give (add/remove
+    noise is half of what a replaced row needs). On data not declared public, a
+    traditional method with settings that protect nothing is refused.
+    """
+    if is_dp and (args.ledger is not None or not args.public):
+        if opts.get("neighbouring", spec.privacy.neighbouring) != spec.privacy.neighbouring:
+            raise ConfigError(
+                f"--neighbouring {args.neighbouring} differs from the spec's relation "
+                f"({spec.privacy.neighbouring}), which the dataset's ledger accounts in: "
+                "noise calibrated for another relation would be charged for a guarantee it "
+                "does not give. Drop --neighbouring (or use it with --public data only)"
+            )
+    if is_dp or args.public:
+        return
+    degenerate = ""
+    if args.method in ("round", "ten-five") and opts["base"] < 2:
+        degenerate = f"--base {opts['base']} publishes every count exactly; use a base >= 2"
+    elif args.method == "suppress" and opts["threshold"] < 2:
+        degenerate = (
+            f"--threshold {opts['threshold']} suppresses no count above 0; use a threshold >= 2"
+        )
+    elif args.method == "cell-key" and opts["ptable"].rate_small == 0:
+        degenerate = "--rate-small 0 perturbs no count; use a rate > 0"
+    if degenerate:
+        raise ConfigError(f"on data not declared public, {degenerate}")
 
 
 def _compare(args: argparse.Namespace) -> int:

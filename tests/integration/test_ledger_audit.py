@@ -114,7 +114,7 @@ def test_a_failed_save_of_a_pass_is_never_replaced_by_another_draw(
     before = (enclave / "transcript.jsonl").read_text()
     calls = []
     for _ in range(2):
-        with pytest.raises(ConfigError, match="saved result .* is missing"):
+        with pytest.raises(ConfigError, match=r"saved result .* is missing"):
             private_selection(
                 small_spec, cands, attempt=_toy(1.0, calls), enclave_dir=enclave,
                 rng=PrivacyRNG.from_seed(2),
@@ -198,7 +198,7 @@ def test_a_crash_between_a_failure_and_its_coin_flips_the_coin_on_resume(
 
 def test_the_pause_message_says_nothing_may_leave_the_enclave(tmp_path, small_spec):
     # Item 5: the pause itself depends on the data (0.81 on D against 5e-6 on a neighbour).
-    with pytest.raises(SelectionPaused, match="nothing derived from it .* may leave the enclave"):
+    with pytest.raises(SelectionPaused, match=r"nothing derived from it .* may leave the enclave"):
         private_selection(
             small_spec, expand_space(small_spec), attempt=_toy(0.0), enclave_dir=tmp_path / "e",
             rng=PrivacyRNG.from_seed(0), max_attempts=1,
@@ -231,3 +231,85 @@ def test_release_in_an_emptied_enclave_through_the_cli_is_charged_again(
     assert len(ledger.charges) == 1
     assert ledger.spent_epsilon == pytest.approx(4.6)
     assert not (tmp_path / "r2").exists() or not any((tmp_path / "r2").iterdir())
+
+
+def test_the_python_api_spends_only_through_a_dataset_ledger(tmp_path, small_spec, small_csv):
+    # Item 8: Synthesizer.fit on data not declared public created an in-memory ledger.
+    import synthflow
+
+    cfg = next(c for c in expand_space(small_spec) if c.model == "privbayes")
+    s = synthflow.Synthesizer(small_spec, cfg.id)
+    with pytest.raises(ConfigError, match="dataset's persistent ledger"):
+        s.fit(tmp_path / "never-read.csv")  # refused before reading the data
+    memory = Ledger(total_epsilon=5.0)
+    frame = synthflow.load_data(small_csv, small_spec).frame
+    with pytest.raises(ConfigError, match="dataset's persistent ledger"):
+        s.fit(frame, ledger=memory)
+    assert memory.spent_epsilon == 0
+    budget = synthflow.dataset_ledger(tmp_path / "budget.jsonl", frame, total_epsilon=5.0)
+    s.fit(frame, ledger=budget)
+    assert Ledger(total_epsilon=5.0, path=budget.path).spent_epsilon == pytest.approx(2.0)
+    with pytest.raises(ConfigError, match="belongs to another dataset"):
+        s.fit(frame.iloc[:-1], ledger=budget)
+    with pytest.raises(ConfigError, match="dataset's persistent ledger"):
+        synthflow.evaluate_candidate(small_spec, cfg, frame, s.sample(), exact=False,
+                                     ledger=memory)  # fmt: skip
+    with pytest.raises(ConfigError, match="public data only"):
+        synthflow.evaluate_candidate(small_spec, cfg, frame, s.sample(), exact=True)
+
+
+@pytest.mark.parametrize("where", ["read_only_out", "out_under_a_file", "ledger_in_out"])
+def test_an_unwritable_out_is_refused_before_any_charge(
+    tmp_path, small_spec, small_csv, capsys, where
+):
+    # Item 11: a read-only --out (or --ledger inside --out) said "nothing spent" with exit
+    # 2 after 9.38 was charged.
+    import os
+
+    parent = tmp_path / "pub"
+    parent.mkdir()
+    budget = (
+        parent / "release" / "budget.jsonl"
+        if where == "ledger_in_out"
+        else (tmp_path / "budget.jsonl")
+    )
+    argv = ["release", small_spec.path, "--data", str(small_csv), "--candidates",
+            str(_cands(tmp_path, small_spec)), "--private-dir", str(tmp_path / "enclave"),
+            "--ledger", str(budget), "--quiet", "--out", str(parent / "release")]  # fmt: skip
+    if where == "out_under_a_file":
+        os.rmdir(parent)
+        parent.write_text("a file")
+    if where == "read_only_out":
+        os.chmod(parent, 0o555)
+        if os.access(parent, os.W_OK):  # root ignores permission bits
+            os.chmod(parent, 0o755)
+            pytest.skip("running as root: permission bits are not enforced")
+    try:
+        assert main(argv) == 2
+    finally:
+        if parent.is_dir():
+            os.chmod(parent, 0o755)
+    err = capsys.readouterr().err
+    expected = {"read_only_out": "cannot be written", "out_under_a_file": "is not a directory",
+                "ledger_in_out": "must not be inside --out"}[where]  # fmt: skip
+    assert expected in err
+    assert not budget.exists() and not (tmp_path / "enclave" / "ledger.jsonl").exists()
+
+
+def test_a_failure_after_the_charge_has_its_own_exit_code(
+    tmp_path, small_spec, small_csv, capsys, monkeypatch
+):
+    # Item 11: a failure after a charge exits 4 and says what was spent and how to resume.
+    from synthflow.release import publish
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(publish, "sha256_file", full)
+    argv = ["release", small_spec.path, "--data", str(small_csv), "--candidates",
+            str(_cands(tmp_path, small_spec)), "--private-dir", str(tmp_path / "enclave"),
+            "--ledger", str(tmp_path / "budget.jsonl"), "--quiet", "--max-attempts", "200",
+            "--out", str(tmp_path / "release")]  # fmt: skip
+    assert main(argv) == 4
+    err = capsys.readouterr().err
+    assert "after epsilon 4.6 was charged" in err and "without spending again" in err

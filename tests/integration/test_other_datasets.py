@@ -188,7 +188,7 @@ def test_wide_evaluate_reports_and_a_release_that_passes(
     # another sample: what a perfect generator would score).
     out = tmp_path / "eval"
     assert main(["evaluate", str(WIDE), "--original", str(private), "--candidate", str(public),
-                 "--config", ids[0], "--exact", "--json", str(out) + ".json",
+                 "--config", ids[0], "--exact", "--public", "--json", str(out) + ".json",
                  "--report", str(out) + ".html"]) in (0, 1)  # fmt: skip
     html = (tmp_path / "eval.html").read_text()
     assert "120 marginals of order 1 to 2" in html

@@ -245,3 +245,38 @@ def test_cli_plan_bad_option_is_a_clear_error(
     )
     assert rc == 2
     assert "--target-pass (1.5) must be in (0, 1]" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("edit", ["total", "candidates"])
+def test_release_spending_more_than_its_plan_is_refused(
+    planned: tuple[Path, dict[str, Any]], nvss_10k: Path, tmp_path: Path, edit: str
+) -> None:
+    # [ledger] 6: the Papernot-Steinke cost was recomputed at the private n (8.728 at
+    # n = 10,000, 8.757 at 6,000) and the candidates file was not bound to the plan.
+    import shutil
+
+    import yaml
+
+    out, plan = planned
+    copy = tmp_path / "plan"
+    shutil.copytree(out, copy)
+    if edit == "total":  # as if planned at another n: the release costs more than planned
+        doc = json.loads((copy / "plan.json").read_text())
+        doc["total_epsilon"] = plan["total_epsilon"] - 0.01
+        (copy / "plan.json").write_text(json.dumps(doc))
+        match = "would cost epsilon"
+    else:
+        cands = yaml.safe_load((copy / "candidates.yaml").read_text())
+        if len(cands["configurations"]) < 2:
+            pytest.skip("the plan shortlisted one candidate")
+        cands["configurations"] = cands["configurations"][:1]
+        (copy / "candidates.yaml").write_text(yaml.safe_dump(cands))
+        match = "differs from the plan's candidates"
+    with pytest.raises(ConfigError, match=match):
+        release_command(
+            copy / "spec.yaml", nvss_10k, copy / "candidates.yaml", tmp_path / "release",
+            tmp_path / "enclave", seed=3, public=True, show_progress=False,
+            plan_path=copy / "plan.json", ledger_path=tmp_path / "budget.jsonl",
+        )  # fmt: skip
+    assert not (tmp_path / "budget.jsonl").exists()
+    assert not (tmp_path / "enclave" / "ledger.jsonl").exists()

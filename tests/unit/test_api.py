@@ -74,7 +74,9 @@ def test_evaluate_candidate_matches_evaluate_and_renders(births_spec, nvss_10k):
         data, public=True, rng=synthflow.PrivacyRNG.from_seed(2)
     )
     labels = s.sample()
-    report = synthflow.evaluate_candidate(births_spec, CONFIG, data, labels, exact=True)
+    report = synthflow.evaluate_candidate(
+        births_spec, CONFIG, data, labels, exact=True, public=True
+    )
     direct = evaluate(
         births_spec, s.transformer, s.transformer.forward(data),
         s.transformer.from_labels(labels), exact=True,
@@ -88,10 +90,12 @@ def test_evaluate_candidate_matches_evaluate_and_renders(births_spec, nvss_10k):
     assert page.count("<tr>") == 1 + len(report.criteria) and "noise_sd" not in page
     with pytest.raises(synthflow.ConfigError, match="ledger"):
         synthflow.evaluate_candidate(births_spec, CONFIG, data, labels, exact=False)
+    with pytest.raises(synthflow.ConfigError, match="public data only"):
+        synthflow.evaluate_candidate(births_spec, CONFIG, data, labels, exact=True)
     ledger = synthflow.Ledger(total_epsilon=births_spec.privacy.total_epsilon)
     dp = synthflow.evaluate_candidate(
         births_spec, CONFIG, data, labels, exact=False, ledger=ledger,
-        rng=synthflow.PrivacyRNG.from_seed(3),
+        rng=synthflow.PrivacyRNG.from_seed(3), public=True,
     )  # fmt: skip
     assert ledger.spent_epsilon == pytest.approx(births_spec.evaluation_epsilon)
     assert "noise_sd" in dp._repr_html_()

@@ -206,15 +206,13 @@ def test_processes_racing_on_one_ledger_never_exceed_its_total(tmp_path):
     assert ledger.spent_epsilon == 10.0  # 4 + 3 + 3: exactly two of the first six
 
 
-def test_dataset_fingerprint_ignores_file_form_not_content(tmp_path, small_spec):
+def test_dataset_fingerprint_ignores_file_form_not_content(tmp_path, small_spec, small_frame):
     # [ledger] 9: a gzip, CRLF or re-ordered copy of the data is the same dataset and
     # draws on the same ledger; one changed value is another dataset.
-    from conftest import make_small_frame
-
     from synthflow.data import load_data
     from synthflow.ledger import data_fingerprint, dataset_ledger
 
-    frame = make_small_frame(300, seed=3)
+    frame = small_frame
     plain = tmp_path / "d.csv"
     frame.to_csv(plain, index=False)
     gz = tmp_path / "d.csv.gz"

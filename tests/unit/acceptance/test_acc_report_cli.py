@@ -98,7 +98,7 @@ def _assert_exit_code_follows_verdict(code: int, tmp: Path) -> None:
 @pytest.fixture(scope="module")
 def exact_run(births, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("exact")
-    _assert_exit_code_follows_verdict(_evaluate(births, tmp, "--exact"), tmp)
+    _assert_exit_code_follows_verdict(_evaluate(births, tmp, "--exact", "--public"), tmp)
     return tmp
 
 
@@ -128,7 +128,7 @@ def test_candidate_and_raw_files_are_told_apart(births, tmp_path):
     # against its own raw file is a perfect match.
     own = tmp_path / "own.csv"
     tr.to_labels(from_raw).to_csv(own, index=False)
-    code = _evaluate(births, tmp_path, "--exact", candidate=own)
+    code = _evaluate(births, tmp_path, "--exact", "--public", candidate=own)
     _assert_exit_code_follows_verdict(code, tmp_path)
     doc = json.loads((tmp_path / "result.json").read_text())
     by_name = {c["name"]: c["value"] for c in doc["criteria"]}

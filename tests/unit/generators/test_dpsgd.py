@@ -327,3 +327,24 @@ def test_gan_sampling_keeps_each_rows_law_and_cuts_the_count_noise():
         c = np.array(counts[name], dtype=float)
         assert c.mean(axis=0) == pytest.approx(40 * p, abs=0.6)
         assert np.all(c.var(axis=0) < 0.5 * 40 * p * (1 - p))
+
+
+def test_clipped_gradients_never_exceed_the_clip_norm_in_float32():
+    # [ledger] 13: clipping to exactly C left float32 norms up to 1.0000000681 C.
+    torch = pytest.importorskip("torch")
+    from synthflow.generators.dpsgd import clip_and_sum
+
+    g = torch.Generator().manual_seed(0)
+    worst = 0.0
+    for scale in (1e-3, 1.0, 7.3, 1e4):
+        grads = {
+            "w": torch.randn(64, 257, 33, generator=g, dtype=torch.float32) * scale,
+            "b": torch.randn(64, 33, generator=g, dtype=torch.float32) * scale,
+        }
+        for i in range(64):  # one row at a time: each summed "batch" is one clipped row
+            row = {k: v[i : i + 1] for k, v in grads.items()}
+            out = clip_and_sum(torch, row, 1.0)
+            norm = torch.sqrt(sum((t.double() ** 2).sum() for t in out.values())).item()
+            worst = max(worst, norm)
+    assert worst <= 1.0
+    assert worst > 1.0 - 1e-5  # and the clip is not much smaller than C

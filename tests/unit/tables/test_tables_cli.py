@@ -277,3 +277,78 @@ def test_compare_refuses_data_not_declared_public(
     err = capsys.readouterr().err
     assert "for public data only" in err and "--public" in err
     assert not out.exists()
+
+
+# -- [ledger] items 2 and 3 ------------------------------------------------------------
+
+
+def _private(births_csv: Path, out: Path, *args: str) -> list[str]:
+    return ["tables", "protect", "--data", str(births_csv), SPEC, "--tables",
+            str(TABLES_BIRTHS), "--out", str(out), *args]  # fmt: skip
+
+
+@pytest.mark.parametrize("method", ["laplace", "geometric"])
+def test_a_dataset_ledger_is_charged_for_the_guarantee_the_noise_gives(
+    births_csv: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch, method
+) -> None:
+    # Item 2: --neighbouring add_remove on a replace-one ledger charged 1.0 for 4 tables
+    # at Laplace scale 4.0, really 2.0. Now it is refused before any charge, and the
+    # charge of the spec's relation equals the replace-one epsilon recomputed from the
+    # scales actually drawn (a replaced row moves one table level by 2 in L1).
+    ledger = tmp_path / "budget.jsonl"
+    argv = _private(births_csv, tmp_path / "ar", "--method", method, "--epsilon", "1",
+                    "--ledger", str(ledger), "--neighbouring", "add_remove")  # fmt: skip
+    assert main(argv) == 2
+    assert "differs from the spec's relation" in capsys.readouterr().err
+    assert not ledger.exists()
+    scales = []
+    real = {"laplace": PrivacyRNG.laplace, "geometric": PrivacyRNG.discrete_laplace}[method]
+
+    def spy(self, values, **kw):
+        scales.append(kw["sensitivity"] / kw["epsilon"] if "epsilon" in kw else kw["scale"])
+        return real(self, values, **kw)
+
+    monkeypatch.setattr(PrivacyRNG, {"laplace": "laplace", "geometric": "discrete_laplace"}[method],
+                        spy)  # fmt: skip
+    argv = _private(births_csv, tmp_path / "ro", "--method", method, "--epsilon", "1",
+                    "--ledger", str(ledger))  # fmt: skip
+    assert main(argv) == 0
+    from synthflow.ledger import Ledger
+
+    charged = Ledger(total_epsilon=100, path=ledger).spent_epsilon
+    assert len(scales) == 4  # one draw per table level
+    assert charged == pytest.approx(sum(2.0 / s for s in scales))
+    assert charged == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("method", ["round", "ten-five", "suppress", "cell-key"])
+def test_traditional_methods_on_private_data_say_they_are_not_dp(
+    births_csv: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], method: str
+) -> None:
+    # Item 3: they ran with "privacy": null and nothing said so.
+    out = tmp_path / "o"
+    assert main(_private(births_csv, out, "--method", method)) == 0
+    err = capsys.readouterr().err
+    assert "NOT differentially private" in err
+    meta = json.loads((out / "tables.json").read_text())
+    assert meta["privacy"]["differentially_private"] is False
+    assert "NOT differentially private" in meta["privacy"]["statement"]
+    assert "NOT differentially private" in (out / "NOT_DIFFERENTIALLY_PRIVATE.txt").read_text()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--method", "round", "--base", "1"], "--base 1 publishes every count exactly"),
+        (["--method", "ten-five", "--base", "1"], "--base 1 publishes every count exactly"),
+        (["--method", "suppress", "--threshold", "0"], "suppresses no count above 0"),
+        (["--method", "cell-key", "--rate-small", "0", "--rate-large", "0"], "perturbs no count"),
+    ],
+)
+def test_degenerate_settings_are_refused_on_private_data(
+    births_csv: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], args, message
+) -> None:
+    out = tmp_path / "o"
+    assert main(_private(births_csv, out, *args)) == 2
+    assert message in capsys.readouterr().err
+    assert not out.exists() or not any(out.iterdir())
