@@ -9,7 +9,9 @@ The public API, for notebooks and scripts (the CLI calls the same functions)::
     s = synthflow.Synthesizer(spec, "privbayes-a1076afd5b")
     data = synthflow.load_data("nvss.csv", spec, public=True).frame
     candidate = s.fit(data, public=True).sample()        # bin labels
-    report = synthflow.evaluate_candidate(spec, s.configuration, data, candidate)
+    report = synthflow.evaluate_candidate(
+        spec, s.configuration, data, candidate, exact=True, public=True
+    )
     report                                               # a table in a notebook
 
 Pre-screening: :func:`run_sweep`, :class:`SweepStore` (``.runs()`` is a DataFrame),
