@@ -64,6 +64,10 @@ def test_dp_mode_charges_before_noise(spec, transformer, tables, monkeypatch):
     assert report.epsilon_total == pytest.approx(0.99)
     assert ledger.spent_epsilon == pytest.approx(0.99)
     assert len(ledger.charges) == 8
+    # every criterion drew noise (one draw each: the regression fit's statistics are one
+    # vector), and the draws spend exactly what was charged
+    assert len(seen) == 8
+    assert sum(eps for _, _, eps in seen) == pytest.approx(ledger.spent_epsilon, rel=1e-12)
     # the i-th noise draw happens after the i-th charge, with the charged sensitivity
     for i, (n_charges, sens, eps) in enumerate(seen):
         assert n_charges == i + 1

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from noise_audit import assert_draws_match_charges, record_draws
 
 from synthflow.config import load_spec
 from synthflow.errors import InfeasibleConfigurationError
@@ -65,13 +66,25 @@ def fitted(wide):
     gen = make_generator("workload", {"iters": 100}, epsilon=3.0, transformer=tr)
     ledger = Ledger(total_epsilon=3.0)
     data = tr.forward(make_wide_table(4000, seed=3))
-    gen.fit(data, domain=tr.domain, ledger=ledger, rng=PrivacyRNG.from_seed(1))
-    return gen, ledger
+    with pytest.MonkeyPatch.context() as mp:
+        draws = record_draws(mp)  # every sampler call, for the noise cross-check below
+        gen.fit(data, domain=tr.domain, ledger=ledger, rng=PrivacyRNG.from_seed(1))
+    return gen, ledger, draws
+
+
+def test_tree_mode_draws_spend_what_was_charged(fitted):
+    # [tests] item 1 in tree mode: pairs chosen by the exponential mechanism (a score's
+    # sensitivity is 2: an L1 distance of a count table from a released product), then
+    # measured with every other marginal (count vectors: L1 2).
+    _gen, ledger, draws = fitted
+    assert any(d.kind == "exponential" for d in draws), "tree mode drew no pair"
+    spent = assert_draws_match_charges(draws, ledger, lambda d: 2.0)
+    assert spent["select"] > 0 and sum(spent.values()) == pytest.approx(3.0, rel=1e-9)
 
 
 def test_tree_fit_charges_exactly_epsilon_and_connects_every_column(wide, fitted):
     _spec, tr = wide
-    gen, ledger = fitted
+    gen, ledger, _ = fitted
     assert ledger.spent_epsilon == pytest.approx(3.0, abs=1e-9)
     assert len(gen.tree_) == gen.design(tr.domain).tree_steps
     out = gen.sample(2000, rng=np.random.default_rng(0))
@@ -101,7 +114,7 @@ def test_selected_tree_is_a_forest_joining_components(wide, fitted):
     from synthflow.generators.workload import _Forest
 
     _spec, tr = wide
-    gen, _ = fitted
+    gen, _, _ = fitted
     d = gen.design(tr.domain)
     forest = _Forest(tr.domain.names)
     for cl in [m.clique for m in d.plan] + list(d.zeros):
