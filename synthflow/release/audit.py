@@ -118,6 +118,93 @@ def _check_budget_fields(
         )
 
 
+_ACCEPTANCE_FIELDS = frozenset(
+    {"synthflow_version", "spec", "configuration", "rows", "data_sha256", "neighbouring",
+     "criteria", "passed", "evaluation_epsilon_charged", "budget", "projection_rows",
+     "budget_plan"}
+)  # fmt: skip
+"""Every field ``write_release`` writes in acceptance.json; any other is refused."""
+_CRITERION_FIELDS = frozenset(
+    {"name", "value", "threshold", "passed", "epsilon", "mechanism", "sensitivity",
+     "noise_sd", "public_parameters"}
+)  # fmt: skip
+
+
+def _same(a: Any, b: Any) -> bool:
+    """JSON values equal, numbers to the audit's relative tolerance."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    numbers = (int, float)
+    if isinstance(a, numbers) and isinstance(b, numbers) and not isinstance(a, bool):
+        return not isinstance(b, bool) and _close(float(a), float(b))
+    return bool(a == b) and type(a) is type(b)
+
+
+def _check_statements(
+    report: AuditReport,
+    acc: dict[str, Any],
+    spec: ReleaseSpec,
+    configuration: dict[str, Any],
+    cost: SelectionCost | None,
+) -> None:
+    """Every privacy statement of acceptance.json that the checks above do not read."""
+    unknown = sorted(set(acc) - _ACCEPTANCE_FIELDS)
+    report.add(
+        "acceptance.json fields",
+        not unknown,
+        f"fields no release writes: {', '.join(unknown)}" if unknown else "",
+    )
+    listed = [c.get("name") for c in acc.get("criteria", []) if isinstance(c, dict)]
+    extra = sorted(
+        {str(n) for n in listed} - {c.name for c in spec.criteria}
+        | {
+            f"{c.get('name')}.{k}"
+            for c in acc.get("criteria", [])
+            if isinstance(c, dict)
+            for k in set(c) - _CRITERION_FIELDS
+        }
+    )
+    report.add(
+        "criteria as the spec lists them",
+        not extra and len(listed) == len(spec.criteria),
+        f"not in the spec or unknown fields: {', '.join(extra)}" if extra else "",
+    )
+    ok = acc.get("neighbouring") == spec.privacy.neighbouring
+    report.add(
+        "neighbouring relation",
+        ok,
+        ""
+        if ok
+        else f"published {acc.get('neighbouring')!r}, the spec's is {spec.privacy.neighbouring!r}",
+    )
+    published_spec = acc.get("spec", {})
+    ok = published_spec.get("name") == spec.name and published_spec.get("file") == "spec.yaml"
+    report.add("spec name and file", ok, "" if ok else "differ from the spec")
+    ok = _same(acc.get("configuration"), configuration)
+    report.add(
+        "configuration", ok, "" if ok else "differs from the spec's configuration of that id"
+    )
+    expected = cost.to_json() if cost is not None else {}
+    budget = acc.get("budget", {})
+    differ = sorted(
+        k
+        for k in set(expected) | set(budget)
+        if k not in expected or k not in budget or not _same(budget[k], expected[k])
+    )
+    report.add(
+        "budget statement",
+        not differ,
+        f"{', '.join(differ)} differ from the recomputed selection cost" if differ else "",
+    )
+    rows = acc.get("projection_rows")
+    ok = rows is None or (
+        isinstance(rows, int) and not isinstance(rows, bool) and 0 <= rows <= acc.get("rows", 0)
+    )
+    report.add("projection rows", ok, "" if ok else "not a row count of this release")
+
+
 def _close(a: float, b: float) -> bool:
     return math.isclose(a, b, rel_tol=_REL_TOL, abs_tol=1e-15)
 
@@ -308,6 +395,14 @@ def audit_release(release_dir: str | Path, *, spec_path: str | Path | None = Non
         acc["passed"] is True and all(c["passed"] for c in acc["criteria"]),
         "" if acc["passed"] else "the release says it did not pass",
     )
+    if cost.papernot_steinke:  # recomputed from the spec and public inputs above
+        spec_cost: SelectionCost | None = cost
+    else:
+        try:
+            spec_cost = selection_cost(spec, fit_once=cost.fit_once)
+        except ConfigError:
+            spec_cost = None
+    _check_statements(report, acc, spec, cfg.to_json(), spec_cost)
     # 7. epsilon arithmetic
     eps_eval = math.fsum(crit.epsilon for crit in spec.criteria)
     ok_e = _close(cost.evaluation_epsilon, eps_eval) and _close(

@@ -710,3 +710,40 @@ def test_a_started_selection_resumes_without_the_pre_flight(tmp_path, small_csv)
     assert main(argv) == 3  # resumed without --force, paused again at 3
     events = (tmp_path / "enclave" / "transcript.jsonl").read_text().count('"event": "attempt"')
     assert events == 3
+
+
+def test_the_enclave_lock_is_held_during_every_attempt(tmp_path, small_spec):
+    # [tests] item 4: a lock taken and released before the selection runs passed the
+    # old tests. From inside each attempt, another process's lock attempt must fail.
+    import fcntl
+    import subprocess
+    import sys
+
+    enclave = tmp_path / "e"
+    probe = (
+        "import fcntl, sys\n"
+        "fh = open(sys.argv[1], 'a+')\n"
+        "try:\n"
+        "    fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)\n"
+        "    print('free')\n"
+        "except OSError:\n"
+        "    print('held')\n"
+    )
+    seen = []
+
+    def attempt(cfg, ledger, rng, fit):
+        out = subprocess.run(
+            [sys.executable, "-c", probe, str(enclave / ".lock")],
+            capture_output=True, text=True, check=True, timeout=60,
+        )  # fmt: skip
+        seen.append(out.stdout.strip())
+        ledger.charge("toy flow", epsilon=ledger.total_epsilon)
+        return AttemptResult(passed=len(seen) == 3, transcript={}, payload=cfg.id)
+
+    out = private_selection(
+        small_spec, expand_space(small_spec), attempt=attempt, enclave_dir=enclave,
+        rng=PrivacyRNG.from_seed(0),
+    )  # fmt: skip
+    assert out.attempts == 3 and seen == ["held"] * 3
+    with (enclave / ".lock").open("a+") as fh:  # released when the selection returns
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
