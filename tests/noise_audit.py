@@ -14,6 +14,7 @@ smaller sensitivity than the statistic's is named.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -41,6 +42,8 @@ class Draw:
     """Declared epsilon (Laplace, exponential); None for discrete Laplace."""
     values: np.ndarray
     """What was noised (Laplace kinds) or the utilities (exponential)."""
+    output: list = dataclasses.field(default_factory=list, compare=False)
+    """What the sampler returned (filled in after the call; one element)."""
 
 
 def record_draws(monkeypatch) -> list[Draw]:
@@ -54,11 +57,15 @@ def record_draws(monkeypatch) -> list[Draw]:
         scale = np.asarray(sensitivity, dtype=float) / epsilon
         draws.append(Draw("laplace", float(np.max(scale)), float(np.max(sensitivity)),
                           float(epsilon), np.asarray(values, dtype=float)))  # fmt: skip
-        return real_laplace(self, values, sensitivity=sensitivity, epsilon=epsilon)
+        out = real_laplace(self, values, sensitivity=sensitivity, epsilon=epsilon)
+        draws[-1].output.append(np.array(out))
+        return out
 
     def discrete_laplace(self, counts, *, scale):
         draws.append(Draw("discrete_laplace", float(scale), None, None, np.asarray(counts)))
-        return real_discrete(self, counts, scale=scale)
+        out = real_discrete(self, counts, scale=scale)
+        draws[-1].output.append(np.array(out))
+        return out
 
     def exponential(self, utilities, *, sensitivity, epsilon):
         draws.append(Draw("exponential", None, float(sensitivity), float(epsilon),

@@ -28,7 +28,20 @@ SETTINGS = {  # as benchmarks/generators.py
     "aim": {"delta": 1e-9, "rounds": 48, "max_model_size": 20.0},
     "patectgan": {"delta": 1e-9, "noise_multiplier": 5.0},  # the grid's noise 5 point
 }
-INDEPENDENT_COLUMNS = 0.029  # max marginal error of independent columns (DEPENDENCIES.md)
+
+
+def _independent_columns(spec, tr, original, seeds: int = 3) -> list[float]:
+    """The bar, computed on the same rows: each column shuffled on its own (1-way
+    marginals kept, every dependence lost), exact max marginal error. Measured: 0.028-
+    0.032 on NVSS 10K, 0.0295-0.0304 on 160K (release binning)."""
+    errors = []
+    for seed in range(seeds):
+        g = np.random.default_rng(seed)
+        shuffled = original.copy()
+        for col in shuffled.columns:
+            shuffled[col] = g.permutation(shuffled[col].to_numpy())
+        errors.append(exact_values(spec, tr, original, shuffled)["marginal_max_abs_error"])
+    return errors
 
 
 def _flow(name: str, *, data: Path = DATA, epsilon: float | None = None, seed: int = 0):
@@ -77,7 +90,9 @@ def _two_way_error(a: np.ndarray, b: np.ndarray, sizes: tuple[int, ...]) -> floa
 def test_marginal_error_below_independent_columns(name):
     spec, result = _flow(name)
     exact = exact_values(spec, result.transformer, result.original, result.candidate)
-    assert exact["marginal_max_abs_error"] < INDEPENDENT_COLUMNS
+    # below the best of three independent-columns draws on the same 160K rows
+    bar = min(_independent_columns(spec, result.transformer, result.original))
+    assert exact["marginal_max_abs_error"] < bar
     if name in ("mst", "aim"):  # joint marginals, not only 1-way (trap 2)
         sizes = result.transformer.domain.sizes
         orig = result.original.to_numpy(dtype=np.int64)
@@ -90,23 +105,29 @@ def test_marginal_error_below_independent_columns(name):
         assert _two_way_error(orig, cand, sizes) <= independent
 
 
-def _errors_at_10k(name: str, *, epsilon: float = 4.0, seeds: int = 3) -> list[float]:
-    """Exact max marginal error of ``seeds`` seeded flows on the NVSS 10K sample."""
+def _errors_at_10k(
+    name: str, *, epsilon: float = 4.0, seeds: int = 3
+) -> tuple[list[float], list[float]]:
+    """Exact max marginal errors of ``seeds`` seeded flows on the NVSS 10K sample, and
+    of independent columns on the same rows."""
     small = REPO.parent / "shared" / "public_data" / "nvss2019_singleton_10k.csv"
     errors = []
     for seed in range(seeds):
         spec, result = _flow(name, data=small, epsilon=epsilon, seed=seed)
         exact = exact_values(spec, result.transformer, result.original, result.candidate)
         errors.append(exact["marginal_max_abs_error"])
-    return errors
+    return errors, _independent_columns(spec, result.transformer, result.original)
 
 
-def test_pep_beats_independent_columns_at_10k_rows():
+def test_pep_matches_independent_columns_at_10k_rows():
     # NVSS 10K (public), epsilon 4, (4096, 100, 25, 2-way): 6 seeds measured 0.024-0.032,
-    # mean 0.028 (sd 0.003, so the mean of 3 has sd ~0.002): 0.035, the bar #18 sets,
-    # is 3.5 of those above. Before PEP measured the 1-way marginals first: 0.041-0.055.
-    errors = _errors_at_10k("pep")
-    assert float(np.mean(errors)) < 0.035, errors
+    # mean 0.028 (sd 0.003, so the mean of 3 has sd ~0.002); independent columns on the
+    # same rows 0.028-0.032 (mean 0.030). At 10K PEP is at the level of independent
+    # columns, not clearly better: the test holds it there (mean within 5% of theirs,
+    # about one sd of the mean above today's). Before PEP measured the 1-way marginals
+    # first it scored 0.041-0.055, which this fails.
+    errors, independent = _errors_at_10k("pep")
+    assert float(np.mean(errors)) < 1.05 * float(np.mean(independent)), (errors, independent)
 
 
 def test_patectgan_beats_independent_columns_at_10k_rows():
@@ -115,15 +136,16 @@ def test_patectgan_beats_independent_columns_at_10k_rows():
     # independent columns score (0.027-0.041 over 6 fits on two 10K samples, 0.031-0.035
     # for independent columns); with it, 9 fits on three 10K samples gave 0.010-0.016
     # (all bins a, min_count 2). The two fits here scored 0.0132 and 0.0122: 0.035, the
-    # bar #18 sets, is about 2.7x above, well past the spread of other fits.
-    errors = _errors_at_10k("patectgan", seeds=2)
-    assert max(errors) < 0.035, errors
+    # bar of independent columns on the same rows (0.028-0.032), is more than twice as
+    # high: every fit must beat it by 40%.
+    errors, independent = _errors_at_10k("patectgan", seeds=2)
+    assert max(errors) < 0.6 * min(independent), (errors, independent)
 
 
 def test_pep_error_decreases_with_epsilon():
     # NVSS 10K (public), PEP's cheapest 2-way grid point. Measured (3 seeds each): epsilon
     # 0.5 gives 0.10-0.21, epsilon 9 gives 0.020-0.024; the means differ by ~6x, so a
     # factor 2 between the means leaves a wide margin for other seeds and platforms.
-    low = float(np.mean(_errors_at_10k("pep", epsilon=0.5)))
-    high = float(np.mean(_errors_at_10k("pep", epsilon=9.0)))
+    low = float(np.mean(_errors_at_10k("pep", epsilon=0.5)[0]))
+    high = float(np.mean(_errors_at_10k("pep", epsilon=9.0)[0]))
     assert high < low / 2, (low, high)

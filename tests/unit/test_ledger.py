@@ -235,3 +235,38 @@ def test_dataset_fingerprint_ignores_file_form_not_content(tmp_path, small_spec,
     dataset_ledger(ledger_path, load_data(gz, small_spec, public=True).frame, **kwargs)
     with pytest.raises(ConfigError, match="belongs to another dataset"):
         dataset_ledger(ledger_path, load_data(changed, small_spec, public=True).frame, **kwargs)
+
+
+def test_a_charge_waits_for_the_ledger_lock(tmp_path):
+    # The lock is what makes the race test pass: while another process holds the
+    # file's lock, a charge waits, then checks against what that process wrote.
+    import fcntl
+    import subprocess
+    import sys
+    import time
+
+    path = tmp_path / "ledger.jsonl"
+    Ledger(total_epsilon=10.0, path=path).charge("earlier", epsilon=4.0)
+    with path.open("a+") as held:
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX)
+        proc = subprocess.Popen(
+            [sys.executable, "-c", _RACER, str(path), "3.0"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+        time.sleep(1.5)
+        assert proc.poll() is None  # waiting for the lock
+        assert len(path.read_text().splitlines()) == 1
+        # what the holder writes while holding the lock is seen by the waiting charge
+        holder = Ledger(total_epsilon=10.0)
+        holder.path = path
+        holder._load(path.read_text())
+        line = json.dumps({"what": "holder", "epsilon": 5.0, "delta": 0.0, "mechanism": "",
+                           "sensitivity": None, "time": 0.0, "ref": None,
+                           "prev": holder._tip})  # fmt: skip
+        held.write(line + "\n")
+        held.flush()
+    out, _ = proc.communicate(timeout=60)
+    assert out.strip() == "refused"  # 4 + 5 + 3 > 10
+    assert Ledger(total_epsilon=10.0, path=path).spent_epsilon == 9.0

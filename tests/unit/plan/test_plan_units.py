@@ -127,8 +127,18 @@ def test_planned_spec_keeps_block_style(tmp_path: Path) -> None:
     out = write_planned_spec(
         spec, tmp_path / "s.yaml", generator_epsilon=1.5, epsilons=eps, header=""
     )
-    assert out.sha256 != spec.sha256 and len(text) > 0
+    assert out.sha256 != spec.sha256
     assert all(c.epsilon == 0.05 for c in out.criteria)
+    # Only the budget values change: every other line (comments, flow- and block-style
+    # mappings, their order) is the input's, byte for byte.
+    new = Path(out.path).read_text().splitlines()
+    old = text.splitlines()
+    assert len(new) == len(old)
+    changed = [(a, b) for a, b in zip(old, new, strict=True) if a != b]
+    assert changed and all("epsilon" in a and "epsilon" in b for a, b in changed)
+    assert all(
+        a.split("epsilon")[0] == b.split("epsilon")[0] for a, b in changed
+    )  # same indentation and the same keys before the number
 
 
 def _chosen(spec: ReleaseSpec, ids: list[str], *, generator_epsilon: float = 1.0) -> object:
