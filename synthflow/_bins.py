@@ -81,6 +81,10 @@ def parse_bin(text: str, *, where: str = "bin") -> Bin:
     )
 
 
+MAX_BINS = 10_000
+"""Bins of one transformation (a column's public domain size after binning)."""
+
+
 def expand_bins(items: list[Any], *, where: str) -> list[Bin]:
     """Expand the YAML list of a transformation into sorted, contiguous bins.
 
@@ -88,7 +92,11 @@ def expand_bins(items: list[Any], *, where: str) -> list[Bin]:
         ConfigError: If bins overlap, leave gaps, or an entry cannot be read.
     """
     if not isinstance(items, list) or not items:
-        raise ConfigError(f"{where}: bins must be a non-empty list, got {items!r}")
+        raise ConfigError(f"{where}: bins must be a non-empty list, got {type(items).__name__}")
+    if len(items) > MAX_BINS:
+        raise ConfigError(
+            f"{where}: {len(items):,} bins; a transformation has at most {MAX_BINS:,}"
+        )
     bins: list[Bin] = []
     for item in items:
         if isinstance(item, dict):
@@ -97,10 +105,20 @@ def expand_bins(items: list[Any], *, where: str) -> list[Bin]:
                 raise ConfigError(
                     f"{where}: range shorthand {item!r} needs keys from, to and optional width"
                 )
-            lo, hi, width = int(item["from"]), int(item["to"]), int(item.get("width", 1))
+            try:
+                lo, hi, width = int(item["from"]), int(item["to"]), int(item.get("width", 1))
+            except (TypeError, ValueError, OverflowError):
+                raise ConfigError(
+                    f"{where}: range shorthand needs whole numbers for from, to and width"
+                ) from None
             if width < 1 or (hi - lo + 1) % width:
                 raise ConfigError(
                     f"{where}: range {item!r} must split into whole bins of width {width}"
+                )
+            if (hi - lo + 1) // width + len(bins) > MAX_BINS:
+                raise ConfigError(
+                    f"{where}: range {item!r} makes {(hi - lo + 1) // width:,} bins; a "
+                    f"transformation has at most {MAX_BINS:,} (use a wider width)"
                 )
             for a in range(lo, hi + 1, width):
                 b = a + width - 1

@@ -88,7 +88,16 @@ def read_candidates(spec: ReleaseSpec, path: Path) -> list[Configuration]:
             f"{str(path)!r} lists no configurations: the shortlist is empty; widen the sweep "
             "or lower --min-pass"
         )
-    return [find_configuration(spec, str(c["id"])) for c in entries]
+    ids = [str(c["id"]) for c in entries]
+    repeated = sorted({i for i in ids if ids.count(i) > 1})
+    if repeated:
+        # Selection draws a candidate uniformly from the list: a repeated id would weigh
+        # that configuration more than the shortlist says.
+        raise ConfigError(
+            f"{str(path)!r} lists {', '.join(repeated)} more than once; each configuration "
+            "may appear once (selection draws uniformly from the list)"
+        )
+    return [find_configuration(spec, i) for i in ids]
 
 
 def read_pass_rates(path: Path) -> list[float | None]:

@@ -104,6 +104,7 @@ def _validate(args: argparse.Namespace) -> int:
                 f"(docs/spec.md lists every key):\n  {shown}{more}"
             )
     spec = load_spec(args.spec)  # bins, groups, budgets, grids: or ConfigError
+    _check_affordable(spec)
     configs = expand_space(spec)
     models = sorted({c.model for c in configs})
     print(
@@ -115,6 +116,22 @@ def _validate(args: argparse.Namespace) -> int:
     if args.rows is not None:
         _noise_report(spec, configs, args.rows)
     return 0
+
+
+def _check_affordable(spec: ReleaseSpec) -> None:
+    """Refuse a spec whose total cannot pay for one private selection (pure DP)."""
+    from synthflow.release.selection import selection_cost
+
+    modes = [False] + [True] * any(c.kind == "regression_coefficients" for c in spec.criteria)
+    cheapest = min(selection_cost(spec, fit_once=m).total for m in modes)
+    if cheapest > spec.privacy.total_epsilon + 1e-12:
+        raise ConfigError(
+            f"privacy: private selection costs at least epsilon {cheapest:g} (twice one "
+            f"attempt: 2 x (generator {spec.privacy.generator_epsilon:g} + criteria "
+            f"{spec.evaluation_epsilon:g}){', the regression fit once' if len(modes) > 1 else ''})"
+            f" but total_epsilon is {spec.privacy.total_epsilon:g}; 'synthflow release' would "
+            "refuse it: lower the budgets or raise the total"
+        )
 
 
 def _schema(args: argparse.Namespace) -> int:

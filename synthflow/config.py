@@ -13,6 +13,7 @@ import dataclasses
 import hashlib
 import math
 import re
+import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,11 +47,46 @@ __all__ = [
 
 _OPS = set(COMPARATORS)
 
+MAX_SPEC_BYTES = 1_000_000
+"""A spec is a few kilobytes; a larger file is refused before it is parsed."""
+MAX_SPEC_NODES = 100_000
+"""Values in the parsed spec with YAML aliases expanded (an alias bomb is refused)."""
+MAX_SPEC_DEPTH = 32
+"""Nesting depth of the parsed spec."""
+MAX_INTEGER = 10**15
+"""Largest integer a spec may hold (domains, bins, seeds): far past any public bound."""
+MAX_CATEGORIES = 10_000
+"""Categories of one column (its domain: every table and marginal is sized by it)."""
+
+
+def brief(value: Any) -> str:  # noqa: PLR0911  (one per kind of value)
+    """A short, content-free description of a value for error messages.
+
+    Short one-line text and numbers are shown; anything else by type and size only, so
+    that a private file passed where a spec goes is never echoed.
+    """
+    if isinstance(value, bool) or value is None or isinstance(value, (int, float)):
+        text = repr(value)
+        return text if len(text) <= 40 else f"a number of {len(text)} digits"
+    if isinstance(value, str):
+        if len(value) <= 40 and "\n" not in value:
+            return repr(value)
+        return f"text of {len(value):,} characters"
+    if isinstance(value, dict):
+        return f"a mapping of {len(value):,} keys"
+    if isinstance(value, (list, tuple)):
+        if len(value) <= 6 and all(
+            isinstance(v, (str, int, float, bool)) and len(repr(v)) <= 20 for v in value
+        ):
+            return repr(list(value))
+        return f"a list of {len(value):,} items"
+    return type(value).__name__
+
 
 def _keys(where: str, raw: Any, required: set[str], optional: set[str]) -> dict[str, Any]:
     """Check a YAML mapping's keys; return it as a dict."""
     if not isinstance(raw, dict):
-        raise ConfigError(f"{where}: expected a mapping, got {type(raw).__name__} {raw!r}")
+        raise ConfigError(f"{where}: expected a mapping, got {brief(raw)}")
     unknown = set(raw) - required - optional
     if unknown:
         raise ConfigError(
@@ -73,15 +109,15 @@ def _number(
     hi_open: bool = False,
 ) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
-        raise ConfigError(f"{where}: expected a number, got {value!r}")
+        raise ConfigError(f"{where}: expected a number, got {brief(value)}")
     if not math.isfinite(value):
-        raise ConfigError(f"{where}: must be a finite number, got {value!r}")
+        raise ConfigError(f"{where}: must be a finite number, got {brief(value)}")
     if value < lo or (lo_open and value == lo):
         op = ">" if lo_open else ">="
-        raise ConfigError(f"{where}: must be {op} {lo}, got {value!r}")
+        raise ConfigError(f"{where}: must be {op} {lo}, got {brief(value)}")
     if value > hi or (hi_open and value == hi):
         op = "<" if hi_open else "<="
-        raise ConfigError(f"{where}: must be {op} {hi}, got {value!r}")
+        raise ConfigError(f"{where}: must be {op} {hi}, got {brief(value)}")
     return float(value)
 
 
@@ -110,9 +146,99 @@ _SpecLoader.add_implicit_resolver(
 )
 
 
+# YAML 1.2 booleans: only true/false. YAML 1.1 also reads yes/no/on/off as booleans, so
+# that `categories: [no, yes]` would be [False, True].
+_SpecLoader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:bool"]
+    for first, resolvers in _SpecLoader.yaml_implicit_resolvers.items()
+}
+_SpecLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:bool",
+    re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
+    list("tTfF"),
+)
+for _first, _resolvers in list(_SpecLoader.yaml_implicit_resolvers.items()):
+    if not _resolvers:
+        del _SpecLoader.yaml_implicit_resolvers[_first]
+
+
+def _int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
+    digits = str(node.value).lstrip("+-0") or "0"
+    if len(digits) > 16 and "_" not in digits:
+        raise ConfigError(
+            f"a number of {len(digits)} digits (line {node.start_mark.line + 1}); spec numbers "
+            f"are at most {MAX_INTEGER:.0e}"
+        )
+    value = yaml.SafeLoader.construct_yaml_int(loader, node)
+    if abs(value) > MAX_INTEGER:
+        raise ConfigError(
+            f"the number on line {node.start_mark.line + 1} is larger than {MAX_INTEGER:.0e}, "
+            "the largest a spec may hold"
+        )
+    return value
+
+
+_SpecLoader.add_constructor("tag:yaml.org,2002:int", _int)
+
+
 def read_yaml(data: bytes | str) -> Any:
-    """Parse YAML the way specs are read: 1.2 floats, duplicate keys refused."""
-    return yaml.load(data, Loader=_SpecLoader)  # a SafeLoader subclass: no arbitrary objects
+    """Parse YAML the way specs are read: 1.2 floats and booleans, duplicate keys refused.
+
+    Bounded: a spec of at most :data:`MAX_SPEC_BYTES`, nested at most
+    :data:`MAX_SPEC_DEPTH` deep, with at most :data:`MAX_SPEC_NODES` values once its
+    aliases are expanded (an alias bomb is refused before anything walks it), and integers
+    of at most :data:`MAX_INTEGER`. Each refusal names the limit.
+    """
+    if len(data) > MAX_SPEC_BYTES:
+        raise ConfigError(
+            f"the spec is {len(data):,} bytes; a spec is at most {MAX_SPEC_BYTES:,} bytes (is "
+            "this a data file? the spec comes first, the data after --data)"
+        )
+    depth = 0
+    for event in yaml.parse(data, Loader=_SpecLoader):  # events: no recursion, stops early
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_SPEC_DEPTH:
+                raise ConfigError(
+                    f"the spec is nested more than {MAX_SPEC_DEPTH} levels deep (line "
+                    f"{event.start_mark.line + 1})"
+                )
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+    try:
+        raw = yaml.load(data, Loader=_SpecLoader)  # a SafeLoader subclass: no arbitrary objects
+    except RecursionError:
+        raise ConfigError(
+            f"the spec is nested too deeply (at most {MAX_SPEC_DEPTH} levels)"
+        ) from None
+    _check_size(raw)
+    return raw
+
+
+def _check_size(raw: Any) -> None:
+    """Refuse a parsed spec too deep or too large once aliases are expanded."""
+    sizes: dict[int, int] = {}
+
+    def size(value: Any, depth: int) -> int:
+        if depth > MAX_SPEC_DEPTH:
+            raise ConfigError(f"the spec is nested more than {MAX_SPEC_DEPTH} levels deep")
+        if not isinstance(value, (dict, list)):
+            return 1
+        if id(value) in sizes:  # an alias: the same object again, counted in full
+            return sizes[id(value)]
+        children = value.values() if isinstance(value, dict) else value
+        total = 1
+        for child in children:
+            total += size(child, depth + 1)
+            if total > MAX_SPEC_NODES:
+                raise ConfigError(
+                    f"the spec holds more than {MAX_SPEC_NODES:,} values once its YAML aliases "
+                    "are expanded; write it out without deeply nested aliases"
+                )
+        sizes[id(value)] = total
+        return total
+
+    size(raw, 0)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -428,12 +554,25 @@ def _parse_column(name: str, raw: Any, source: ColumnSource | None) -> Column:
             raise ConfigError(f"{where}.domain: lo {domain[0]} is above hi {domain[1]}")
     else:
         cats = raw.get("categories")
+        if isinstance(cats, list) and len(cats) > MAX_CATEGORIES:
+            raise ConfigError(
+                f"{where}.categories: {len(cats):,} categories; a column has at most "
+                f"{MAX_CATEGORIES:,} (group rare ones into a public 'other')"
+            )
+        if isinstance(cats, list) and any(isinstance(c, bool) for c in cats):
+            raise ConfigError(
+                f"{where}.categories: true/false are YAML booleans; quote categories that "
+                "look like them, e.g. ['true', 'false']"
+            )
         if not (
-            isinstance(cats, list) and len(cats) >= 2 and len(set(map(str, cats))) == len(cats)
+            isinstance(cats, list)
+            and len(cats) >= 2
+            and all(isinstance(c, (str, int, float)) for c in cats)
+            and len({unicodedata.normalize("NFC", str(c)) for c in cats}) == len(cats)
         ):
             raise ConfigError(
                 f"{where}.categories: a categorical column needs a list of at least two distinct "
-                f"categories, got {cats!r}"
+                f"categories (text or numbers), got {brief(cats)}"
             )
         categories = tuple(str(c) for c in cats)
     bounds = None
@@ -505,7 +644,7 @@ def _parse_source(name: str, raw: Any) -> ColumnSource:
 
 def _parse_clause(where: str, raw: Any, columns: Mapping[str, Column]) -> Clause:
     if not (isinstance(raw, list) and len(raw) == 3):
-        raise ConfigError(f"{where}: a clause is [column, op, value], got {raw!r}")
+        raise ConfigError(f"{where}: a clause is [column, op, value], got {brief(raw)}")
     col, op, value = raw
     if col not in columns:
         raise ConfigError(f"{where}: unknown column {col!r}; columns: {sorted(columns)}")
@@ -747,7 +886,9 @@ def _parse_models(raw: Any) -> tuple[ModelGrid, ...]:
 def _text(where: str, value: Any, limit: int) -> str:
     """An optional one-line text field (datasheet metadata)."""
     if not isinstance(value, str) or len(value) > limit:
-        raise ConfigError(f"{where}: expected text of at most {limit} characters, got {value!r}")
+        raise ConfigError(
+            f"{where}: expected text of at most {limit} characters, got {brief(value)}"
+        )
     return " ".join(value.split())
 
 
@@ -781,7 +922,7 @@ def _parse_disclosure(raw: Any, columns: dict[str, Column]) -> DisclosureSpec:
 def _unit(value: Any) -> str:
     if not isinstance(value, str) or not value.strip() or len(value) > 40:
         raise ConfigError(
-            f"unit: expected a short noun for one row (e.g. birth, person), got {value!r}"
+            f"unit: expected a short noun for one row (e.g. birth, person), got {brief(value)}"
         )
     return value.strip()
 
@@ -800,11 +941,21 @@ def load_spec(path: str | Path) -> ReleaseSpec:
             f"spec file {str(p)!r} does not exist; pass a spec file or the name of a bundled "
             f"spec ({', '.join(bundled_specs())})"
         )
+    if p.stat().st_size > MAX_SPEC_BYTES:
+        raise ConfigError(
+            f"spec file {str(p)!r} is {p.stat().st_size:,} bytes; a spec is at most "
+            f"{MAX_SPEC_BYTES:,} bytes (is this a data file? the spec comes first, the data "
+            "after --data)"
+        )
     data = p.read_bytes()
     try:
         raw = read_yaml(data)
     except yaml.YAMLError as exc:
-        raise ConfigError(f"spec file {str(p)!r} is not valid YAML: {exc}") from exc
+        # The position only: the parser's message may quote the file's content.
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+        problem = getattr(exc, "problem", None) or type(exc).__name__
+        raise ConfigError(f"spec file {str(p)!r} is not valid YAML{where}: {problem}") from None
     except ConfigError as exc:
         raise ConfigError(f"spec file {str(p)!r}: {exc}") from exc
     raw = _keys(str(p), raw, *section_keys("root"))
@@ -812,6 +963,12 @@ def load_spec(path: str | Path) -> ReleaseSpec:
     mapping = inp.get("mapping") or {}
     if not isinstance(raw["columns"], dict) or not raw["columns"]:
         raise ConfigError("columns: expected a mapping column name -> column spec")
+    normal = [unicodedata.normalize("NFC", str(name)) for name in raw["columns"]]
+    if len(set(normal)) != len(normal):
+        raise ConfigError(
+            "columns: two column names differ only in their Unicode form (e.g. a composed "
+            "and a decomposed accent); rename one of them"
+        )
     unknown_map = set(mapping) - set(raw["columns"])
     if unknown_map:
         raise ConfigError(f"input.mapping: {sorted(unknown_map)} are not columns of the spec")

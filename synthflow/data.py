@@ -90,6 +90,11 @@ def read_table(path: str | Path, *, columns: Collection[str] | None = None) -> p
     p = Path(path)
     if p.is_dir():
         raise DataError(f"data file {str(p)!r} is a directory; pass the data file inside it")
+    if p.exists() and not p.is_file():
+        raise DataError(
+            f"data file {str(p)!r} is not a regular file (a pipe, socket or device); save the "
+            "data to a CSV or Parquet file and pass that"
+        )
     if not p.is_file():
         raise DataError(f"data file {str(p)!r} does not exist; check the path")
     if p.stat().st_size == 0:
@@ -149,12 +154,12 @@ _ARROW_CSV = (".csv", ".txt", ".gz", ".bz2", ".zst", ".lz4")
 def _read_csv(p: Path, columns: Collection[str] | None) -> pd.DataFrame:
     """A CSV through pyarrow's multi-threaded reader (3x pandas' C parser at 4M rows).
 
-    Parity with ``pandas.read_csv``: empty and NA-like fields are missing in every
-    column; the types inferred (int64, float64, bool, strings as objects) are pandas'.
+    Empty fields are missing in every column; nothing else is (``NA``, ``null`` are
+    values); the types inferred (int64, float64, bool, strings as objects) are pandas'.
     Rows with too many or too few fields are an error, as in pandas.
     """
     if p.suffix.lower() not in _ARROW_CSV:
-        frame = pd.read_csv(p, low_memory=False)
+        frame = pd.read_csv(p, low_memory=False, keep_default_na=False, na_values=[""])
         return frame if columns is None else frame[[c for c in frame.columns if c in columns]]
     include = None
     if columns is not None:
@@ -162,7 +167,11 @@ def _read_csv(p: Path, columns: Collection[str] | None) -> pd.DataFrame:
         include = [c for c in _header(p) if c in wanted]
     table = pa_csv.read_csv(
         p,
-        convert_options=pa_csv.ConvertOptions(include_columns=include, strings_can_be_null=True),
+        # Missing means empty: "NA", "null" or "n/a" in a private file are values (an
+        # error where they do not belong), never rows silently dropped as missing.
+        convert_options=pa_csv.ConvertOptions(
+            include_columns=include, strings_can_be_null=True, null_values=[""]
+        ),
     )
     # Dates as datetime64, not one Python object per row; the table's buffers are freed
     # column by column as the frame is built (peak memory about one copy, not two).
@@ -203,9 +212,18 @@ def _map_column(frame: pd.DataFrame, col: Column) -> pd.Series:
     assert src is not None  # load_data checked that every column can be read
     values = frame[src.source]
     if src.parse == "month":
-        parsed = pd.to_datetime(values, errors="coerce")
-        if parsed.isna().any() and values.notna().any() and parsed.notna().sum() == 0:
-            raise DataError(f"column {src.source!r} holds no ISO dates; cannot derive {col.name!r}")
+        if pd.api.types.is_datetime64_any_dtype(values):
+            parsed = values
+        else:
+            parsed = pd.to_datetime(values, errors="coerce", format="ISO8601")
+            # Missing means empty: an entry that is present but not an ISO date (another
+            # format, an impossible date) is an error, never a silently dropped row.
+            if (values.notna() & parsed.isna()).any():
+                raise DataError(
+                    f"column {src.source!r} holds entries that are not ISO dates (YYYY-MM-DD) "
+                    f"or are impossible dates; cannot derive {col.name!r}: convert every date "
+                    "to YYYY-MM-DD (leave a missing date empty)"
+                )
         values = parsed.dt.month.where(parsed.notna())
     if src.values:
         mapping = dict(src.values)

@@ -317,7 +317,13 @@ def schema_errors(raw: Any) -> list[str]:
     out = []
     for error in sorted(validator.iter_errors(raw), key=lambda e: list(map(str, e.path))):
         where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.path)
-        out.append(f"{where.lstrip('.') or '(top level)'}: {error.message}")
+        message = error.message
+        shown = repr(error.instance)
+        if len(shown) > 40:  # never echo a large value (a data file passed as the spec)
+            from synthflow.config import brief  # noqa: PLC0415
+
+            message = message.replace(shown, brief(error.instance))[:300]
+        out.append(f"{where.lstrip('.') or '(top level)'}: {message}")
     return out
 
 

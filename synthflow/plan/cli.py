@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from synthflow._cli import (
+    EXIT_NEGATIVE,
     EXIT_OK,
     EXIT_USAGE,
     add_command,
@@ -22,9 +23,13 @@ from synthflow._cli import (
 )
 from synthflow.errors import ConfigError
 
-__all__ = ["PLAN_FILES", "plan_command", "register"]
+__all__ = ["PLAN_FILES", "NoPlanError", "plan_command", "register"]
 
 PLAN_FILES = ("spec.yaml", "candidates.yaml", "plan.json", "plan.html")
+
+
+class NoPlanError(ConfigError):
+    """No budget meets the targets: a negative result (exit 1), the frontier written."""
 
 
 def _point_json(p: Any) -> dict[str, Any]:
@@ -139,7 +144,7 @@ def plan_command(
             )
         _write_json(out / "plan.json", plan)
         write_plan_html(out / "plan.html", plan, paths, None)
-        raise ConfigError(
+        raise NoPlanError(
             f"no plan: {plan['reason']}; see {out / 'plan.html'}. Sweep better "
             "configurations, larger generator budgets, or relax --target-pass / --max-total"
         )
@@ -269,6 +274,9 @@ def _plan(args: argparse.Namespace) -> int:
     except StoreError as exc:
         print(f"synthflow plan: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except NoPlanError as exc:  # a negative result, as an empty shortlist is
+        print(f"synthflow plan: {exc}", file=sys.stderr)
+        return EXIT_NEGATIVE
     print(
         f"total epsilon {plan['total_epsilon']:.3f} ({plan['formula']}); generator epsilon "
         f"{plan['generator_epsilon']:g}; fit {'once' if plan['fit_once'] else 'per candidate'}; "

@@ -216,6 +216,14 @@ def audit_release(release_dir: str | Path, *, spec_path: str | Path | None = Non
         DataError: If the directory is not a release (no manifest or acceptance file).
     """
     root = Path(release_dir)
+    if not root.exists():
+        raise DataError(f"release directory {str(root)!r} does not exist; check the path")
+    if spec_path is not None:
+        from synthflow.resources import resolve_spec_path  # noqa: PLC0415
+
+        spec_path = resolve_spec_path(spec_path)  # a file, or a bundled spec's name
+        if not Path(spec_path).is_file():
+            raise DataError(f"the reviewer's spec {str(spec_path)!r} does not exist")
     report = AuditReport()
     manifest_path = root / MANIFEST
     if not manifest_path.is_file() or not (root / "acceptance.json").is_file():

@@ -22,6 +22,7 @@ from synthflow.errors import (
     ConfigError,
     InfeasibleConfigurationError,
     NotEnoughRowsError,
+    SelectionPaused,
     SpentError,
 )
 from synthflow.flow import check_configurations, run_flow
@@ -253,6 +254,16 @@ def release_command(
             dataset_ledger=shared,
             rows=len(raw),
         )
+    except KeyboardInterrupt:
+        if not _spent(private_dir):
+            raise
+        # Interrupted after the charge: the selection is resumable, as a pause is.
+        raise SelectionPaused(
+            "interrupted; re-run the same command to continue the same selection (no new "
+            "charge). Whether and when a selection stops depends on the private data: "
+            "nothing derived from it (not even that it stopped) may leave the enclave until "
+            "it has been continued to its end"
+        ) from None
     except OSError as exc:
         spent = _spent(private_dir)
         if not spent:

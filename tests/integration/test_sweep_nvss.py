@@ -50,13 +50,26 @@ def test_sweep_20_configurations_x_3_on_nvss_10k(tmp_path: Path, capsys) -> None
         crit = db.criteria()
     assert len(runs) == 60 and not runs.duplicated(["config_id", "repeat"]).any()
     ok = runs[runs["status"] == "ok"]
-    assert len(ok) >= 50
+    # A run may fail only for a public reason decided before any noise (a configuration
+    # that cannot run at this n, or whose sampler cannot fill n rows); never a crash.
+    failed = runs[runs["status"] != "ok"]
+    public_reasons = ("InfeasibleConfigurationError", "NotEnoughRowsError")
+    assert all(str(e).startswith(public_reasons) for e in failed["error"]), failed["error"]
+    assert len(ok) >= 30  # most of PrivBayes' sampled grid runs at 10K rows
     assert crit["name"].nunique() == 8  # every acceptance criterion, exact and DP
     assert len(crit) == 8 * len(ok)
     assert runs["passed_exact"].mean() >= runs["passed_dp"].mean() - 0.1
     out = tmp_path / "candidates.yaml"
-    # An empty shortlist is a negative result (exit code 1), a non-empty one success.
-    any_passing = runs.groupby("config_id")["passed_dp"].mean().max() >= 0.10
-    expected = 0 if any_passing else 1
-    assert main(["shortlist", "--store", str(store), "--out", str(out)]) == expected
+    # The shortlist holds exactly the configurations that passed with DP noise in at
+    # least 10% of their runs (read from the store here), and its exit code says whether
+    # it is empty (1, a negative result) or not (0).
+    rates = runs.groupby("config_id")["passed_dp"].mean()
+    wanted = set(rates[rates >= 0.10].index)
+    code = main(["shortlist", "--store", str(store), "--out", str(out)])
+    assert code == (0 if wanted else 1)
+    if wanted:
+        import yaml
+
+        listed = {c["id"] for c in yaml.safe_load(out.read_text())["configurations"]}
+        assert listed == wanted
     assert main(["sweep-report", "--store", str(store), "--out", str(tmp_path / "r.html")]) == 0
