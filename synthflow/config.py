@@ -199,9 +199,10 @@ def read_yaml(data: bytes | str) -> Any:
         if isinstance(event, yaml.CollectionStartEvent):
             depth += 1
             if depth > MAX_SPEC_DEPTH:
+                mark = event.start_mark
+                line = f" (line {mark.line + 1})" if mark is not None else ""
                 raise ConfigError(
-                    f"the spec is nested more than {MAX_SPEC_DEPTH} levels deep (line "
-                    f"{event.start_mark.line + 1})"
+                    f"the spec is nested more than {MAX_SPEC_DEPTH} levels deep{line}"
                 )
         elif isinstance(event, yaml.CollectionEndEvent):
             depth -= 1
@@ -958,6 +959,22 @@ def load_spec(path: str | Path) -> ReleaseSpec:
         raise ConfigError(f"spec file {str(p)!r} is not valid YAML{where}: {problem}") from None
     except ConfigError as exc:
         raise ConfigError(f"spec file {str(p)!r}: {exc}") from exc
+    try:
+        return _build_spec(p, data, raw)
+    except (TypeError, ValueError, KeyError, AttributeError, IndexError, OverflowError) as exc:
+        if isinstance(exc, ConfigError):
+            raise
+        # A value of the wrong kind that no specific check named: say so, never a
+        # traceback (and never the value: the file may not be a spec at all).
+        raise ConfigError(
+            f"spec file {str(p)!r} is malformed: a value has the wrong type or shape "
+            f"({type(exc).__name__}); 'synthflow validate {p}' lists every problem against "
+            "the spec's schema (docs/spec.md)"
+        ) from None
+
+
+def _build_spec(p: Path, data: bytes, raw: Any) -> ReleaseSpec:
+    """The spec's objects from its parsed YAML (``load_spec`` names any failure)."""
     raw = _keys(str(p), raw, *section_keys("root"))
     inp = _keys("input", raw.get("input") or {}, *section_keys("input"))
     mapping = inp.get("mapping") or {}
