@@ -179,6 +179,7 @@ def render_datasheet(
     plan: dict[str, Any] | None = None,
     projection_rows: int | None = None,
     note: str | None = None,
+    signed_by: str | None = None,
 ) -> str:
     """The datasheet text.
 
@@ -192,6 +193,7 @@ def render_datasheet(
         plan: The budget plan's provenance, if the spec came from ``synthflow plan``.
         projection_rows: Rows the min-count projection replaced (a public statistic).
         note: A prominent note for readers (e.g. that the data stood in for private data).
+        signed_by: SHA-256 fingerprint of the publisher's Ed25519 key, if signed.
     """
     ds = spec.datasheet
     labels = transformer.to_labels(candidate)
@@ -287,4 +289,5 @@ def render_datasheet(
         citation=ds.citation or _MISSING,
         contact=ds.contact or _MISSING,
         maintenance=ds.maintenance or _MISSING,
+        signed_by=signed_by,
     )

@@ -28,6 +28,7 @@ import pandas as pd
 from synthflow.config import ReleaseSpec, load_spec
 from synthflow.errors import ConfigError, DataError
 from synthflow.filtering import binned_violations
+from synthflow.release import signing
 from synthflow.release.publish import (
     DATA_FILE,
     MANIFEST,
@@ -51,7 +52,8 @@ NOT_CHECKED = (
     "that the released DP values were computed on the private data (they need the data)",
     "that the rows came from the stated generator and configuration",
     "the enclave's ledger and transcript (they never leave the enclave)",
-    "who made the release: nothing is signed; a consistent rewrite of every file passes",
+    "who made the release, unless it is signed and audited with --key (the publisher's "
+    "public key, obtained from the publisher): otherwise a consistent rewrite passes",
 )
 """What the audit cannot verify from the published files; printed with every report."""
 
@@ -121,7 +123,7 @@ def _check_budget_fields(
 _ACCEPTANCE_FIELDS = frozenset(
     {"synthflow_version", "spec", "configuration", "rows", "data_sha256", "neighbouring",
      "criteria", "passed", "evaluation_epsilon_charged", "budget", "projection_rows",
-     "budget_plan"}
+     "budget_plan", "note", "signed_by"}
 )  # fmt: skip
 """Every field ``write_release`` writes in acceptance.json; any other is refused."""
 _CRITERION_FIELDS = frozenset(
@@ -205,11 +207,144 @@ def _check_statements(
     report.add("projection rows", ok, "" if ok else "not a row count of this release")
 
 
+def _check_signature(
+    report: AuditReport,
+    root: Path,
+    acc: dict[str, Any],
+    *,
+    signed: bool,
+    key_path: str | Path | None,
+) -> None:
+    """The package's signature: against the key beside it, and against the reviewer's."""
+    manifest = (root / MANIFEST).read_bytes()
+    signature_path, key_beside = root / signing.SIGNATURE, root / signing.PUBLIC_KEY
+    if signed:
+        try:
+            signature = signature_path.read_text("ascii")
+            pem = key_beside.read_bytes()
+            ok = signing.verify(pem, manifest, signature)
+            fp = signing.fingerprint(pem)
+        except (OSError, ValueError, ConfigError) as exc:
+            ok, fp = False, None
+            why = f"cannot be read ({type(exc).__name__})"
+        else:
+            why = "" if ok else "SIGNATURE is not PUBLIC_KEY.pem's signature of MANIFEST.json"
+        report.add("signature (the key beside the release)", ok, why)
+        stated = (acc.get("signed_by") or {}).get("public_key_sha256")
+        ok_fp = fp is not None and stated == fp
+        report.add(
+            "signing key fingerprint",
+            ok_fp,
+            "" if ok_fp else "acceptance.json's signed_by differs from PUBLIC_KEY.pem",
+        )
+    if key_path is None:
+        return
+    if not signed:
+        report.add("signature (the reviewer's key)", False, "the package is not signed")
+        return
+    reviewer = Path(key_path).read_bytes()
+    try:
+        ok = signing.verify(reviewer, manifest, signature_path.read_text("ascii"))
+    except (OSError, ConfigError) as exc:
+        ok = False
+        why = f"{exc}"
+    else:
+        why = (
+            ""
+            if ok
+            else "not signed by the reviewer's key: the package was changed or made by someone else"
+        )
+    report.add("signature (the reviewer's key)", ok, why)
+
+
+def _check_datasheet(  # noqa: PLR0917  (the audit's parts, in its order)
+    report: AuditReport,
+    root: Path,
+    acc: dict[str, Any],
+    spec: ReleaseSpec,
+    cfg: Any,
+    tr: Transformer,
+    codes: pd.DataFrame,
+    cost: SelectionCost | None,
+) -> None:
+    """The release README, regenerated from the package's own files, byte for byte.
+
+    Every figure a reader sees (epsilon, delta, the budget split, each criterion's value,
+    threshold and noise) is then the one acceptance.json states and the checks above
+    verify; an edit of the README alone, MANIFEST rehashed, fails here, naming its line.
+    """
+    from synthflow.acceptance.results import AcceptanceReport, CriterionResult  # noqa: PLC0415
+    from synthflow.release._datasheet import render_datasheet  # noqa: PLC0415
+
+    path = root / "README.md"
+    if cost is None or not path.is_file():
+        report.add("datasheet regenerated", False, "cannot be regenerated (see the checks above)")
+        return
+    try:
+        kinds = {c.name: c.kind for c in spec.criteria}
+        results = tuple(
+            CriterionResult(
+                name=c["name"],
+                kind=kinds[c["name"]],
+                value=float(c["value"]),
+                threshold=float(c["threshold"]),
+                passed=bool(c["passed"]),
+                epsilon=c["epsilon"],
+                mechanism=c["mechanism"],
+                sensitivity=c["sensitivity"],
+                noise_sd=c["noise_sd"],
+                public=c.get("public_parameters") or {},
+            )
+            for c in acc["criteria"]
+        )
+        expected = render_datasheet(
+            spec=spec,
+            configuration=cfg,
+            transformer=tr,
+            candidate=codes,
+            report=AcceptanceReport(
+                criteria=results,
+                passed=bool(acc["passed"]),
+                epsilon_total=float(acc["evaluation_epsilon_charged"]),
+                exact=False,
+                regression_fit_reused=cost.fit_once,
+            ),
+            cost=cost,
+            plan=acc.get("budget_plan"),
+            projection_rows=acc.get("projection_rows"),
+            note=acc.get("note"),
+            signed_by=(acc.get("signed_by") or {}).get("public_key_sha256"),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        report.add("datasheet regenerated", False, f"cannot be regenerated ({type(exc).__name__})")
+        return
+    published = path.read_text("utf-8")
+    if published == expected:
+        report.add("datasheet regenerated", True)
+        return
+    got, want = published.splitlines(), expected.splitlines()
+    line = next(
+        (i for i, (a, b) in enumerate(zip(got, want, strict=False)) if a != b),
+        min(len(got), len(want)),
+    )
+    shown = got[line][:120] if line < len(got) else "(end of file)"
+    report.add(
+        "datasheet regenerated",
+        False,
+        f"README.md line {line + 1} differs from the datasheet the package's files give: {shown!r}",
+    )
+
+
 def _close(a: float, b: float) -> bool:
     return math.isclose(a, b, rel_tol=_REL_TOL, abs_tol=1e-15)
 
 
-def audit_release(release_dir: str | Path, *, spec_path: str | Path | None = None) -> AuditReport:
+def audit_release(
+    release_dir: str | Path,
+    *,
+    spec_path: str | Path | None = None,
+    key_path: str | Path | None = None,
+) -> AuditReport:
     """Run every check on ``release_dir``.
 
     Raises:
@@ -218,6 +353,8 @@ def audit_release(release_dir: str | Path, *, spec_path: str | Path | None = Non
     root = Path(release_dir)
     if not root.exists():
         raise DataError(f"release directory {str(root)!r} does not exist; check the path")
+    if key_path is not None and not Path(key_path).is_file():
+        raise DataError(f"--key {str(key_path)!r} does not exist; pass the publisher's public key")
     if spec_path is not None:
         from synthflow.resources import resolve_spec_path  # noqa: PLC0415
 
@@ -242,15 +379,24 @@ def audit_release(release_dir: str | Path, *, spec_path: str | Path | None = Non
             f"({type(exc).__name__}); the release is damaged or not a release"
         ) from exc
     entries = {p.name for p in root.iterdir()}
-    unexpected = sorted(entries - set(RELEASE_FILES))
+    signed = signing.SIGNATURE in entries or signing.PUBLIC_KEY in entries or "signed_by" in acc
+    expected_files = set(RELEASE_FILES) | (
+        {signing.SIGNATURE, signing.PUBLIC_KEY} if signed else set()
+    )
+    unexpected = sorted(entries - expected_files)
+    missing_files = sorted(expected_files - entries)
     report.add(
         "file set",
-        not unexpected and set(manifest) == set(RELEASE_FILES) - {MANIFEST},
-        f"unexpected {unexpected}; a release holds exactly {', '.join(RELEASE_FILES)}"
-        if unexpected
+        not unexpected
+        and not missing_files
+        and set(manifest) == expected_files - {MANIFEST, signing.SIGNATURE},
+        f"unexpected {unexpected}, missing {missing_files}; a release holds exactly "
+        f"{', '.join(sorted(expected_files))}"
+        if unexpected or missing_files
         else f"the manifest lists {', '.join(sorted(manifest))}",
     )
-    present = {p.name for p in root.iterdir() if p.is_file()} - {MANIFEST}
+    _check_signature(report, root, acc, signed=signed, key_path=key_path)
+    present = {p.name for p in root.iterdir() if p.is_file()} - {MANIFEST, signing.SIGNATURE}
     for name in sorted(set(manifest) | present):
         if name not in manifest:
             report.add(f"hash {name}", False, "file is not listed in the manifest")
@@ -411,6 +557,7 @@ def audit_release(release_dir: str | Path, *, spec_path: str | Path | None = Non
         except ConfigError:
             spec_cost = None
     _check_statements(report, acc, spec, cfg.to_json(), spec_cost)
+    _check_datasheet(report, root, acc, spec, cfg, tr, codes, spec_cost)
     # 7. epsilon arithmetic
     eps_eval = math.fsum(crit.epsilon for crit in spec.criteria)
     ok_e = _close(cost.evaluation_epsilon, eps_eval) and _close(

@@ -36,6 +36,7 @@ def _release(args: argparse.Namespace) -> int:
         ledger_path=args.ledger,
         plan_path=args.plan,
         force=args.force,
+        sign=args.sign,
     )
     if out is None:
         print("private selection stopped without a release (stop probability)", file=sys.stderr)
@@ -52,7 +53,7 @@ def _audit(args: argparse.Namespace) -> int:
     from synthflow.release.audit import NOT_CHECKED, audit_release
 
     check_json(args.json, protected=(args.release_dir,))
-    report = audit_release(args.release_dir, spec_path=args.spec)
+    report = audit_release(args.release_dir, spec_path=args.spec, key_path=args.key)
     if args.json:
         write_json(
             args.json,
@@ -81,6 +82,20 @@ def _audit(args: argparse.Namespace) -> int:
         print(f"  - {item}")
     print("audit passed" if report.ok else f"audit FAILED: {len(report.failures)} check(s)")
     return EXIT_OK if report.ok else EXIT_NEGATIVE
+
+
+def _keygen(args: argparse.Namespace) -> int:
+    from synthflow.release.signing import generate_keypair
+
+    private, public = Path(f"{args.out}.key"), Path(f"{args.out}.pub")
+    fp = generate_keypair(private, public)
+    print(
+        f"private key {private} (keep it in the enclave; 'release --sign {private}'), public "
+        f"key {public} (publish it; fingerprint {fp})",
+        file=sys.stderr,
+    )
+    print(public.resolve())
+    return EXIT_OK
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -144,6 +159,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="show the number of attempts (private: inside the enclave only)",
     )
+    p.add_argument(
+        "--sign",
+        metavar="PRIVATE_KEY",
+        help="sign the package with this Ed25519 key ('synthflow keygen'): its public key is "
+        "published beside the release and in the datasheet; reviewers check it with 'audit "
+        "--key'",
+    )
     p.epilog = (
         "--force also releases although the pre-flight finds a criterion dominated by its "
         "noise or no candidate that passed on public data."
@@ -159,4 +181,19 @@ def register(sub: argparse._SubParsersAction) -> None:
         nargs="?",
         help="the reviewer's own copy of the spec (default: the release's spec.yaml)",
     )
+    p.add_argument(
+        "--key",
+        metavar="PUBLIC_KEY",
+        help="the publisher's Ed25519 public key (PEM), obtained from the publisher: the "
+        "package must carry its valid signature",
+    )
     p.set_defaults(func=_audit)
+
+    p = add_command(sub, "keygen", help="make an Ed25519 key pair to sign releases with")
+    p.add_argument(
+        "--out",
+        required=True,
+        metavar="PREFIX",
+        help="writes PREFIX.key (private: keep it in the enclave) and PREFIX.pub (publish it)",
+    )
+    p.set_defaults(func=_keygen)

@@ -123,6 +123,7 @@ def release_command(
     plan_path: str | Path | None = None,
     force: bool = False,
     note: str | None = None,
+    sign: str | Path | None = None,
 ) -> Path | None:
     """Private selection, then the release package; returns RELEASE_DIR or None.
 
@@ -132,6 +133,7 @@ def release_command(
     else False. ``force``: go on although the pre-flight says no candidate can pass
     reliably (see :func:`hopeless_release`). ``note``: a prominent note for the
     datasheet's readers (the demo says its "private" data is a public stand-in).
+    ``sign``: an Ed25519 private key file (``synthflow keygen``) that signs the package.
     """
     candidates_path, out, private_dir = Path(candidates_path), Path(out), Path(private_dir)
     enc, pub = private_dir.resolve(), out.resolve()
@@ -147,6 +149,11 @@ def release_command(
         )
     for option, path in (("--out", out), ("--private-dir", private_dir)):
         _check_writable(option, path)  # before anything is charged
+    signing_key = None
+    if sign is not None:  # read and checked before anything is charged
+        from synthflow.release.signing import load_private_key  # noqa: PLC0415
+
+        signing_key = load_private_key(sign)
     spec = load_spec(spec_path)
     plan = _read_plan(plan_path, spec) if plan_path is not None else None
     if plan is not None:
@@ -302,6 +309,7 @@ def release_command(
             ),
             projection_rows=extra.get("projection_rows"),
             note=note,
+            signing_key=signing_key,
         )
     except OSError as exc:
         raise SpentError(

@@ -142,6 +142,7 @@ def write_release(
     plan: dict[str, Any] | None = None,
     projection_rows: int | None = None,
     note: str | None = None,
+    signing_key: Any = None,
 ) -> Path:
     """Write the release package into a new directory ``out_dir`` (atomically).
 
@@ -149,7 +150,15 @@ def write_release(
     ``predicted_release_probability``, ``total_epsilon``), published in acceptance.json.
     ``projection_rows``: rows the min-count projection replaced (a statistic of the
     DP sample, published). ``note``: a prominent note in the datasheet.
+    ``signing_key``: an Ed25519 private key (:mod:`synthflow.release.signing`): its
+    public key is published beside the release and in the datasheet, and SIGNATURE
+    signs MANIFEST.json.
     """
+    from synthflow.release import signing  # noqa: PLC0415
+
+    signed_by = None
+    if signing_key is not None:
+        signed_by = signing.fingerprint(signing.public_pem(signing_key))
     tmp = out_dir.with_name(f".{out_dir.name}.partial")
     if tmp.exists():
         shutil.rmtree(tmp)
@@ -179,6 +188,11 @@ def write_release(
         acceptance["projection_rows"] = projection_rows
     if plan is not None:
         acceptance["budget_plan"] = plan
+    if note is not None:  # the datasheet's note, so that the audit can regenerate it
+        acceptance["note"] = note
+    if signed_by is not None:
+        acceptance["signed_by"] = {"algorithm": signing.ALGORITHM, "public_key_sha256": signed_by}
+        (tmp / signing.PUBLIC_KEY).write_bytes(signing.public_pem(signing_key))
     (tmp / "acceptance.json").write_text(json.dumps(acceptance, indent=2) + "\n", "utf-8")
     (tmp / "README.md").write_text(
         render_datasheet(
@@ -191,14 +205,19 @@ def write_release(
             plan=plan,
             projection_rows=projection_rows,
             note=note,
+            signed_by=signed_by,
         ),
         "utf-8",
     )
     files = sorted(p.name for p in tmp.iterdir())
-    if set(files) != set(RELEASE_FILES) - {MANIFEST}:  # never publish anything else
+    allowed = set(RELEASE_FILES) - {MANIFEST} | ({signing.PUBLIC_KEY} if signed_by else set())
+    if set(files) != allowed:  # never publish anything else
         raise RuntimeError(f"release package holds unexpected files {files}")
     manifest = {"files": {f: sha256_file(tmp / f) for f in files}}
     (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", "utf-8")
+    if signing_key is not None:
+        signature = signing.sign(signing_key, (tmp / MANIFEST).read_bytes())
+        (tmp / signing.SIGNATURE).write_text(signature + "\n", "ascii")
     if out_dir.exists():
         out_dir.rmdir()  # only an empty directory may be replaced (checked by the caller)
     os.replace(tmp, out_dir)

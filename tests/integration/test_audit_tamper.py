@@ -189,3 +189,141 @@ def test_every_field_of_acceptance_json_is_tampered_with(pristine):
     assert set(acc) - {"synthflow_version"} <= covered
     assert {f"criteria.{k}" for k in acc["criteria"][0]} <= set(CASES)
     assert {f"budget.{k}" for k in acc["budget"]} <= set(CASES)
+
+
+def _bumped(token: str) -> str:
+    """Another number written like ``token`` (its last digit changed)."""
+    last = token[-1]
+    return token[:-1] + ("0" if last == "9" else str(int(last) + 1))
+
+
+def test_every_figure_of_the_release_readme_is_checked(pristine, tmp_path):
+    # [inputs] 3: the README's "epsilon = 9.38" changed to "0.5" passed the audit. The
+    # audit regenerates the datasheet from the package's files: every figure a reader
+    # sees, edited alone with MANIFEST rehashed, fails it, naming the line.
+    import re
+
+    text = (pristine / "README.md").read_text()
+    figures = list(re.finditer(r"(?<![\w.-])\d+(?:\.\d+)?(?:e-?\d+)?", text))
+    assert len(figures) > 40
+    root = tmp_path / "release"
+    shutil.copytree(pristine, root)
+    for m in figures:
+        edited = text[: m.start()] + _bumped(m.group()) + text[m.end() :]
+        (root / "README.md").write_text(edited)
+        files = sorted(p.name for p in root.iterdir() if p.name != "MANIFEST.json")
+        (root / "MANIFEST.json").write_text(
+            json.dumps({"files": {f: sha256_file(root / f) for f in files}})
+        )
+        failures = audit_release(root).failures
+        line = text.count("\n", 0, m.start()) + 1
+        assert any(
+            f.startswith("datasheet regenerated") and f"README.md line {line} " in f
+            for f in failures
+        ), (m.group(), line, failures)
+
+
+# -- [inputs] 6: signed packages ------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def signed(tmp_path_factory, small_spec, small_frame) -> tuple[Path, Path]:
+    root = tmp_path_factory.mktemp("signed")
+    assert main(["keygen", "--out", str(root / "steward")]) == 0
+    assert (root / "steward.key").stat().st_mode & 0o077 == 0  # private to its owner
+    data = root / "clinic.csv"
+    small_frame.to_csv(data, index=False)
+    cands = root / "candidates.yaml"
+    configurations = [c.to_json() for c in expand_space(small_spec) if c.letters == "aaaa"]
+    cands.write_text(
+        yaml.safe_dump({"spec_sha256": small_spec.sha256, "configurations": configurations})
+    )
+    out = root / "release"
+    argv = ["release", small_spec.path, "--data", str(data), "--candidates", str(cands),
+            "--out", str(out), "--private-dir", str(root / "enclave"), "--seed", "3",
+            "--public", "--quiet", "--max-attempts", "200", "--sign",
+            str(root / "steward.key")]  # fmt: skip
+    assert main(argv) == 0
+    return out, root / "steward.pub"
+
+
+def _rehash(root: Path) -> None:
+    from synthflow.release.signing import SIGNATURE
+
+    files = sorted(p.name for p in root.iterdir() if p.name not in ("MANIFEST.json", SIGNATURE))
+    (root / "MANIFEST.json").write_text(
+        json.dumps({"files": {f: sha256_file(root / f) for f in files}})
+    )
+
+
+def test_a_signed_release_audits_with_the_publishers_key(signed):
+    release, public = signed
+    report = audit_release(release, key_path=public)
+    assert report.ok, report.failures
+    names = [name for name, _, _ in report.checks]
+    assert "signature (the reviewer's key)" in names
+    fingerprint = json.loads((release / "acceptance.json").read_text())["signed_by"]
+    assert fingerprint["public_key_sha256"] in (release / "README.md").read_text()
+
+
+@pytest.mark.parametrize(
+    "name", ["synthetic.csv", "acceptance.json", "spec.yaml", "README.md", "PUBLIC_KEY.pem"]
+)
+def test_any_rewrite_of_a_signed_package_fails_the_publishers_key(signed, tmp_path, name):
+    release, public = signed
+    root = tmp_path / "release"
+    shutil.copytree(release, root)
+    path = root / name
+    path.write_bytes(path.read_bytes() + b"\n")  # the smallest edit
+    _rehash(root)  # MANIFEST rehashed, as a careful forger would
+    report = audit_release(root, key_path=public)
+    assert any(f.startswith("signature (the reviewer's key)") for f in report.failures)
+
+
+def test_a_forger_who_re_signs_everything_fails_only_against_the_real_key(signed, tmp_path):
+    # A consistent rewrite: a changed figure, the forger's own key beside the release,
+    # acceptance.json and the README naming it, MANIFEST rehashed and re-signed. Every
+    # self-consistency check passes; the publisher's key does not.
+    from synthflow.release import signing
+
+    release, public = signed
+    root = tmp_path / "release"
+    shutil.copytree(release, root)
+    assert main(["keygen", "--out", str(tmp_path / "forger")]) == 0
+    forger = signing.load_private_key(tmp_path / "forger.key")
+    old_fp = json.loads((root / "acceptance.json").read_text())["signed_by"]["public_key_sha256"]
+    new_pem = signing.public_pem(forger)
+    new_fp = signing.fingerprint(new_pem)
+    (root / "PUBLIC_KEY.pem").write_bytes(new_pem)
+    for name in ("acceptance.json", "README.md"):
+        (root / name).write_text((root / name).read_text().replace(old_fp, new_fp))
+    _rehash(root)
+    (root / "SIGNATURE").write_text(signing.sign(forger, (root / "MANIFEST.json").read_bytes()))
+    assert audit_release(root).ok  # consistent: only the key can tell
+    report = audit_release(root, key_path=public)
+    assert [f.split(":")[0] for f in report.failures] == ["signature (the reviewer's key)"]
+
+
+def test_an_unsigned_package_fails_a_key(pristine, signed):
+    _, public = signed
+    report = audit_release(pristine, key_path=public)
+    assert report.failures == ["signature (the reviewer's key): the package is not signed"]
+
+
+def test_a_key_is_never_overwritten_and_a_bad_key_is_refused_before_any_charge(
+    tmp_path, small_spec, small_csv, capsys
+):
+    (tmp_path / "k.key").write_text("mine")
+    assert main(["keygen", "--out", str(tmp_path / "k")]) == 2
+    assert (tmp_path / "k.key").read_text() == "mine"
+    cands = tmp_path / "c.yaml"
+    configurations = [c.to_json() for c in expand_space(small_spec)[:1]]
+    cands.write_text(
+        yaml.safe_dump({"spec_sha256": small_spec.sha256, "configurations": configurations})
+    )
+    argv = ["release", small_spec.path, "--data", str(small_csv), "--candidates", str(cands),
+            "--out", str(tmp_path / "r"), "--private-dir", str(tmp_path / "e"),
+            "--ledger", str(tmp_path / "l.jsonl"), "--sign", str(tmp_path / "k.key")]  # fmt: skip
+    assert main(argv) == 2
+    assert "not an unencrypted PEM private key" in capsys.readouterr().err
+    assert not (tmp_path / "l.jsonl").exists() and not (tmp_path / "e").exists()
