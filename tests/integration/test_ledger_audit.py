@@ -313,3 +313,34 @@ def test_a_failure_after_the_charge_has_its_own_exit_code(
     assert main(argv) == 4
     err = capsys.readouterr().err
     assert "after epsilon 4.6 was charged" in err and "without spending again" in err
+
+
+def test_an_interrupted_selection_exits_as_paused(tmp_path, small_spec, small_csv, capsys,
+                                                  monkeypatch):  # fmt: skip
+    # [inputs] 5: Ctrl-C during a charged selection exited 130; it is resumable (3).
+    from synthflow.release import job
+
+    real = job.run_flow
+    calls = []
+
+    def interrupted(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(job, "run_flow", interrupted)
+    never = yaml.safe_load(open(small_spec.path).read())
+    never["acceptance"]["criteria"][0]["threshold"] = -1.0  # never passes
+    spec_path = tmp_path / "never.yaml"
+    spec_path.write_text(yaml.safe_dump(never))
+    from synthflow.config import load_spec
+
+    spec = load_spec(spec_path)
+    argv = ["release", str(spec_path), "--data", str(small_csv), "--candidates",
+            str(_cands(tmp_path, spec)), "--private-dir", str(tmp_path / "enclave"),
+            "--ledger", str(tmp_path / "budget.jsonl"), "--quiet", "--force",
+            "--out", str(tmp_path / "r")]  # fmt: skip
+    assert main(argv) == 3
+    err = capsys.readouterr().err
+    assert "interrupted; re-run the same command" in err and "may leave the enclave" in err

@@ -280,3 +280,20 @@ def test_release_spending_more_than_its_plan_is_refused(
         )  # fmt: skip
     assert not (tmp_path / "budget.jsonl").exists()
     assert not (tmp_path / "enclave" / "ledger.jsonl").exists()
+
+
+def test_cli_no_feasible_plan_is_a_negative_result(
+    loose_spec: Path,
+    store: Path,
+    nvss_10k: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # [inputs] 5: no plan is a finding about the data, like an empty shortlist: exit 1.
+    argv = ["plan", str(loose_spec), "--store", str(store), "--data", str(nvss_10k),
+            "--public", "--out", str(tmp_path / "p"), "--max-total", "0.5",
+            "--release-probability", "0.85", "--quiet"]  # fmt: skip
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert "no plan:" in err and "error" not in err
+    assert (tmp_path / "p" / "plan.html").is_file()
