@@ -120,9 +120,10 @@ def _validate(args: argparse.Namespace) -> int:
 
 def _check_affordable(spec: ReleaseSpec) -> None:
     """Refuse a spec whose total cannot pay for one private selection (pure DP)."""
+    from synthflow.criteria import releasable_once
     from synthflow.release.selection import selection_cost
 
-    modes = [False] + [True] * any(c.kind == "regression_coefficients" for c in spec.criteria)
+    modes = [False] + [True] * bool(releasable_once(spec.criteria))
     cheapest = min(selection_cost(spec, fit_once=m).total for m in modes)
     if cheapest > spec.privacy.total_epsilon + 1e-12:
         raise ConfigError(

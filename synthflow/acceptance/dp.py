@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from synthflow.acceptance import condmean, faithfulness, marginals, ratio, regression
-from synthflow.acceptance._common import code_matrix, feature_bounds
+from synthflow.acceptance import condmean, regression
+from synthflow.acceptance._common import code_matrix
 from synthflow.acceptance.exact import (
     Context,
     exact_of,
@@ -61,40 +61,17 @@ def laplace_terms(
 
     ``public`` holds the public parameters the evaluation recorded for the candidate
     (``n``; ``min_count`` for the 1-way ratio; ``min_group_size`` for a conditional
-    mean). The one place these are computed: evaluation and ``synthflow plan`` both call
-    it, so a plan simulates exactly the mechanism a release runs.
+    mean). Each kind computes them (:mod:`synthflow.criteria`): evaluation, the release's
+    published parameters and ``synthflow plan`` all ask it, so a plan simulates exactly
+    the mechanism a release runs and the audit checks the same numbers.
 
     Raises:
         ConfigError: If ``c`` is not released by the Laplace mechanism (the regression
             coefficients are released by the functional mechanism).
     """
-    n = int(public["n"])
-    if c.kind in ("marginals", "faithfulness"):
-        sens = (
-            marginals.marginal_sensitivity(n)
-            if c.kind == "marginals"
-            else faithfulness.faithfulness_sensitivity(n)
-        )
-        return sens, c.threshold
-    if c.kind == "one_way_ratio":
-        clip = need(c.clip, "clip", c)
-        m = int(public["min_count"])
-        threshold = ratio.release_threshold(
-            threshold=c.threshold,
-            clip=clip,
-            epsilon=epsilon,
-            false_positive_rate=c.false_positive_rate,
-            assumed_min_count=c.assumed_min_count,
-            min_count=m,
-        )
-        return ratio.one_way_ratio_sensitivity(m, clip=clip), threshold
-    if c.kind == "conditional_mean":
-        bounds = need(spec.column(need(c.column, "column", c)).bounds, "bounds", c)
-        return condmean.cond_mean_sensitivity(bounds, int(public["min_group_size"])), c.threshold
-    if c.kind == "regression_tstr":
-        target = spec.column(need(c.column, "column", c))
-        return regression.tstr_sensitivity(feature_bounds(target), n), c.threshold
-    raise ConfigError(f"criterion {c.name!r} (kind {c.kind!r}) is not a Laplace release")
+    from synthflow.criteria import kind_of  # noqa: PLC0415  (the registry imports this package)
+
+    return kind_of(c).sensitivity_and_threshold(c, spec, public, epsilon)
 
 
 def _laplace_release(

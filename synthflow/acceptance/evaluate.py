@@ -123,6 +123,8 @@ def _evaluate_in(
         )
     if ledger is None or rng is None:
         raise ValueError("evaluate(exact=False) needs a ledger and a PrivacyRNG")
+    from synthflow.criteria import released_once  # noqa: PLC0415  (criteria import this package)
+
     if len(ctx.original) != len(ctx.candidate):
         raise ValueError(
             f"DP evaluation needs |D_R| = |D_T| (n is public); got {len(ctx.candidate)} "
@@ -131,7 +133,7 @@ def _evaluate_in(
     needed = math.fsum(
         c.epsilon
         for c in spec.criteria
-        if not (regression_fit is not None and c.kind == "regression_coefficients")
+        if not released_once(c, fit_once=regression_fit is not None)
     )
     if not ledger.can_afford(needed):
         raise BudgetExceededError(

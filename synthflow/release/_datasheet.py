@@ -32,48 +32,11 @@ exceeds this share of the threshold's magnitude (one typical draw could flip it)
 _MISSING = "not stated in the spec"
 
 
-def criterion_meaning(c: CriterionSpec, spec: ReleaseSpec) -> str:  # noqa: PLR0911
-    """One sentence saying what a criterion measures, with its unit."""
-    col = spec.column(c.column) if c.column else None
-    unit = (col.unit or "the column's units") if col is not None else ""
-    if c.kind == "marginals":
-        order = f"up to {c.max_order}" if c.max_order else "any number of"
-        return (
-            f"Largest difference between the synthetic and the original data in the share "
-            f"of records in any cell of any table of {order} columns (a share, 0 to 1)."
-        )
-    if c.kind == "one_way_ratio":
-        return (
-            "Largest ratio, over every value of every column, between its count in the "
-            "synthetic and in the original data, either way round"
-            + (f", capped at {c.clip:g}" if c.clip else "")
-            + " (1 means equal; catches rare values made many times rarer or commoner)."
-        )
-    if c.kind == "conditional_mean":
-        by = ", ".join(g for g in c.group_by if g) or "no grouping"
-        return (
-            f"Largest difference between the synthetic and the original average of "
-            f"`{c.column}` within groups (by {by}, and overall), in {unit}."
-        )
-    if c.kind == "regression_coefficients":
-        return (
-            f"How far a linear regression of `{c.column}` on the other numeric columns, "
-            "fitted to the synthetic data, is from the same regression fitted (with DP) to "
-            f"the original: sum of absolute coefficient differences, in {unit} per "
-            "standard deviation of each column."
-        )
-    if c.kind == "regression_tstr":
-        return (
-            f"Train on synthetic, test on real: how much larger the mean absolute error of "
-            f"predicting `{c.column}` on the original data is for a regression trained on "
-            f"the synthetic data than for one trained on the original, in {unit}."
-        )
-    if c.kind == "faithfulness":
-        return (
-            "Share of original records that cannot be paired one-to-one with a close "
-            "synthetic record (matching rule in `spec.yaml`; a share, 0 to 1)."
-        )
-    return c.kind
+def criterion_meaning(c: CriterionSpec, spec: ReleaseSpec) -> str:
+    """One sentence saying what a criterion measures, with its unit (its kind's)."""
+    from synthflow.criteria import kind_of  # noqa: PLC0415
+
+    return kind_of(c).meaning(c, spec)
 
 
 def _values(labels: tuple[str, ...]) -> str:

@@ -26,6 +26,7 @@ from typing import Any
 import pandas as pd
 
 from synthflow.config import ReleaseSpec, load_spec
+from synthflow.criteria import kind_of, released_once
 from synthflow.errors import ConfigError, DataError
 from synthflow.filtering import binned_violations
 from synthflow.release import signing
@@ -56,9 +57,6 @@ NOT_CHECKED = (
     "public key, obtained from the publisher): otherwise a consistent rewrite passes",
 )
 """What the audit cannot verify from the published files; printed with every report."""
-
-_MECHANISM = {"regression_coefficients": "functional"}
-"""Mechanism of each criterion kind in the DP evaluation (Laplace unless listed)."""
 
 _REL_TOL = 1e-9
 
@@ -96,13 +94,14 @@ def _check_budget_fields(
     report: AuditReport, crit: Any, c: dict[str, Any], *, fit_once: bool
 ) -> None:
     """A criterion's epsilon, mechanism and noise sd against the spec and its sensitivity."""
-    reused = fit_once and crit.kind == "regression_coefficients"
+    kind = kind_of(crit)
+    reused = released_once(crit, fit_once=fit_once)
     want_eps = 0.0 if reused else crit.epsilon
     ok = c.get("epsilon") is not None and _close(float(c["epsilon"]), want_eps)
     report.add(
         f"epsilon {crit.name}", ok, "" if ok else f"published {c.get('epsilon')}, spec {want_eps}"
     )
-    mech = _MECHANISM.get(crit.kind, "laplace")
+    mech = kind.mechanism
     want_mech = f"{mech} (fit once per release)" if reused else mech
     ok = c.get("mechanism") == want_mech
     report.add(
@@ -565,9 +564,7 @@ def audit_release(
     )
     report.add("budget components", ok_e, "" if ok_e else "differ from the spec")
     charged = math.fsum(
-        crit.epsilon
-        for crit in spec.criteria
-        if not (cost.fit_once and crit.kind == "regression_coefficients")
+        crit.epsilon for crit in spec.criteria if not released_once(crit, fit_once=cost.fit_once)
     )
     ok_c = _close(float(acc.get("evaluation_epsilon_charged", -1.0)), charged)
     report.add(

@@ -11,26 +11,18 @@ number included, is written here.
 from __future__ import annotations
 
 import json
-import math
 import os
 import shutil
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from synthflow import __version__
 from synthflow.acceptance import (
     AcceptanceReport,
-    condmean,
-    faithfulness,
-    marginals,
-    ratio,
-    regression,
 )
 from synthflow.acceptance._common import code_matrix
-from synthflow.acceptance.exact import ratio_min_count
 from synthflow.config import ReleaseSpec
 from synthflow.ledger import file_sha256
 from synthflow.release._datasheet import render_datasheet
@@ -57,72 +49,12 @@ def public_parameters(
     Computed from the spec and the (public) synthetic data only, so a reviewer can
     recompute it from the published files. n = |D_R| = |D_T| is public.
     """
+    from synthflow.criteria import kind_of  # noqa: PLC0415
+
     codes = code_matrix(synthetic, transformer, what="synthetic")
-    n = len(codes)
     out: dict[str, dict[str, Any]] = {}
     for c in spec.criteria:
-        p: dict[str, Any] = {"n": n}
-        if c.kind == "marginals":
-            p["sensitivity"] = marginals.marginal_sensitivity(n)
-        elif c.kind == "faithfulness":
-            p["sensitivity"] = faithfulness.faithfulness_sensitivity(n)
-        elif c.kind == "one_way_ratio":
-            assert c.clip is not None
-            m = ratio_min_count(c, codes, transformer)
-            p.update(m=m, clip=c.clip)
-            p["sensitivity"] = ratio.one_way_ratio_sensitivity(m, clip=c.clip)
-            if c.false_positive_rate is not None:
-                p["pseudo_threshold"] = ratio.release_threshold(
-                    threshold=c.threshold,
-                    clip=c.clip,
-                    epsilon=c.epsilon,
-                    false_positive_rate=c.false_positive_rate,
-                    assumed_min_count=c.assumed_min_count,
-                    min_count=m,
-                )
-                p["false_positive_rate"] = c.false_positive_rate
-                p["assumed_min_count"] = c.assumed_min_count
-        elif c.kind == "conditional_mean":
-            assert c.column is not None
-            sizes: dict[str, list[int]] = {}
-            for by in c.group_by:
-                table, labels = condmean.group_index(transformer, by)
-                g = (
-                    np.zeros(n, dtype=np.int64)
-                    if by is None
-                    else table[codes[:, transformer.domain.names.index(by)]]
-                )
-                s = np.bincount(g, minlength=len(labels))
-                m_v = condmean.resize_sizes(
-                    s, n=n, margin_fraction=c.margin_fraction, margin_plus=c.margin_plus
-                )
-                sizes[by or "none"] = [int(x) for x in m_v[s > 0]]
-            min_size = min(min(v) for v in sizes.values())
-            bounds = spec.column(c.column).bounds
-            assert bounds is not None
-            p.update(
-                resize_sizes=sizes,
-                margin=math.ceil(c.margin_fraction * n) + c.margin_plus,
-                bounds=list(bounds),
-                sensitivity=condmean.cond_mean_sensitivity(bounds, min_size),
-            )
-        elif c.kind in ("regression_coefficients", "regression_tstr"):
-            assert c.column is not None
-            x, y, _, xb, yb = regression.design(codes, transformer, c.column, c.features)
-            p["target_bounds"] = list(yb)
-            if c.kind == "regression_tstr":
-                p["sensitivity"] = regression.tstr_sensitivity(yb, n)
-            else:
-                std = (
-                    regression.Standardization.from_bounds(xb, yb)
-                    if fit_once
-                    else regression.Standardization.from_data(x, y, xb, yb)
-                )
-                p["standardization"] = "public bounds" if fit_once else "synthetic data"
-                p["sensitivity"] = float(
-                    regression.functional_mechanism_sensitivity(*std.box(xb, yb)).sum()
-                )
-        out[c.name] = p
+        out[c.name] = kind_of(c).published(c, spec, transformer, codes, fit_once=fit_once)
     return out
 
 

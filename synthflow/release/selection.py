@@ -193,7 +193,9 @@ def selection_cost(
             (epsilon, delta) candidate, if the stop probability is 0, the spec has no
             ``privacy.total_delta``, ``rows`` is missing, or a candidate has no Renyi curve.
     """
-    fit = [c for c in spec.criteria if c.kind == "regression_coefficients"]
+    from synthflow.criteria import releasable_once  # noqa: PLC0415
+
+    fit = releasable_once(spec.criteria)
     if fit_once and not fit:
         raise ConfigError("--fit-once needs a 'regression_coefficients' criterion in the spec")
     base = SelectionCost(
@@ -219,6 +221,7 @@ def _papernot_steinke_cost(
     deltas: dict[str, float],
 ) -> SelectionCost:
     from synthflow import accounting  # noqa: PLC0415
+    from synthflow.criteria import released_once  # noqa: PLC0415
     from synthflow.generators import make_generator  # noqa: PLC0415
 
     approximate = sorted(k for k, d in deltas.items() if d > 0)
@@ -247,7 +250,7 @@ def _papernot_steinke_cost(
             raise ConfigError(f"candidate {cfg.id}: {exc}") from None
     one = np.max(np.vstack(curves), axis=0)
     for crit in spec.criteria:
-        if not (base.fit_once and crit.kind == "regression_coefficients"):
+        if not released_once(crit, fit_once=base.fit_once):
             one = one + accounting.pure_renyi(crit.epsilon)
     curve = accounting.repeat_and_select_renyi(one, stop_probability=stop_probability)
     if base.fit_once:

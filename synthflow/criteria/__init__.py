@@ -1,0 +1,20 @@
+"""Acceptance-criterion kinds as plugins, the way generators are (one module per kind).
+
+Each kind (:class:`~synthflow.criteria.protocol.CriterionKind`) owns what used to be
+dispatched on its name across the package: its sensitivity and (pseudo-)threshold from
+public parameters, the public parameters a release publishes for the audit, and the
+sentence a datasheet prints. :func:`kind_of` is the one place a kind is looked up.
+
+Migration ([criteria], in progress): the DP release's sensitivities
+(:func:`synthflow.acceptance.dp.laplace_terms`), the release's public parameters
+(:func:`synthflow.release.publish.public_parameters`) and the datasheet sentence go
+through the registry; the exact values, releases, noise check, planner, report and the
+workload generator's marginals still dispatch on the kind's name and move here next.
+"""
+
+from __future__ import annotations
+
+from synthflow.criteria.protocol import CriterionKind
+from synthflow.criteria.registry import KINDS, kind_of, releasable_once, released_once
+
+__all__ = ["KINDS", "CriterionKind", "kind_of", "releasable_once", "released_once"]
