@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 
+import numpy as np
 import pytest
 
 from synthflow.errors import BudgetExceededError, ConfigError
@@ -270,3 +271,165 @@ def test_a_charge_waits_for_the_ledger_lock(tmp_path):
     out, _ = proc.communicate(timeout=60)
     assert out.strip() == "refused"  # 4 + 5 + 3 > 10
     assert Ledger(total_epsilon=10.0, path=path).spent_epsilon == 9.0
+
+
+# -- gaps the mutmut run found (benchmarks/mutmut_report.md) ------------------------------
+
+
+def test_deltas_compose():
+    ledger = Ledger(total_epsilon=1.0, total_delta=1e-6)
+    ledger.charge("a", epsilon=0.1, delta=4e-7)
+    ledger.charge("b", epsilon=0.1, delta=4e-7)
+    assert ledger.spent_delta == pytest.approx(8e-7)
+    with pytest.raises(BudgetExceededError):
+        ledger.charge("c", epsilon=0.1, delta=4e-7)
+
+
+@pytest.mark.parametrize(("total", "delta"), [(0.0, 0.0), (-1.0, 0.0), (1.0, 1.0)])
+def test_invalid_totals_are_refused(total, delta):
+    with pytest.raises(ValueError, match="must be"):
+        Ledger(total_epsilon=total, total_delta=delta)
+
+
+def test_a_free_charge_and_a_delta_of_one(tmp_path):
+    ledger = Ledger(total_epsilon=1.0, total_delta=0.5, path=tmp_path / "l.jsonl")
+    ledger.charge("free", epsilon=0.0, sensitivity=0.0)
+    assert ledger.spent_epsilon == 0.0
+    with pytest.raises(ValueError, match=re.escape("must be in [0, 1)")):
+        ledger.charge("x", epsilon=0.1, delta=1.0)
+    assert Ledger(total_epsilon=1.0, path=tmp_path / "l.jsonl").charges[0].sensitivity == 0.0
+
+
+def test_recorded_fields_summary_repr_and_refresh(tmp_path):
+    path = tmp_path / "l.jsonl"
+    ledger = Ledger(total_epsilon=1.0, total_delta=1e-6, path=path)
+    ledger.charge("x", epsilon=0.25, delta=1e-7, mechanism="laplace", sensitivity=2)
+    line = json.loads(path.read_text().splitlines()[0])
+    assert (line["mechanism"], line["sensitivity"]) == ("laplace", 2.0)
+    assert Ledger(total_epsilon=1.0).charges == () and repr(Ledger(total_epsilon=1.0)) == (
+        "Ledger(total_epsilon=1, spent_epsilon=0, charges=0)"
+    )
+    assert (
+        repr(ledger)
+        == f"Ledger(total_epsilon=1, spent_epsilon=0.25, charges=1, path={str(path)!r})"
+    )
+    s = ledger.summary()
+    assert (s["total_epsilon"], s["total_delta"], s["spent_epsilon"], s["spent_delta"]) == (
+        1.0, 1e-6, 0.25, pytest.approx(1e-7),
+    )  # fmt: skip
+    assert s["charges"][0]["what"] == "x" and s["charges"][0]["sensitivity"] == 2.0
+    other = Ledger(total_epsilon=1.0, total_delta=1e-6, path=path)
+    ledger.charge("y", epsilon=0.4)
+    other.refresh()
+    assert other.spent_epsilon == pytest.approx(0.65)
+    Ledger(total_epsilon=1.0).refresh()  # no file: nothing to re-read
+
+
+def _header(**fields):
+    base = {"header": "synthflow dataset ledger", "dataset_sha256": "a" * 64,
+            "fingerprint": "cleaned-rows-v1", "total_epsilon": 1.0, "total_delta": 0.0}  # fmt: skip
+    base.update(fields)
+    return {k: v for k, v in base.items() if v is not _GONE}
+
+
+_GONE = object()
+
+
+@pytest.mark.parametrize(
+    ("fields", "why"),
+    [
+        ({"extra": 1}, "unknown header field"),
+        ({"dataset_sha256": "abc"}, "not a SHA-256"),
+        ({"total_epsilon": -1.0}, "not a valid budget"),
+        ({"total_epsilon": 0.0}, "not a valid budget"),
+        ({"total_epsilon": "1.0"}, "not a valid budget"),
+        ({"total_delta": 1.0}, "not a valid budget"),
+        ({"total_delta": -0.1}, "not a valid budget"),
+    ],
+)
+def test_a_damaged_header_is_refused(tmp_path, fields, why):
+    path = tmp_path / "l.jsonl"
+    path.write_text(json.dumps(_header(**fields)) + "\n")
+    with pytest.raises(ConfigError, match=why):
+        Ledger(total_epsilon=1.0, path=path)
+
+
+def test_a_valid_header_without_total_delta_and_a_small_total_load(tmp_path):
+    path = tmp_path / "l.jsonl"
+    path.write_text(json.dumps(_header(total_delta=_GONE, total_epsilon=0.5)) + "\n")
+    assert Ledger(total_epsilon=0.5, path=path).header["total_epsilon"] == 0.5
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ("[1, 2]\n", "not a JSON object"),
+        ('{"header": "other"}\n', "a dataset header after the first line"),
+        ('{"what": "b", "epsi', "last ledger line is incomplete"),
+    ],
+)
+def test_lines_that_are_not_charges(tmp_path, text, why):
+    path = tmp_path / "l.jsonl"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=why):
+        Ledger(total_epsilon=1.0, path=path)
+
+
+@pytest.mark.parametrize(
+    ("changes", "why"),
+    [
+        ({"what": 5}, "'what' is missing"),
+        ({"mechanism": 5}, "'mechanism' must be text"),
+        ({"time": "noon"}, "'mechanism' must be text and 'time' a number"),
+        ({"ref": 5}, "'ref' must be text"),
+        ({"delta": 1.0}, re.escape("must be in [0, 1)")),
+    ],
+)
+def test_a_charge_line_with_a_bad_field_is_refused(tmp_path, changes, why):
+    path = _chained(tmp_path)
+    _edit(path, 3, **changes)  # the last line: no later 'prev' breaks
+    with pytest.raises(ConfigError, match=why) as info:
+        Ledger(total_epsilon=10.0, path=path)
+    assert "ledger.jsonl:3 " in str(info.value)
+
+
+def test_a_hand_written_minimal_first_line_loads(tmp_path):
+    path = tmp_path / "l.jsonl"
+    path.write_text(json.dumps({"what": "x", "epsilon": 0.1, "prev": None}) + "\n")
+    ledger = Ledger(total_epsilon=1.0, path=path)
+    assert ledger.spent_delta == 0.0 and ledger.spent_epsilon == 0.1
+
+
+def test_file_sha256_and_fingerprint_inputs(tmp_path):
+    import hashlib
+
+    import pandas as pd
+
+    from synthflow.ledger import data_fingerprint, file_sha256
+
+    p = tmp_path / "blob"
+    p.write_bytes(np.random.default_rng(0).bytes(3 << 20))
+    assert file_sha256(p) == hashlib.sha256(p.read_bytes()).hexdigest()
+    f1 = pd.DataFrame({"a": [1, 2]})
+    assert data_fingerprint(f1) != data_fingerprint(f1.rename(columns={"a": "b"}))
+
+
+def test_dataset_and_command_ledgers_keep_their_delta(tmp_path, small_frame):
+    from synthflow.ledger import command_ledger, dataset_ledger
+
+    led = dataset_ledger(tmp_path / "d.jsonl", small_frame, total_epsilon=1.0, total_delta=1e-6)
+    assert led.total_delta == 1e-6
+    led.charge("x", epsilon=0.1, delta=1e-7)
+    again = command_ledger(data=small_frame, public=False, ledger_path=tmp_path / "d.jsonl",
+                           total_epsilon=1.0, total_delta=1e-6)  # fmt: skip
+    assert again.total_delta == 1e-6 and again.spent_delta == pytest.approx(1e-7)
+    with pytest.raises(ConfigError, match="need --ledger FILE"):
+        command_ledger(data=small_frame, public=False, ledger_path=None, total_epsilon=1.0)
+    public = command_ledger(data=None, public=True, ledger_path=None, total_epsilon=2.0,
+                            total_delta=1e-6, fallback=tmp_path / "p.jsonl")  # fmt: skip
+    assert (public.total_epsilon, public.total_delta, public.path) == (2.0, 1e-6,
+                                                                      tmp_path / "p.jsonl")  # fmt: skip
+    assert (
+        command_ledger(data=None, public=True, ledger_path=None, total_epsilon=1.0).total_delta
+        == 0.0
+    )
