@@ -427,8 +427,8 @@ def test_dataset_and_command_ledgers_keep_their_delta(tmp_path, small_frame):
         command_ledger(data=small_frame, public=False, ledger_path=None, total_epsilon=1.0)
     public = command_ledger(data=None, public=True, ledger_path=None, total_epsilon=2.0,
                             total_delta=1e-6, fallback=tmp_path / "p.jsonl")  # fmt: skip
-    assert (public.total_epsilon, public.total_delta, public.path) == (2.0, 1e-6,
-                                                                      tmp_path / "p.jsonl")  # fmt: skip
+    expected = (2.0, 1e-6, tmp_path / "p.jsonl")
+    assert (public.total_epsilon, public.total_delta, public.path) == expected
     assert (
         command_ledger(data=None, public=True, ledger_path=None, total_epsilon=1.0).total_delta
         == 0.0
