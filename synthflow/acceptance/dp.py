@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,7 +32,7 @@ from synthflow.ledger import Ledger
 from synthflow.rng import PrivacyRNG
 from synthflow.transform import Transformer
 
-__all__ = ["RELEASE", "RELEASE_ORDER", "Released", "fit_dp_regression", "laplace_terms"]
+__all__ = ["Released", "fit_dp_regression", "laplace_terms"]
 
 DPRegressionFit = regression.DPRegressionFit
 
@@ -207,19 +206,6 @@ def _dp_faithfulness(c: CriterionSpec, x: Context, ledger: Ledger, rng: PrivacyR
     )
 
 
-RELEASE: dict[str, Callable[[CriterionSpec, Context, Ledger, PrivacyRNG], Released]] = {
-    "marginals": _dp_marginals,
-    "one_way_ratio": _dp_ratio,
-    "conditional_mean": _dp_condmean,
-    "regression_coefficients": _dp_coef,
-    "regression_tstr": _dp_tstr,
-    "faithfulness": _dp_faithfulness,
-}
-
-# Regression coefficients before TSTR: the TSTR criterion reuses the fit.
-RELEASE_ORDER = {"regression_coefficients": 0}
-
-
 def fit_dp_regression(
     spec: ReleaseSpec,
     transformer: Transformer,
@@ -238,7 +224,9 @@ def fit_dp_regression(
     Raises:
         ConfigError: If the spec has no ``regression_coefficients`` criterion.
     """
-    crits = [c for c in spec.criteria if c.kind == "regression_coefficients"]
+    from synthflow.criteria import releasable_once  # noqa: PLC0415
+
+    crits = releasable_once(spec.criteria)
     if not crits:
         raise ConfigError("the spec has no 'regression_coefficients' criterion to fit once")
     c = crits[0]

@@ -23,8 +23,6 @@ import pandas as pd
 
 from synthflow.acceptance import regression
 from synthflow.acceptance.dp import (
-    RELEASE,
-    RELEASE_ORDER,
     Released,
     fit_dp_regression,
     laplace_terms,
@@ -144,8 +142,10 @@ def _evaluate_in(
     if regression_fit is not None:
         ctx.cache["fit"] = regression_fit
     released: dict[str, Released] = {}
-    for c in sorted(spec.criteria, key=lambda c: RELEASE_ORDER.get(c.kind, 1)):
-        released[c.name] = RELEASE[c.kind](c, ctx, ledger, rng)
+    from synthflow.criteria import kind_of  # noqa: PLC0415
+
+    for c in sorted(spec.criteria, key=lambda c: not kind_of(c).release_first):
+        released[c.name] = kind_of(c).release(c, ctx, ledger, rng)
     results = [
         CriterionResult(
             name=c.name,

@@ -8,7 +8,6 @@ exactly and with DP computes faithfulness and the fits once. Criteria are dispat
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -153,19 +152,11 @@ def exact_of(c: CriterionSpec, x: Context) -> float:
     """
     key = f"exact:{c.name}"
     if key not in x.cache:
-        x.cache[key] = _EXACT[c.kind](c, x)
+        from synthflow.criteria import kind_of  # noqa: PLC0415  (the kinds import this module)
+
+        x.cache[key] = kind_of(c).exact(c, x)
     value: float = x.cache[key]
     return value
-
-
-_EXACT: dict[str, Callable[[CriterionSpec, Context], float]] = {
-    "marginals": _exact_marginals,
-    "one_way_ratio": _exact_ratio,
-    "conditional_mean": _exact_condmean,
-    "regression_coefficients": _exact_coef,
-    "regression_tstr": _exact_tstr,
-    "faithfulness": _exact_faithfulness,
-}
 
 
 def exact_value(

@@ -5,11 +5,14 @@ dispatched on its name across the package: its sensitivity and (pseudo-)threshol
 public parameters, the public parameters a release publishes for the audit, and the
 sentence a datasheet prints. :func:`kind_of` is the one place a kind is looked up.
 
-Migration ([criteria], in progress): the DP release's sensitivities
-(:func:`synthflow.acceptance.dp.laplace_terms`), the release's public parameters
-(:func:`synthflow.release.publish.public_parameters`) and the datasheet sentence go
-through the registry; the exact values, releases, noise check, planner, report and the
-workload generator's marginals still dispatch on the kind's name and move here next.
+Migration ([criteria], in progress): the exact values and DP releases of an
+evaluation (in the order the kinds ask for), the DP sensitivities and thresholds
+(:func:`synthflow.acceptance.dp.laplace_terms`), the release's published parameters
+(:func:`synthflow.release.publish.public_parameters`), the datasheet sentence, the audit
+and the selection's cost go through the registry; the kinds still call the statistic's
+functions in :mod:`synthflow.acceptance.exact` and :mod:`synthflow.acceptance.dp`. The
+noise check, the planner, the report, the workload generator's marginals and the spec's
+criterion parameters still dispatch on the kind's name and move here next.
 """
 
 from __future__ import annotations

@@ -7,12 +7,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from synthflow.acceptance import condmean
+from synthflow.acceptance import condmean, dp, exact
 from synthflow.acceptance.exact import need
 from synthflow.config import CriterionSpec, ReleaseSpec
 from synthflow.criteria.protocol import CriterionKind
 
 if TYPE_CHECKING:
+    from synthflow.acceptance.dp import Released
+    from synthflow.acceptance.exact import Context
+    from synthflow.ledger import Ledger
+    from synthflow.rng import PrivacyRNG
     from synthflow.transform import Transformer
 
 __all__ = ["ConditionalMean"]
@@ -22,6 +26,14 @@ class ConditionalMean(CriterionKind):
     """Max error of the resized groups' means; sensitivity ``(U - L) / min group size``."""
 
     name = "conditional_mean"
+
+    def exact(self, c: CriterionSpec, ctx: Context) -> float:
+        """The exact value (:func:`synthflow.acceptance.exact._exact_condmean`)."""
+        return exact._exact_condmean(c, ctx)
+
+    def release(self, c: CriterionSpec, ctx: Context, ledger: Ledger, rng: PrivacyRNG) -> Released:
+        """The DP release (:func:`synthflow.acceptance.dp._dp_condmean`)."""
+        return dp._dp_condmean(c, ctx, ledger, rng)
 
     def sensitivity_and_threshold(
         self, c: CriterionSpec, spec: ReleaseSpec, public: dict[str, Any], epsilon: float

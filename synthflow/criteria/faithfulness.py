@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from synthflow.acceptance import faithfulness
+from synthflow.acceptance import dp, exact, faithfulness
 from synthflow.config import CriterionSpec, ReleaseSpec
 from synthflow.criteria.protocol import CriterionKind
+
+if TYPE_CHECKING:
+    from synthflow.acceptance.dp import Released
+    from synthflow.acceptance.exact import Context
+    from synthflow.ledger import Ledger
+    from synthflow.rng import PrivacyRNG
 
 __all__ = ["Faithfulness"]
 
@@ -15,6 +21,14 @@ class Faithfulness(CriterionKind):
     """Unmatched share of a maximum one-to-one matching; sensitivity 1/n."""
 
     name = "faithfulness"
+
+    def exact(self, c: CriterionSpec, ctx: Context) -> float:
+        """The exact value (:func:`synthflow.acceptance.exact._exact_faithfulness`)."""
+        return exact._exact_faithfulness(c, ctx)
+
+    def release(self, c: CriterionSpec, ctx: Context, ledger: Ledger, rng: PrivacyRNG) -> Released:
+        """The DP release (:func:`synthflow.acceptance.dp._dp_faithfulness`)."""
+        return dp._dp_faithfulness(c, ctx, ledger, rng)
 
     def sensitivity_and_threshold(
         self, c: CriterionSpec, spec: ReleaseSpec, public: dict[str, Any], epsilon: float

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from synthflow.acceptance import ratio
+from synthflow.acceptance import dp, exact, ratio
 from synthflow.acceptance.exact import need, ratio_min_count
 from synthflow.config import CriterionSpec, ReleaseSpec
 from synthflow.criteria.protocol import CriterionKind
@@ -12,6 +12,10 @@ from synthflow.criteria.protocol import CriterionKind
 if TYPE_CHECKING:
     import numpy as np
 
+    from synthflow.acceptance.dp import Released
+    from synthflow.acceptance.exact import Context
+    from synthflow.ledger import Ledger
+    from synthflow.rng import PrivacyRNG
     from synthflow.transform import Transformer
 
 __all__ = ["OneWayRatio"]
@@ -25,6 +29,14 @@ class OneWayRatio(CriterionKind):
     """
 
     name = "one_way_ratio"
+
+    def exact(self, c: CriterionSpec, ctx: Context) -> float:
+        """The exact value (:func:`synthflow.acceptance.exact._exact_ratio`)."""
+        return exact._exact_ratio(c, ctx)
+
+    def release(self, c: CriterionSpec, ctx: Context, ledger: Ledger, rng: PrivacyRNG) -> Released:
+        """The DP release (:func:`synthflow.acceptance.dp._dp_ratio`)."""
+        return dp._dp_ratio(c, ctx, ledger, rng)
 
     def sensitivity_and_threshold(
         self, c: CriterionSpec, spec: ReleaseSpec, public: dict[str, Any], epsilon: float

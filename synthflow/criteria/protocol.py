@@ -9,7 +9,11 @@ from synthflow.errors import ConfigError
 if TYPE_CHECKING:
     import numpy as np
 
+    from synthflow.acceptance.dp import Released
+    from synthflow.acceptance.exact import Context
     from synthflow.config import CriterionSpec, ReleaseSpec
+    from synthflow.ledger import Ledger
+    from synthflow.rng import PrivacyRNG
     from synthflow.transform import Transformer
 
 __all__ = ["CriterionKind"]
@@ -31,6 +35,17 @@ class CriterionKind:
     once_per_release: ClassVar[bool] = False
     """Whether the original's side can be released once per release (``--fit-once``)
     and reused by every attempt as post-processing."""
+    release_first: ClassVar[bool] = False
+    """Released before the others in an evaluation (the regression fit, which TSTR
+    reuses)."""
+
+    def exact(self, c: CriterionSpec, ctx: Context) -> float:
+        """The exact (non-private) value between ``ctx``'s original and candidate."""
+        raise NotImplementedError
+
+    def release(self, c: CriterionSpec, ctx: Context, ledger: Ledger, rng: PrivacyRNG) -> Released:
+        """The DP release: charge ``ledger`` first, then add noise from ``rng``."""
+        raise NotImplementedError
 
     def sensitivity_and_threshold(
         self, c: CriterionSpec, spec: ReleaseSpec, public: dict[str, Any], epsilon: float

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from synthflow.acceptance import regression
+from synthflow.acceptance import dp, exact, regression
 from synthflow.acceptance.exact import need
 from synthflow.config import CriterionSpec, ReleaseSpec
 from synthflow.criteria.protocol import CriterionKind
@@ -12,6 +12,10 @@ from synthflow.criteria.protocol import CriterionKind
 if TYPE_CHECKING:
     import numpy as np
 
+    from synthflow.acceptance.dp import Released
+    from synthflow.acceptance.exact import Context
+    from synthflow.ledger import Ledger
+    from synthflow.rng import PrivacyRNG
     from synthflow.transform import Transformer
 
 __all__ = ["RegressionCoefficients"]
@@ -27,6 +31,15 @@ class RegressionCoefficients(CriterionKind):
     name = "regression_coefficients"
     mechanism = "functional"
     once_per_release = True
+    release_first = True
+
+    def exact(self, c: CriterionSpec, ctx: Context) -> float:
+        """The exact value (:func:`synthflow.acceptance.exact._exact_coef`)."""
+        return exact._exact_coef(c, ctx)
+
+    def release(self, c: CriterionSpec, ctx: Context, ledger: Ledger, rng: PrivacyRNG) -> Released:
+        """The DP release (:func:`synthflow.acceptance.dp._dp_coef`)."""
+        return dp._dp_coef(c, ctx, ledger, rng)
 
     def published(
         self,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from synthflow.acceptance import regression
+from synthflow.acceptance import dp, exact, regression
 from synthflow.acceptance._common import feature_bounds
 from synthflow.acceptance.exact import need
 from synthflow.config import CriterionSpec, ReleaseSpec
@@ -13,6 +13,10 @@ from synthflow.criteria.protocol import CriterionKind
 if TYPE_CHECKING:
     import numpy as np
 
+    from synthflow.acceptance.dp import Released
+    from synthflow.acceptance.exact import Context
+    from synthflow.ledger import Ledger
+    from synthflow.rng import PrivacyRNG
     from synthflow.transform import Transformer
 
 __all__ = ["RegressionTSTR"]
@@ -22,6 +26,14 @@ class RegressionTSTR(CriterionKind):
     """|MAE of the D_T model - MAE of the D_R model| on D_T; sensitivity 2 (U - L) / n."""
 
     name = "regression_tstr"
+
+    def exact(self, c: CriterionSpec, ctx: Context) -> float:
+        """The exact value (:func:`synthflow.acceptance.exact._exact_tstr`)."""
+        return exact._exact_tstr(c, ctx)
+
+    def release(self, c: CriterionSpec, ctx: Context, ledger: Ledger, rng: PrivacyRNG) -> Released:
+        """The DP release (:func:`synthflow.acceptance.dp._dp_tstr`)."""
+        return dp._dp_tstr(c, ctx, ledger, rng)
 
     def sensitivity_and_threshold(
         self, c: CriterionSpec, spec: ReleaseSpec, public: dict[str, Any], epsilon: float
