@@ -23,21 +23,24 @@ from synthflow.release.publish import sha256_file
 from synthflow.space import expand_space
 
 
+def _release(root: Path, spec, frame, *extra: str) -> Path:
+    """A seeded public release of the clinic data under ``root`` (``extra``: options)."""
+    data = root / "clinic.csv"
+    frame.to_csv(data, index=False)
+    cands = root / "candidates.yaml"
+    configurations = [c.to_json() for c in expand_space(spec) if c.letters == "aaaa"]
+    cands.write_text(yaml.safe_dump({"spec_sha256": spec.sha256, "configurations": configurations}))
+    out = root / "release"
+    argv = ["release", spec.path, "--data", str(data), "--candidates", str(cands),
+            "--out", str(out), "--private-dir", str(root / "enclave"), "--seed", "3",
+            "--public", "--quiet", "--max-attempts", "200", *extra]  # fmt: skip
+    assert main(argv) == 0
+    return out
+
+
 @pytest.fixture(scope="module")
 def pristine(tmp_path_factory, small_spec, small_frame) -> Path:
-    root = tmp_path_factory.mktemp("pristine")
-    data = root / "clinic.csv"
-    small_frame.to_csv(data, index=False)
-    cands = root / "candidates.yaml"
-    configurations = [c.to_json() for c in expand_space(small_spec) if c.letters == "aaaa"]
-    cands.write_text(
-        yaml.safe_dump({"spec_sha256": small_spec.sha256, "configurations": configurations})
-    )
-    out = root / "release"
-    argv = ["release", small_spec.path, "--data", str(data), "--candidates", str(cands),
-            "--out", str(out), "--private-dir", str(root / "enclave"), "--seed", "3",
-            "--public", "--quiet", "--max-attempts", "200"]  # fmt: skip
-    assert main(argv) == 0
+    out = _release(tmp_path_factory.mktemp("pristine"), small_spec, small_frame)
     assert audit_release(out).ok
     return out
 
@@ -231,19 +234,7 @@ def signed(tmp_path_factory, small_spec, small_frame) -> tuple[Path, Path]:
     root = tmp_path_factory.mktemp("signed")
     assert main(["keygen", "--out", str(root / "steward")]) == 0
     assert (root / "steward.key").stat().st_mode & 0o077 == 0  # private to its owner
-    data = root / "clinic.csv"
-    small_frame.to_csv(data, index=False)
-    cands = root / "candidates.yaml"
-    configurations = [c.to_json() for c in expand_space(small_spec) if c.letters == "aaaa"]
-    cands.write_text(
-        yaml.safe_dump({"spec_sha256": small_spec.sha256, "configurations": configurations})
-    )
-    out = root / "release"
-    argv = ["release", small_spec.path, "--data", str(data), "--candidates", str(cands),
-            "--out", str(out), "--private-dir", str(root / "enclave"), "--seed", "3",
-            "--public", "--quiet", "--max-attempts", "200", "--sign",
-            str(root / "steward.key")]  # fmt: skip
-    assert main(argv) == 0
+    out = _release(root, small_spec, small_frame, "--sign", str(root / "steward.key"))
     return out, root / "steward.pub"
 
 

@@ -50,3 +50,13 @@ def make_codes():
 @pytest.fixture(scope="session")
 def frame():
     return to_frame
+
+
+@pytest.fixture(scope="module")
+def tables(transformer, make_codes, frame):
+    """(D_T, D_R): 400 rows of births codes; D_R replaces 40 of them."""
+    rng = np.random.default_rng(11)
+    t = make_codes(transformer, 400, rng, spread=3)
+    r = t.copy()
+    r[:40] = make_codes(transformer, 40, rng, spread=3)
+    return frame(transformer, t), frame(transformer, r)

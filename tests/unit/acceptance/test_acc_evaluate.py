@@ -26,15 +26,6 @@ NAMES = [
 ]
 
 
-@pytest.fixture(scope="module")
-def tables(transformer, make_codes, frame):
-    rng = np.random.default_rng(11)
-    t = make_codes(transformer, 400, rng, spread=3)
-    r = t.copy()
-    r[:40] = make_codes(transformer, 40, rng, spread=3)
-    return frame(transformer, t), frame(transformer, r)
-
-
 def test_exact_mode_json(spec, transformer, tables):
     report = evaluate(spec, transformer, *tables, exact=True)
     doc = report.to_json()

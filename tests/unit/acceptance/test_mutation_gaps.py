@@ -21,15 +21,6 @@ from synthflow.ledger import Ledger
 from synthflow.rng import PrivacyRNG
 
 
-@pytest.fixture(scope="module")
-def tables(transformer, make_codes, frame):
-    rng = np.random.default_rng(11)
-    t = make_codes(transformer, 400, rng, spread=3)
-    r = t.copy()
-    r[:40] = make_codes(transformer, 40, rng, spread=3)
-    return frame(transformer, t), frame(transformer, r)
-
-
 def _huge_budgets(spec):
     """Every criterion at epsilon 1e9: the Laplace noise is ~1e-9 of its sensitivity."""
     return dataclasses.replace(
