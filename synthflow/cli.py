@@ -78,6 +78,7 @@ def main(argv: Sequence[str] | None = None) -> int:  # noqa: PLR0911  (one per o
     if not getattr(args, "func", None):
         parser.print_help()
         return EXIT_USAGE
+    before = _charged()
     try:
         return int(args.func(args) or 0)
     except SelectionPaused as exc:
@@ -95,6 +96,8 @@ def main(argv: Sequence[str] | None = None) -> int:  # noqa: PLR0911  (one per o
         SweepWorkerError,
         FileNotFoundError,
     ) as exc:
+        if _charged() > before:
+            return _spent(args.command, str(exc), _charged() - before)
         print(f"synthflow {args.command}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
@@ -115,12 +118,31 @@ def main(argv: Sequence[str] | None = None) -> int:  # noqa: PLR0911  (one per o
         # reason and the file, never a traceback. Nothing spent is lost: ledgers and
         # selections are written before anything they cover is released.
         where = f" ({exc.filename})" if exc.filename else ""
+        if _charged() > before:
+            return _spent(args.command, f"{exc.strerror or exc}{where}", _charged() - before)
         print(
             f"synthflow {args.command}: error: {exc.strerror or exc}{where}; free space or "
             "choose another path, then re-run the same command",
             file=sys.stderr,
         )
         return EXIT_USAGE
+
+
+def _charged() -> float:
+    """Epsilon this process has charged to dataset ledgers (0 before the ledger loads)."""
+    ledger = sys.modules.get("synthflow.ledger")  # not imported: nothing was charged
+    return 0.0 if ledger is None else float(ledger.charged_to_datasets())
+
+
+def _spent(command: str, error: str, epsilon: float) -> int:
+    """An error after this command charged the dataset ledger: exit 4, never "nothing spent"."""
+    print(
+        f"synthflow {command}: error after spending: {error}. This command had already "
+        f"charged epsilon {epsilon:g} to the dataset ledger, which stays charged; fix the "
+        "cause, then re-run (a resumable release continues without a new charge)",
+        file=sys.stderr,
+    )
+    return EXIT_SPENT
 
 
 def entry() -> None:

@@ -59,13 +59,32 @@ from synthflow.errors import BudgetExceededError, ConfigError
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["Charge", "Ledger", "data_fingerprint", "dataset_ledger", "file_sha256"]
+__all__ = [
+    "Charge",
+    "Ledger",
+    "charged_to_datasets",
+    "data_fingerprint",
+    "dataset_ledger",
+    "file_sha256",
+]
 
 HEADER = "synthflow dataset ledger"
 FINGERPRINT = "cleaned-rows-v1"
 """How the header's ``dataset_sha256`` is computed (:func:`data_fingerprint`)."""
 
 _SLACK = Fraction(1, 10**12)
+
+_charged_to_datasets = 0.0
+"""Epsilon this process has charged to dataset ledgers (files with a dataset header)."""
+
+
+def charged_to_datasets() -> float:
+    """Epsilon this process has charged to dataset ledgers so far.
+
+    The CLI compares it before and after a command: an error after a charge is not
+    "nothing spent" (exit 2) but an error after spending (exit 4).
+    """
+    return _charged_to_datasets
 _CHARGE_KEYS = frozenset({"what", "epsilon", "delta", "mechanism", "sensitivity", "time", "ref"})
 _HEADER_KEYS = frozenset(
     {"header", "dataset_sha256", "fingerprint", "total_epsilon", "total_delta"}
@@ -256,6 +275,9 @@ class Ledger:
             _write(fh, line)
             self._append(entry)
             self._tip = _line_hash(line)
+            if self.header is not None:
+                global _charged_to_datasets  # noqa: PLW0603  (one process-wide figure)
+                _charged_to_datasets += float(epsilon)
 
     def _refuse_unaffordable(self, what: str, epsilon: float, delta: float) -> None:
         if not self.can_afford(epsilon, delta):

@@ -108,3 +108,31 @@ def test_bad_input(case, tmp_path, small_spec, births_spec, small_csv, capsys, c
         assert not (tmp_path / name).exists(), f"{name} was written"
     for name, data in before.items():
         assert (tmp_path / name).read_bytes() == data, f"{name} was changed"
+
+
+_MEASURE = """
+import resource, sys
+from synthflow.cli import main
+code = main(sys.argv[1:])
+print(code, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.get("refused_spec")], ids=lambda c: c["id"])
+def test_a_hostile_spec_is_refused_within_1_gb(case, tmp_path):
+    # The refusal's peak memory, in a process of its own (ru_maxrss in KiB on Linux):
+    # the alias bomb reached 2.2 GB and the trillion-bin range 7.8 GB before the limits.
+    import subprocess
+    import sys
+
+    for name, content in (case.get("files") or {}).items():
+        generated = _generated(content)
+        (tmp_path / name).write_bytes(generated if generated is not None else _content(content))
+    (tmp_path / "data.csv").write_text("age,visits,region,smoker\n30,2,north,no\n")
+    subs = {"tmp": str(tmp_path), "small_csv": str(tmp_path / "data.csv")}
+    argv = [str(a).format(**subs) for a in case["argv"]]
+    out = subprocess.run([sys.executable, "-c", _MEASURE, *argv], capture_output=True,
+                         text=True, timeout=120, check=True)  # fmt: skip
+    code, peak_kib = map(int, out.stdout.split()[-2:])
+    assert code == case["exit"]
+    assert peak_kib < 1024 * 1024, f"peak {peak_kib / 1024:.0f} MiB"

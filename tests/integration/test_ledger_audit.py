@@ -344,3 +344,46 @@ def test_an_interrupted_selection_exits_as_paused(tmp_path, small_spec, small_cs
     assert main(argv) == 3
     err = capsys.readouterr().err
     assert "interrupted; re-run the same command" in err and "may leave the enclave" in err
+
+
+def test_no_command_says_nothing_was_spent_after_a_charge(
+    tmp_path, small_spec, small_csv, capsys, monkeypatch
+):
+    # Item 11, for every command: an error after this process charged the dataset ledger
+    # exits 4 and says what was charged, never 2 ("nothing spent"). Here the enclave's
+    # own ledger fails right after the dataset ledger was charged.
+    real = Ledger.charge
+
+    def enclave_disk_full(self, what, **kwargs):
+        if self.path is not None and self.path.name == "ledger.jsonl":
+            raise OSError(errno.ENOSPC, "No space left on device", str(self.path))
+        return real(self, what, **kwargs)
+
+    monkeypatch.setattr(Ledger, "charge", enclave_disk_full)
+    budget = tmp_path / "budget.jsonl"
+    argv = ["release", small_spec.path, "--data", str(small_csv), "--candidates",
+            str(_cands(tmp_path, small_spec)), "--private-dir", str(tmp_path / "enclave"),
+            "--ledger", str(budget), "--quiet", "--out", str(tmp_path / "r")]  # fmt: skip
+    assert main(argv) == 4
+    err = capsys.readouterr().err
+    assert "error after spending" in err and "charged epsilon 4.6" in err
+    assert Ledger(total_epsilon=100.0, path=budget).spent_epsilon == pytest.approx(4.6)
+
+
+def test_tables_protect_failing_after_its_charge_exits_4(tmp_path, small_csv, capsys,
+                                                         monkeypatch):  # fmt: skip
+    import importlib
+
+    protect_module = importlib.import_module("synthflow.tables.protect")
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(protect_module, "write_tables", full)
+    tables = tmp_path / "tables.yaml"
+    tables.write_text(yaml.safe_dump({"tables": [{"name": "r", "columns": ["region", "smoker"]}]}))
+    argv = ["tables", "protect", "example_small", "--data", str(small_csv), "--tables",
+            str(tables), "--method", "laplace", "--epsilon", "0.5", "--out",
+            str(tmp_path / "t"), "--ledger", str(tmp_path / "budget.jsonl")]  # fmt: skip
+    assert main(argv) == 4
+    assert "charged epsilon 0.5" in capsys.readouterr().err
