@@ -85,6 +85,8 @@ def charged_to_datasets() -> float:
     "nothing spent" (exit 2) but an error after spending (exit 4).
     """
     return _charged_to_datasets
+
+
 _CHARGE_KEYS = frozenset({"what", "epsilon", "delta", "mechanism", "sensitivity", "time", "ref"})
 _HEADER_KEYS = frozenset(
     {"header", "dataset_sha256", "fingerprint", "total_epsilon", "total_delta"}
