@@ -35,7 +35,8 @@ if TYPE_CHECKING:  # the exports, imported on first use (synthflow/_lazy.py)
     from synthflow.acceptance.evaluate import evaluate
     from synthflow.acceptance.results import AcceptanceReport, CriterionResult
     from synthflow.api import Synthesizer, evaluate_candidate
-    from synthflow.config import ReleaseSpec, load_spec
+    from synthflow.config.load import load_spec
+    from synthflow.config.model import ReleaseSpec
     from synthflow.data import load_data
     from synthflow.errors import (
         BudgetExceededError,

@@ -14,7 +14,7 @@ from synthflow._ops import COMPARATORS
 from synthflow.errors import ConfigError
 
 if TYPE_CHECKING:
-    from synthflow.config import ModelGrid, ReleaseSpec
+    from synthflow.config.model import ModelGrid, ReleaseSpec
 
 __all__ = ["grid_points", "validate_grids"]
 

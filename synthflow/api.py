@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from synthflow.config import ReleaseSpec, load_spec
+from synthflow.config.load import load_spec
+from synthflow.config.model import ReleaseSpec
 from synthflow.data import load_data
 from synthflow.errors import ConfigError, InfeasibleConfigurationError
 from synthflow.flow import sample_valid

@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from synthflow.config import ReleaseSpec
+from synthflow.config.model import ReleaseSpec
 from synthflow.errors import ConfigError
 from synthflow.space import Configuration, find_configuration
 

@@ -14,7 +14,7 @@ from synthflow.errors import ConfigError
 # The rest is imported where it is used, so that 'synthflow --help' and 'synthflow space'
 # start without pandas, scipy or the generators (#16).
 if TYPE_CHECKING:
-    from synthflow.config import ReleaseSpec
+    from synthflow.config.model import ReleaseSpec
     from synthflow.space import Configuration
 
 __all__ = ["register", "run_command"]
@@ -23,7 +23,7 @@ _RUN_FILES = ("candidate.csv", "ledger.jsonl", "run.json")
 
 
 def _space(args: argparse.Namespace) -> int:
-    from synthflow.config import load_spec
+    from synthflow.config.load import load_spec
     from synthflow.space import expand_space
 
     check_json(args.json, protected=(args.spec,))
@@ -84,7 +84,8 @@ def _validate(args: argparse.Namespace) -> int:
     """``synthflow validate``: the JSON Schema, then every check of the loader; no data."""
     import yaml
 
-    from synthflow.config import load_spec, read_yaml
+    from synthflow.config._values import read_yaml
+    from synthflow.config.load import load_spec
     from synthflow.resources import resolve_spec_path
     from synthflow.space import expand_space
     from synthflow.spec_schema import schema_errors
@@ -243,7 +244,7 @@ def run_command(
 
 
 def _run(args: argparse.Namespace) -> int:
-    from synthflow.config import load_spec
+    from synthflow.config.load import load_spec
     from synthflow.space import find_configuration
 
     spec = load_spec(args.spec)

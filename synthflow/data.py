@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 
-from synthflow.config import Column, ReleaseSpec
+from synthflow.config.model import Column, ReleaseSpec
 from synthflow.errors import DataError
 from synthflow.filtering import raw_violations
 

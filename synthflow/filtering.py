@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from synthflow._ops import COMPARATORS
-from synthflow.config import Clause, Constraint
+from synthflow.config.model import Clause, Constraint
 from synthflow.transform import Transformer
 
 __all__ = ["binned_violations", "raw_violations"]

@@ -23,7 +23,7 @@ import pandas as pd
 
 from synthflow import __version__
 from synthflow._progress import tqdm
-from synthflow.config import ReleaseSpec
+from synthflow.config.model import ReleaseSpec
 from synthflow.data import CleaningReport
 from synthflow.errors import ConfigError, InfeasibleConfigurationError, NotEnoughRowsError
 from synthflow.filtering import binned_violations

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from synthflow._grids import grid_points, validate_grids
-from synthflow.config import ReleaseSpec
+from synthflow.config.model import ReleaseSpec
 from synthflow.errors import ConfigError
 
 __all__ = [

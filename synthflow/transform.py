@@ -17,7 +17,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.csv as pa_csv
 
-from synthflow.config import Column, ReleaseSpec, Transformation
+from synthflow.config.model import Column, ReleaseSpec, Transformation
 from synthflow.errors import DataError
 
 __all__ = ["Domain", "Transformer"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from synthflow.config import Column
+from synthflow.config.model import Column
 from synthflow.errors import DataError
 from synthflow.transform import Transformer
 

@@ -16,8 +16,7 @@ from synthflow.acceptance._report_plots import (
     _png,
     _table,
 )
-from synthflow.acceptance.exact import marginal_family
-from synthflow.config import CriterionSpec, ReleaseSpec
+from synthflow.config.model import CriterionSpec, ReleaseSpec
 from synthflow.transform import Transformer
 
 REPORT_MARGINALS = 2000
@@ -26,11 +25,9 @@ REPORT_MARGINALS = 2000
 
 def _report_family(spec: ReleaseSpec, names: tuple[str, ...]) -> list[tuple[int, ...]]:
     """The marginals criterion's family (else every 1- and 2-way), capped by order."""
-    crit = next((c for c in spec.criteria if c.kind == "marginals"), None)
-    family = (
-        marginal_family(crit, names)
-        if crit is not None
-        else marginals.marginal_subsets(len(names), max_order=2)
+    families = (c.impl.marginal_family(c, names) for c in spec.criteria)
+    family = next((f for f in families if f is not None), None) or marginals.marginal_subsets(
+        len(names), max_order=2
     )
     top = max(len(s) for s in family)
     while top > 1 and sum(len(s) <= top for s in family) > REPORT_MARGINALS:

@@ -23,7 +23,7 @@ from synthflow.acceptance._report_plots import (
     _png,
     _table,
 )
-from synthflow.config import CriterionSpec, ReleaseSpec
+from synthflow.config.model import CriterionSpec, ReleaseSpec
 from synthflow.filtering import binned_violations
 from synthflow.transform import Transformer
 

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from synthflow.acceptance.evaluate import AcceptanceReport
-    from synthflow.config import ReleaseSpec
+    from synthflow.config.model import ReleaseSpec
     from synthflow.transform import Transformer
 
 __all__ = ["evaluate_command", "load_codes", "register"]
@@ -95,7 +95,7 @@ def evaluate_command(
 
 
 def _run(args: argparse.Namespace) -> int:
-    from synthflow.config import load_spec
+    from synthflow.config.load import load_spec
 
     if args.exact and not args.public:
         # Exact statistics of private data are not private: inside an enclave a steward

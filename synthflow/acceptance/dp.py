@@ -26,13 +26,13 @@ from synthflow.acceptance.exact import (
     ratio_min_count,
     std_candidate,
 )
-from synthflow.config import CriterionSpec, ReleaseSpec
+from synthflow.config.model import CriterionSpec, ReleaseSpec
 from synthflow.errors import ConfigError
 from synthflow.ledger import Ledger
 from synthflow.rng import PrivacyRNG
 from synthflow.transform import Transformer
 
-__all__ = ["Released", "fit_dp_regression", "laplace_terms"]
+__all__ = ["Released", "fit_dp_regression", "laplace_release", "laplace_terms"]
 
 DPRegressionFit = regression.DPRegressionFit
 
@@ -68,12 +68,10 @@ def laplace_terms(
         ConfigError: If ``c`` is not released by the Laplace mechanism (the regression
             coefficients are released by the functional mechanism).
     """
-    from synthflow.criteria import kind_of  # noqa: PLC0415  (the registry imports this package)
-
-    return kind_of(c).sensitivity_and_threshold(c, spec, public, epsilon)
+    return c.impl.sensitivity_and_threshold(c, spec, public, epsilon)
 
 
-def _laplace_release(
+def laplace_release(
     c: CriterionSpec,
     spec: ReleaseSpec,
     stat: float,
@@ -82,6 +80,7 @@ def _laplace_release(
     ledger: Ledger,
     rng: PrivacyRNG,
 ) -> Released:
+    """``stat`` plus Laplace noise at the criterion's sensitivity, the ledger charged first."""
     sens, threshold = laplace_terms(c, spec, public, c.epsilon)
     ledger.charge(f"acceptance {c.name}", epsilon=c.epsilon, mechanism="laplace", sensitivity=sens)
     noisy = float(rng.laplace(np.array([stat]), sensitivity=sens, epsilon=c.epsilon)[0])
@@ -97,8 +96,11 @@ def _laplace_release(
     )
 
 
+_laplace_release = laplace_release  # the name tests written before it was public use
+
+
 def _dp_marginals(c: CriterionSpec, x: Context, ledger: Ledger, rng: PrivacyRNG) -> Released:
-    return _laplace_release(
+    return laplace_release(
         c, x.spec, exact_of(c, x), public={"n": len(x.original)}, ledger=ledger, rng=rng
     )
 
@@ -106,7 +108,7 @@ def _dp_marginals(c: CriterionSpec, x: Context, ledger: Ledger, rng: PrivacyRNG)
 def _dp_ratio(c: CriterionSpec, x: Context, ledger: Ledger, rng: PrivacyRNG) -> Released:
     m = ratio_min_count(c, x.candidate, x.transformer)
     public = {"n": len(x.original), "min_count": m}
-    return _laplace_release(c, x.spec, exact_of(c, x), public=public, ledger=ledger, rng=rng)
+    return laplace_release(c, x.spec, exact_of(c, x), public=public, ledger=ledger, rng=rng)
 
 
 def _dp_condmean(c: CriterionSpec, x: Context, ledger: Ledger, rng: PrivacyRNG) -> Released:
@@ -123,7 +125,7 @@ def _dp_condmean(c: CriterionSpec, x: Context, ledger: Ledger, rng: PrivacyRNG) 
         margin_plus=c.margin_plus,
     )
     public = {"n": len(x.original), "min_group_size": int(min_size)}
-    return _laplace_release(c, x.spec, stat, public=public, ledger=ledger, rng=rng)
+    return laplace_release(c, x.spec, stat, public=public, ledger=ledger, rng=rng)
 
 
 def _charged_fit(
@@ -197,11 +199,11 @@ def _dp_tstr(c: CriterionSpec, x: Context, ledger: Ledger, rng: PrivacyRNG) -> R
     xo, yo, _, _, yb = x.regression_design("original", target, c.features)
     _, m_r = ols_models(c, x)
     stat = regression.tstr_error(fit.model, m_r, xo, yo, yb)
-    return _laplace_release(c, x.spec, stat, public={"n": len(xo)}, ledger=ledger, rng=rng)
+    return laplace_release(c, x.spec, stat, public={"n": len(xo)}, ledger=ledger, rng=rng)
 
 
 def _dp_faithfulness(c: CriterionSpec, x: Context, ledger: Ledger, rng: PrivacyRNG) -> Released:
-    return _laplace_release(
+    return laplace_release(
         c, x.spec, exact_of(c, x), public={"n": len(x.original)}, ledger=ledger, rng=rng
     )
 
@@ -224,9 +226,7 @@ def fit_dp_regression(
     Raises:
         ConfigError: If the spec has no ``regression_coefficients`` criterion.
     """
-    from synthflow.criteria import releasable_once  # noqa: PLC0415
-
-    crits = releasable_once(spec.criteria)
+    crits = [c for c in spec.criteria if c.impl.once_per_release]
     if not crits:
         raise ConfigError("the spec has no 'regression_coefficients' criterion to fit once")
     c = crits[0]

@@ -34,12 +34,11 @@ from synthflow.acceptance.exact import (
     exact_value,
     exact_values,
     marginal_family,
-    ols_models,
     ratio_min_count,
     ratio_view,
 )
 from synthflow.acceptance.results import AcceptanceReport, CriterionResult
-from synthflow.config import ReleaseSpec
+from synthflow.config.model import ReleaseSpec
 from synthflow.errors import BudgetExceededError
 from synthflow.ledger import Ledger
 from synthflow.rng import PrivacyRNG
@@ -205,9 +204,6 @@ def evaluate_exact_and_noisy(
         name: {"statistic": r.statistic, "public": r.public}
         for name, r in ctx.cache["released"].items()
     }
-    for c in spec.criteria:  # what the planner needs to re-draw the regression fit
-        if c.kind == "regression_tstr":
-            xo, yo, _, _, yb = ctx.regression_design("original", str(c.column), c.features)
-            _, m_r = ols_models(c, ctx)
-            planning[c.name]["candidate_mae"] = regression.mae(m_r, xo, yo, yb)
+    for c in spec.criteria:  # what the planner needs besides the statistic
+        planning[c.name].update(c.impl.planning_extra(c, ctx))
     return ExactAndNoisy(exact=exact, noisy=noisy, planning=planning)

@@ -16,7 +16,7 @@ import pandas as pd
 
 from synthflow.acceptance import condmean, faithfulness, marginals, ratio, regression
 from synthflow.acceptance._common import code_matrix
-from synthflow.config import CriterionSpec, ReleaseSpec
+from synthflow.config.model import CriterionSpec, ReleaseSpec
 from synthflow.errors import ConfigError
 from synthflow.transform import Transformer
 
@@ -152,9 +152,7 @@ def exact_of(c: CriterionSpec, x: Context) -> float:
     """
     key = f"exact:{c.name}"
     if key not in x.cache:
-        from synthflow.criteria import kind_of  # noqa: PLC0415  (the kinds import this module)
-
-        x.cache[key] = kind_of(c).exact(c, x)
+        x.cache[key] = c.impl.exact(c, x)
     value: float = x.cache[key]
     return value
 

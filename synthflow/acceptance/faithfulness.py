@@ -22,7 +22,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import maximum_flow
 
-from synthflow.config import MatchRule
+from synthflow.config.model import MatchRule
 from synthflow.errors import ConfigError
 from synthflow.transform import Transformer
 

@@ -35,6 +35,7 @@ __all__ = [
     "marginal_errors",
     "marginal_max_abs_error",
     "marginal_sensitivity",
+    "marginal_shares",
     "marginal_subsets",
     "worst_marginal_cells",
 ]
@@ -146,6 +147,19 @@ def _sparse_difference(
     p = np.bincount(inverse[:n_o], minlength=len(first)) / n_o
     q = np.bincount(inverse[n_o:], minlength=len(first)) / len(candidate)
     return both[first], p, q
+
+
+def marginal_shares(
+    original: np.ndarray, candidate: np.ndarray, sizes: Sequence[int], subset: Subset
+) -> tuple[np.ndarray, np.ndarray]:
+    """p_T and p_R over the marginal on ``subset`` (the same cells, in the same order).
+
+    Dense when the marginal has at most :data:`DENSE_CELLS` cells, else the cells that
+    hold a row of either table (every other cell has share 0 in both).
+    """
+    _check(original, candidate)
+    p, q, _ = _subset_table(original, candidate, sizes, subset)
+    return p, q
 
 
 def marginal_errors(

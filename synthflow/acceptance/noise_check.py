@@ -30,8 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from synthflow.acceptance import regression
-from synthflow.acceptance.dp import laplace_terms
-from synthflow.config import CriterionSpec, ReleaseSpec
+from synthflow.config.model import CriterionSpec, ReleaseSpec
 from synthflow.space import Configuration
 from synthflow.transform import Transformer
 
@@ -58,30 +57,7 @@ class NoiseWarning:
         )
 
 
-def _groups(transformer: Transformer, by: str | None) -> int:
-    if by is None:
-        return 1
-    col = transformer.spec.column(by)
-    if col.kind == "int" and col.groups:
-        return len(col.groups)
-    return transformer.transformations[by].size
-
-
-def _best_case_public(c: CriterionSpec, transformer: Transformer, n: int) -> dict[str, int]:
-    """The public parameters at their most favourable (the smallest noise possible)."""
-    public = {"n": n}
-    if c.kind == "one_way_ratio":
-        cols = c.columns or transformer.domain.names
-        m = n // max(transformer.domain.size(x) for x in cols)
-        if c.assumed_min_count is not None:
-            m = min(m, int(c.assumed_min_count))
-        public["min_count"] = m
-    elif c.kind == "conditional_mean":
-        public["min_group_size"] = max(1, n // max(_groups(transformer, b) for b in c.group_by))
-    return public
-
-
-def _regression_noise(c: CriterionSpec, transformer: Transformer, n: int) -> float:
+def regression_noise(c: CriterionSpec, transformer: Transformer, n: int) -> float:
     """Median coefficient error of the DP fit alone (reference design, see module doc)."""
     target = str(c.column)
     empty = np.zeros((0, len(transformer.domain.names)), dtype=np.int64)
@@ -118,14 +94,7 @@ def noise_warnings(spec: ReleaseSpec, transformer: Transformer, n: int) -> list[
     """The DP criteria of ``spec`` that no candidate can pass reliably at ``n`` rows."""
     out: list[NoiseWarning] = []
     for c in spec.criteria:
-        if c.kind == "regression_coefficients":
-            noise, room = _regression_noise(c, transformer, n), c.threshold
-        else:
-            sens, threshold = laplace_terms(
-                c, spec, _best_case_public(c, transformer, n), c.epsilon
-            )
-            noise = math.sqrt(2) * sens / c.epsilon
-            room = threshold - (1.0 if c.kind == "one_way_ratio" else 0.0)
+        noise, room = c.impl.noise_and_room(c, spec, transformer, n)
         if noise >= room:
             out.append(NoiseWarning(criterion=c.name, noise=noise, room=room))
     return out

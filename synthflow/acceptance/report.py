@@ -27,7 +27,6 @@ from synthflow._html import Markup, render
 from synthflow.acceptance._common import code_matrix
 from synthflow.acceptance._report_exact import (
     _diagnostics_section,
-    _faithfulness_section,
     _worst_cells,
 )
 from synthflow.acceptance._report_plots import (
@@ -41,13 +40,11 @@ from synthflow.acceptance._report_plots import (
     _table,
 )
 from synthflow.acceptance._report_sections import (
-    _condmean_section,
     _one_way,
-    _regression_section,
     _violations,
 )
 from synthflow.acceptance.results import AcceptanceReport
-from synthflow.config import ReleaseSpec
+from synthflow.config.model import ReleaseSpec
 from synthflow.transform import Transformer
 
 __all__ = ["DP_OMITTED", "EXACT_BANNER", "noise_dominated", "render_report", "write_report"]
@@ -189,14 +186,8 @@ def render_report(
     if t is not None:
         sections.append(_worst_cells(spec, transformer, t, r))
     for c in spec.criteria:
-        if c.kind == "conditional_mean" and c.column:
-            sections.append(_condmean_section(c, transformer, t, r))
-        elif c.kind == "regression_coefficients" and c.column:
-            released = next((x for x in report.criteria if x.name == c.name), None)
-            dp_fit = released.public.get("dp_fit") if released is not None else None
-            sections.append(_regression_section(c, transformer, t, r, dp_fit))
-        elif c.kind == "faithfulness" and c.match is not None and t is not None:
-            sections.append(_faithfulness_section(c, transformer, t, r))
+        released = next((x for x in report.criteria if x.name == c.name), None)
+        sections.append(c.impl.report_section(c, transformer, t, r, released))
     # The first line states the mode (a reader of the raw file sees it first).
     return f"<!-- {html.escape(head)} -->\n" + render(
         "evaluation_report.html.j2",

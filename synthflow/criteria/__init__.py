@@ -1,23 +1,35 @@
 """Acceptance-criterion kinds as plugins, the way generators are (one module per kind).
 
-Each kind (:class:`~synthflow.criteria.protocol.CriterionKind`) owns what used to be
-dispatched on its name across the package: its sensitivity and (pseudo-)threshold from
-public parameters, the public parameters a release publishes for the audit, and the
-sentence a datasheet prints. :func:`kind_of` is the one place a kind is looked up.
-
-Migration ([criteria], in progress): the exact values and DP releases of an
-evaluation (in the order the kinds ask for), the DP sensitivities and thresholds
-(:func:`synthflow.acceptance.dp.laplace_terms`), the release's published parameters
-(:func:`synthflow.release.publish.public_parameters`), the datasheet sentence, the audit
-and the selection's cost go through the registry; the kinds still call the statistic's
-functions in :mod:`synthflow.acceptance.exact` and :mod:`synthflow.acceptance.dp`. The
-noise check, the planner, the report, the workload generator's marginals and the spec's
-criterion parameters still dispatch on the kind's name and move here next.
+Each kind (:class:`~synthflow.criteria.protocol.CriterionKind`) owns everything about
+it: its parameters (a frozen ``Params`` dataclass parsed from the spec, whose fields
+also generate the spec's JSON Schema), its exact value, its DP release (sensitivity,
+threshold, charge), the public parameters a release publishes for the audit and the
+planner, its datasheet sentence, the marginals it reads (what the ``workload``
+generator measures), the noise check's best case and its section of the evaluation
+report. Evaluation, publishing, audit, planner, noise check, datasheet, report and
+``workload`` call the kind (``c.impl``); no code outside this package compares a
+criterion's kind name. :data:`KINDS` lists them; :func:`register` adds one defined
+outside the package (docs/adding-a-criterion.md).
 """
 
 from __future__ import annotations
 
 from synthflow.criteria.protocol import CriterionKind
-from synthflow.criteria.registry import KINDS, kind_of, releasable_once, released_once
+from synthflow.criteria.registry import (
+    KINDS,
+    kind_of,
+    parse_criteria,
+    register,
+    releasable_once,
+    released_once,
+)
 
-__all__ = ["KINDS", "CriterionKind", "kind_of", "releasable_once", "released_once"]
+__all__ = [
+    "KINDS",
+    "CriterionKind",
+    "kind_of",
+    "parse_criteria",
+    "register",
+    "releasable_once",
+    "released_once",
+]

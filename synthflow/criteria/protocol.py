@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from synthflow.config.model import CriterionParams
 from synthflow.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -11,7 +14,7 @@ if TYPE_CHECKING:
 
     from synthflow.acceptance.dp import Released
     from synthflow.acceptance.exact import Context
-    from synthflow.config import CriterionSpec, ReleaseSpec
+    from synthflow.config.model import Column, CriterionSpec, ReleaseSpec
     from synthflow.ledger import Ledger
     from synthflow.rng import PrivacyRNG
     from synthflow.transform import Transformer
@@ -22,13 +25,23 @@ __all__ = ["CriterionKind"]
 class CriterionKind:
     """One kind of acceptance criterion.
 
-    It owns its DP release's terms, its published parameters and its datasheet
-    sentence. Instances are stateless; the spec's criterion (``CriterionSpec``) carries
-    the parameters.
+    It owns its parameters (``Params``, parsed from the spec), its exact value, its DP
+    release (sensitivity, threshold, charge), the public parameters a release publishes
+    for the audit and the planner, its datasheet sentence, the marginals it reads (what
+    the ``workload`` generator measures) and its section of the evaluation report.
+    Instances are stateless; the spec's criterion (``CriterionSpec``) carries the
+    parameters, and ``c.impl`` is its kind.
+
+    A concrete kind declares ``name`` and its own ``Params`` (a frozen, keyword-only
+    subclass of :class:`~synthflow.config.model.CriterionParams`); defining the class
+    ties the two (``Params.impl`` is the kind).
     """
 
     name: ClassVar[str]
     """The kind's name in a spec (``kind:``)."""
+    Params: ClassVar[type[CriterionParams]]
+    """The kind's parameters: frozen, keyword-only, each field's JSON Schema in its
+    metadata (:func:`synthflow.criteria._params.param`)."""
     mechanism: ClassVar[str] = "laplace"
     """``laplace`` (the statistic plus Laplace noise) or ``functional`` (the
     regression's functional mechanism)."""
@@ -38,6 +51,90 @@ class CriterionKind:
     release_first: ClassVar[bool] = False
     """Released before the others in an evaluation (the regression fit, which TSTR
     reuses)."""
+    uses_regression_fit: ClassVar[bool] = False
+    """Its release reads the regression fit (TSTR): the planner draws it with the fit."""
+    perfect_value: ClassVar[float] = 0.0
+    """The statistic of a candidate equal to the original (1 for a ratio)."""
+    pseudo_threshold: ClassVar[bool] = False
+    """Its release threshold is a pseudo-threshold set by a false-positive rate (the
+    planner needs no separate false-pass control)."""
+    reads_every_pair: ClassVar[bool] = False
+    """It reads every pair of a column set (marginals, faithfulness): on a wide table the
+    ``workload`` generator covers those pairs with a selected tree."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "name" not in cls.__dict__:
+            return  # an abstract intermediate class
+        params = cls.__dict__.get("Params")
+        if params is None or not issubclass(params, CriterionParams):
+            raise TypeError(
+                f"criterion kind {cls.__name__} must declare its own Params (a subclass of "
+                "CriterionParams)"
+            )
+        params.impl = cls()
+
+    def parse(self, where: str, raw: Mapping[str, Any], columns: Mapping[str, Column]) -> Any:
+        """The kind's ``Params`` from the spec's criterion mapping ``raw``.
+
+        ``raw``'s keys are already checked against ``Params``' fields.
+
+        Raises:
+            ConfigError: Naming the key and the fix.
+        """
+        raise NotImplementedError
+
+    def check(
+        self, c: CriterionSpec, criteria: tuple[CriterionSpec, ...], columns: Mapping[str, Column]
+    ) -> None:
+        """Checks that need the whole spec (e.g. criteria that share a fit); none by default.
+
+        Raises:
+            ConfigError: Naming the criteria and the fix.
+        """
+
+    def pairs_read(self, c: CriterionSpec, spec: ReleaseSpec) -> set[tuple[str, ...]]:
+        """The pairs of columns the criterion reads (what ``workload`` measures)."""
+        return set()
+
+    def marginal_family(
+        self, c: CriterionSpec, names: tuple[str, ...]
+    ) -> list[tuple[int, ...]] | None:
+        """The family of marginals the criterion compares (None: it compares none)."""
+        return None
+
+    def best_case_public(self, c: CriterionSpec, transformer: Transformer, n: int) -> dict:
+        """The public parameters at their most favourable (the smallest noise possible)."""
+        return {"n": n}
+
+    def noise_and_room(
+        self, c: CriterionSpec, spec: ReleaseSpec, transformer: Transformer, n: int
+    ) -> tuple[float, float]:
+        """The release noise's sd for a perfect candidate at ``n`` rows, and its room.
+
+        The room lies between the perfect value and the (pseudo-)threshold.
+        """
+        public = self.best_case_public(c, transformer, n)
+        sens, threshold = self.sensitivity_and_threshold(c, spec, public, c.epsilon)
+        return math.sqrt(2) * sens / c.epsilon, threshold - self.perfect_value
+
+    def planning_extra(self, c: CriterionSpec, ctx: Context) -> dict[str, Any]:
+        """What the planner needs besides the statistic to re-draw the release."""
+        return {}
+
+    def report_section(
+        self,
+        c: CriterionSpec,
+        transformer: Transformer,
+        t: np.ndarray | None,
+        r: np.ndarray,
+        released: Released | None,
+    ) -> str:
+        """The criterion's section of the evaluation report (HTML; none by default).
+
+        ``t`` (the original's codes) is None in a DP report.
+        """
+        return ""
 
     def exact(self, c: CriterionSpec, ctx: Context) -> float:
         """The exact (non-private) value between ``ctx``'s original and candidate."""

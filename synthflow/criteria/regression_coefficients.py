@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from synthflow.acceptance import dp, exact, regression
-from synthflow.acceptance.exact import need
-from synthflow.config import CriterionSpec, ReleaseSpec
+from synthflow.config.model import Column, CriterionParams, CriterionSpec, ReleaseSpec
+from synthflow.criteria._params import COLUMNS, TEXT, param, target_column
 from synthflow.criteria.protocol import CriterionKind
+from synthflow.errors import ConfigError
 
 if TYPE_CHECKING:
     import numpy as np
@@ -18,7 +21,55 @@ if TYPE_CHECKING:
     from synthflow.rng import PrivacyRNG
     from synthflow.transform import Transformer
 
-__all__ = ["RegressionCoefficients"]
+__all__ = ["RegressionCoefficients", "RegressionParams", "parse_regression"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class RegressionParams(CriterionParams):
+    """The regression's target and features (the coefficients and TSTR share one fit)."""
+
+    column: str = param(schema=TEXT)
+    """The regression's target (public bounds required)."""
+    features: tuple[str, ...] = param((), schema=COLUMNS)
+    """Features; empty: every int column but the target. A categorical feature is
+    one-hot encoded over its public bins (first bin the reference)."""
+
+
+def parse_regression(
+    where: str, raw: Mapping[str, Any], columns: Mapping[str, Column]
+) -> dict[str, Any]:
+    """The target (with public bounds) and the features of a regression criterion."""
+    column = target_column(where, raw, columns)
+    features: tuple[str, ...] = ()
+    if "features" in raw:
+        feats = raw["features"]
+        if not isinstance(feats, list) or not feats or len(set(map(str, feats))) != len(feats):
+            raise ConfigError(f"{where}.features: expected a non-empty list of distinct columns")
+        for f in feats:
+            if f not in columns:
+                raise ConfigError(f"{where}.features: unknown column {f!r}")
+            if f == column:
+                raise ConfigError(f"{where}.features: {f!r} is the target, not a feature")
+        features = tuple(str(f) for f in feats)
+    return {"column": column, "features": features}
+
+
+def check_shared_fit(c: CriterionSpec, criteria: tuple[CriterionSpec, ...]) -> None:
+    """The regression criteria on one target use the same features (one DP fit)."""
+    for o in criteria:
+        if isinstance(o.params, RegressionParams) and o.column == c.column:
+            if o.features != c.features:
+                raise ConfigError(
+                    f"acceptance.criteria: the regression criteria on {c.column!r} must use "
+                    "the same features (they share one DP fit); give them the same 'features'"
+                )
+
+
+def regression_pairs(c: CriterionSpec, spec: ReleaseSpec) -> set[tuple[str, ...]]:
+    """Every pair among the target and its features."""
+    cols = (c.column, *spec.regression_features(c.column, c.features))
+    order = {name: i for i, name in enumerate(spec.column_names)}
+    return {tuple(sorted(p, key=order.__getitem__)) for p in itertools.combinations(cols, 2)}
 
 
 class RegressionCoefficients(CriterionKind):
@@ -29,16 +80,59 @@ class RegressionCoefficients(CriterionKind):
     """
 
     name = "regression_coefficients"
+    Params = RegressionParams
     mechanism = "functional"
     once_per_release = True
     release_first = True
 
+    def parse(
+        self, where: str, raw: Mapping[str, Any], columns: Mapping[str, Column]
+    ) -> RegressionParams:
+        """The target and the features."""
+        return RegressionParams(**parse_regression(where, raw, columns))
+
+    def check(
+        self, c: CriterionSpec, criteria: tuple[CriterionSpec, ...], columns: Mapping[str, Column]
+    ) -> None:
+        """The regression criteria on this target share its features."""
+        check_shared_fit(c, criteria)
+
+    def pairs_read(self, c: CriterionSpec, spec: ReleaseSpec) -> set[tuple[str, ...]]:
+        """Every pair among the target and its features."""
+        return regression_pairs(c, spec)
+
+    def noise_and_room(
+        self, c: CriterionSpec, spec: ReleaseSpec, transformer: Transformer, n: int
+    ) -> tuple[float, float]:
+        """The DP fit's median coefficient error alone (a simulation on public bounds)."""
+        from synthflow.acceptance import noise_check
+
+        return noise_check.regression_noise(c, transformer, n), c.threshold
+
+    def report_section(
+        self,
+        c: CriterionSpec,
+        transformer: Transformer,
+        t: np.ndarray | None,
+        r: np.ndarray,
+        released: Released | None,
+    ) -> str:
+        """The coefficients of the candidate, the original (exact report) and the DP fit."""
+        from synthflow.acceptance._report_sections import _regression_section
+
+        dp_fit = released.public.get("dp_fit") if released is not None else None
+        return _regression_section(c, transformer, t, r, dp_fit)
+
     def exact(self, c: CriterionSpec, ctx: Context) -> float:
         """The exact value (:func:`synthflow.acceptance.exact._exact_coef`)."""
+        from synthflow.acceptance import exact
+
         return exact._exact_coef(c, ctx)
 
     def release(self, c: CriterionSpec, ctx: Context, ledger: Ledger, rng: PrivacyRNG) -> Released:
         """The DP release (:func:`synthflow.acceptance.dp._dp_coef`)."""
+        from synthflow.acceptance import dp
+
         return dp._dp_coef(c, ctx, ledger, rng)
 
     def published(
@@ -51,6 +145,9 @@ class RegressionCoefficients(CriterionKind):
         fit_once: bool,
     ) -> dict[str, Any]:
         """The target's bounds, the fit's standardization and its L1 sensitivity."""
+        from synthflow.acceptance import regression
+        from synthflow.acceptance.exact import need
+
         column = need(c.column, "column", c)
         x, y, _, xb, yb = regression.design(codes, transformer, column, c.features)
         std = (

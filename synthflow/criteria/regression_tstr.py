@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from synthflow.acceptance import dp, exact, regression
-from synthflow.acceptance._common import feature_bounds
-from synthflow.acceptance.exact import need
-from synthflow.config import CriterionSpec, ReleaseSpec
+from synthflow.config.model import Column, CriterionSpec, ReleaseSpec
 from synthflow.criteria.protocol import CriterionKind
+from synthflow.criteria.regression_coefficients import (
+    RegressionParams,
+    check_shared_fit,
+    parse_regression,
+    regression_pairs,
+)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -19,26 +24,66 @@ if TYPE_CHECKING:
     from synthflow.rng import PrivacyRNG
     from synthflow.transform import Transformer
 
-__all__ = ["RegressionTSTR"]
+__all__ = ["RegressionTSTR", "RegressionTSTRParams"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class RegressionTSTRParams(RegressionParams):
+    """The regression's target and features (shared with the coefficients' fit)."""
 
 
 class RegressionTSTR(CriterionKind):
     """|MAE of the D_T model - MAE of the D_R model| on D_T; sensitivity 2 (U - L) / n."""
 
     name = "regression_tstr"
+    Params = RegressionTSTRParams
+    uses_regression_fit = True
+
+    def parse(
+        self, where: str, raw: Mapping[str, Any], columns: Mapping[str, Column]
+    ) -> RegressionTSTRParams:
+        """The target and the features."""
+        return RegressionTSTRParams(**parse_regression(where, raw, columns))
+
+    def check(
+        self, c: CriterionSpec, criteria: tuple[CriterionSpec, ...], columns: Mapping[str, Column]
+    ) -> None:
+        """The regression criteria on this target share its features."""
+        check_shared_fit(c, criteria)
+
+    def pairs_read(self, c: CriterionSpec, spec: ReleaseSpec) -> set[tuple[str, ...]]:
+        """Every pair among the target and its features."""
+        return regression_pairs(c, spec)
+
+    def planning_extra(self, c: CriterionSpec, ctx: Context) -> dict[str, Any]:
+        """The candidate model's MAE on the original (the planner re-draws the rest)."""
+        from synthflow.acceptance import regression
+        from synthflow.acceptance.exact import ols_models
+
+        xo, yo, _, _, yb = ctx.regression_design("original", c.column, c.features)
+        _, m_r = ols_models(c, ctx)
+        return {"candidate_mae": regression.mae(m_r, xo, yo, yb)}
 
     def exact(self, c: CriterionSpec, ctx: Context) -> float:
         """The exact value (:func:`synthflow.acceptance.exact._exact_tstr`)."""
+        from synthflow.acceptance import exact
+
         return exact._exact_tstr(c, ctx)
 
     def release(self, c: CriterionSpec, ctx: Context, ledger: Ledger, rng: PrivacyRNG) -> Released:
         """The DP release (:func:`synthflow.acceptance.dp._dp_tstr`)."""
+        from synthflow.acceptance import dp
+
         return dp._dp_tstr(c, ctx, ledger, rng)
 
     def sensitivity_and_threshold(
         self, c: CriterionSpec, spec: ReleaseSpec, public: dict[str, Any], epsilon: float
     ) -> tuple[float, float]:
         """``2 (U - L) / n`` for the target's public bounds, the threshold."""
+        from synthflow.acceptance import regression
+        from synthflow.acceptance._common import feature_bounds
+        from synthflow.acceptance.exact import need
+
         target = spec.column(need(c.column, "column", c))
         return regression.tstr_sensitivity(feature_bounds(target), int(public["n"])), c.threshold
 
@@ -52,6 +97,9 @@ class RegressionTSTR(CriterionKind):
         fit_once: bool,
     ) -> dict[str, Any]:
         """The target's public bounds and the sensitivity."""
+        from synthflow.acceptance._common import feature_bounds
+        from synthflow.acceptance.exact import need
+
         n = len(codes)
         yb = feature_bounds(spec.column(need(c.column, "column", c)))
         sens, _ = self.sensitivity_and_threshold(c, spec, {"n": n}, c.epsilon)

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from synthflow.config import ReleaseSpec
+from synthflow.config.model import ReleaseSpec
 from synthflow.filtering import binned_violations
 from synthflow.transform import Transformer
 
@@ -67,21 +67,9 @@ def criteria_pairs(spec: ReleaseSpec, *, marginals: bool = True) -> set[Clique]:
     """
     pairs: set[Clique] = set()
     for c in spec.criteria:
-        if c.kind in ("marginals", "faithfulness") and not marginals:
+        if c.impl.reads_every_pair and not marginals:
             continue
-        if c.kind == "conditional_mean" and c.column is not None:
-            pairs.update(_ordered(spec, (c.column, g)) for g in c.group_by if g and g != c.column)
-        elif c.kind in ("regression_coefficients", "regression_tstr") and c.column is not None:
-            features = spec.regression_features(c.column, c.features)
-            cols = (c.column, *features)
-            pairs.update(_ordered(spec, p) for p in itertools.combinations(cols, 2))
-        elif c.kind == "faithfulness" and c.match is not None:
-            cols = c.match.exact + c.match.near
-            pairs.update(_ordered(spec, p) for p in itertools.combinations(cols, 2))
-        elif c.kind == "marginals":
-            cols = c.columns or spec.column_names
-            if (c.max_order or 2) >= 2:
-                pairs.update(_ordered(spec, p) for p in itertools.combinations(cols, 2))
+        pairs.update(_ordered(spec, p) for p in c.impl.pairs_read(c, spec))
     return {p for p in pairs if len(p) == 2}
 
 

@@ -66,7 +66,7 @@ def plan_command(
             plan.json are still written, showing the frontier and why).
     """
     from synthflow.candidates import write_candidates
-    from synthflow.config import load_spec
+    from synthflow.config.load import load_spec
     from synthflow.data import load_data
     from synthflow.ledger import file_sha256
     from synthflow.plan.optimize import Planner, PlanOptions

@@ -34,14 +34,14 @@ import pandas as pd
 
 from synthflow.acceptance import regression
 from synthflow.acceptance.dp import laplace_terms
-from synthflow.config import CriterionSpec, ReleaseSpec
+from synthflow.config.model import CriterionSpec, ReleaseSpec
 from synthflow.errors import ConfigError
 from synthflow.plan.simulate import (
-    LAPLACE_KINDS,
     Arm,
     NoiseLaw,
     RegressionSim,
     laplace_pass_table,
+    planned_by_laplace,
     standardization_from_json,
 )
 from synthflow.release.selection import SelectionCost
@@ -155,15 +155,10 @@ class Planner:
     ) -> None:
         options.check()
         self.spec, self.arms, self.o = spec, arms, options
-        self.laplace = [c for c in spec.criteria if c.kind in LAPLACE_KINDS]
-        reg = [c for c in spec.criteria if c.kind == "regression_coefficients"]
-        tstr = [c for c in spec.criteria if c.kind == "regression_tstr"]
-        unknown = [
-            c.name
-            for c in spec.criteria
-            if c not in self.laplace
-            and c.kind not in ("regression_coefficients", "regression_tstr")
-        ]
+        self.laplace = [c for c in spec.criteria if planned_by_laplace(c)]
+        reg = [c for c in spec.criteria if c.impl.mechanism == "functional"]
+        tstr = [c for c in spec.criteria if c.impl.uses_regression_fit]
+        unknown = [c.name for c in spec.criteria if c not in [*self.laplace, *reg, *tstr]]
         if unknown or len(reg) > 1 or len(tstr) > 1 or (tstr and not reg):
             raise ConfigError(
                 "synthflow plan handles the built-in criteria with at most one regression "
@@ -182,7 +177,7 @@ class Planner:
         self.false_pass = {
             c.name: self._false_pass_table(c, EPS_GRID)
             for c in [*self.laplace, *([self.tstr] if self.tstr is not None else [])]
-            if c.kind != "one_way_ratio"  # its pseudo-threshold is the control
+            if not c.impl.pseudo_threshold  # the pseudo-threshold is the control
         }
         self.sims: dict[tuple[tuple[str, str], ...], RegressionSim] = {}
         self.per_candidate: tuple[np.ndarray, np.ndarray] | None = None
@@ -488,7 +483,7 @@ class Planner:
                 if c in self.laplace:
                     k = point.grid_index[c.name]
                     item["predicted_pass_probability"] = float(self.tables[c.name][rows, k].mean())
-                if c.kind != "one_way_ratio":
+                if not c.impl.pseudo_threshold:
                     item["false_pass_probability"] = max(
                         self._false_pass_probability(c, i, eps) for i in rows
                     )

@@ -32,7 +32,7 @@ import pandas as pd
 from synthflow.acceptance import regression
 from synthflow.acceptance._common import code_matrix
 from synthflow.acceptance.dp import laplace_terms
-from synthflow.config import CriterionSpec, ReleaseSpec
+from synthflow.config.model import CriterionSpec, ReleaseSpec
 from synthflow.errors import ConfigError
 from synthflow.rng import PrivacyRNG
 from synthflow.sweep.store import SweepStore
@@ -44,10 +44,18 @@ __all__ = [
     "RegressionSim",
     "laplace_pass_table",
     "load_arms",
+    "planned_by_laplace",
     "standardization_from_json",
 ]
 
-LAPLACE_KINDS = ("marginals", "one_way_ratio", "conditional_mean", "faithfulness")
+
+def planned_by_laplace(c: CriterionSpec) -> bool:
+    """Whether the planner draws ``c`` as a Laplace release of its recorded statistic.
+
+    The regression coefficients (the functional mechanism) and TSTR (which reads the
+    regression fit) are simulated with the fit instead.
+    """
+    return c.impl.mechanism == "laplace" and not c.impl.uses_regression_fit
 
 
 @dataclass(frozen=True, kw_only=True)

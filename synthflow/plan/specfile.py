@@ -13,7 +13,8 @@ import os
 import re
 from pathlib import Path
 
-from synthflow.config import ReleaseSpec, load_spec
+from synthflow.config.load import load_spec
+from synthflow.config.model import ReleaseSpec
 from synthflow.errors import ConfigError
 
 __all__ = ["planned_spec_text", "write_planned_spec"]

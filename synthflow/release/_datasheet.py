@@ -17,7 +17,7 @@ import pandas as pd
 from synthflow._html import render
 from synthflow.acceptance import AcceptanceReport, regression
 from synthflow.acceptance._common import code_matrix
-from synthflow.config import CriterionSpec, ReleaseSpec
+from synthflow.config.model import CriterionSpec, ReleaseSpec
 from synthflow.release.risk import risk_measures
 from synthflow.release.selection import SelectionCost
 from synthflow.space import Configuration
@@ -74,12 +74,16 @@ def _criteria(
         threshold = f"{r.threshold:.4g}"
         if not math.isclose(r.threshold, c.threshold):
             threshold = f"{r.threshold:.4g} (spec {c.threshold:g}; see below)"
+            fpr = getattr(c.params, "false_positive_rate", None)
             notes.append(
                 f"`{r.name}`: its released value was compared with a *pseudo-threshold* of "
                 f"{r.threshold:.4g}, below the spec's {c.threshold:g}. The value is capped "
                 "and its noise is large next to the cap, so a lower bar keeps a candidate "
                 "whose true value is above the spec's threshold from passing by luck more "
-                f"than {c.false_positive_rate:.0%} of the time (SPEC sec. 5)."
+                f"than {fpr:.0%} of the time (SPEC sec. 5)."
+                if c.impl.pseudo_threshold and fpr is not None
+                else f"`{r.name}`: its released value was compared with {r.threshold:.4g}, "
+                f"not with the spec's threshold {c.threshold:g}."
             )
         noise_sd: float | None = r.noise_sd
         noise = _g(r.noise_sd)

@@ -25,7 +25,8 @@ from typing import Any
 
 import pandas as pd
 
-from synthflow.config import ReleaseSpec, load_spec
+from synthflow.config.load import load_spec
+from synthflow.config.model import ReleaseSpec
 from synthflow.criteria import kind_of, released_once
 from synthflow.errors import ConfigError, DataError
 from synthflow.filtering import binned_violations

@@ -16,7 +16,8 @@ from synthflow._progress import tqdm
 from synthflow.acceptance import evaluate, fit_dp_regression
 from synthflow.acceptance.noise_check import space_noise_warning
 from synthflow.candidates import read_candidates, read_pass_rates
-from synthflow.config import ReleaseSpec, load_spec
+from synthflow.config.load import load_spec
+from synthflow.config.model import ReleaseSpec
 from synthflow.data import load_data
 from synthflow.errors import (
     ConfigError,

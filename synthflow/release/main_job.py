@@ -26,7 +26,8 @@ from typing import Literal
 
 import numpy as np
 
-from synthflow.config import ReleaseSpec, load_spec
+from synthflow.config.load import load_spec
+from synthflow.config.model import ReleaseSpec
 from synthflow.errors import ConfigError
 from synthflow.public import Calibration, default_calibration_path, simulate, write_sample
 from synthflow.release.audit import AuditReport, audit_release

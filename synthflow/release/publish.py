@@ -23,7 +23,7 @@ from synthflow.acceptance import (
     AcceptanceReport,
 )
 from synthflow.acceptance._common import code_matrix
-from synthflow.config import ReleaseSpec
+from synthflow.config.model import ReleaseSpec
 from synthflow.ledger import file_sha256
 from synthflow.release._datasheet import render_datasheet
 from synthflow.release.selection import SelectionCost

@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from synthflow.config import ReleaseSpec
+from synthflow.config.model import ReleaseSpec
 from synthflow.errors import (
     BudgetExceededError,
     ConfigError,

@@ -29,7 +29,8 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from synthflow.config import ReleaseSpec, with_generator_epsilon
+from synthflow.config.load import with_generator_epsilon
+from synthflow.config.model import ReleaseSpec
 from synthflow.errors import InfeasibleConfigurationError, NotEnoughRowsError
 from synthflow.ledger import Ledger
 from synthflow.rng import PrivacyRNG

@@ -28,7 +28,8 @@ from typing import Any
 import numpy as np
 
 from synthflow._progress import tqdm
-from synthflow.config import ReleaseSpec, with_generator_epsilon
+from synthflow.config.load import with_generator_epsilon
+from synthflow.config.model import ReleaseSpec
 from synthflow.data import load_data
 from synthflow.errors import ConfigError, SweepWorkerError
 from synthflow.ledger import file_sha256

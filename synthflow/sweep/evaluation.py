@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from synthflow.errors import ConfigError
 
 if TYPE_CHECKING:  # the sweep's driver imports this module: it stays light
-    from synthflow.config import ReleaseSpec
+    from synthflow.config.model import ReleaseSpec
     from synthflow.flow import FlowResult
     from synthflow.rng import PrivacyRNG
 

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from synthflow._html import fmt, png, render
-from synthflow.config import ReleaseSpec
+from synthflow.config.model import ReleaseSpec
 from synthflow.sweep.shortlist import estimate
 from synthflow.sweep.store import StoreError, SweepStore
 

@@ -35,7 +35,7 @@ import yaml
 
 from synthflow._bins import Bin
 from synthflow._ops import COMPARATORS
-from synthflow.config import ReleaseSpec
+from synthflow.config.model import ReleaseSpec
 from synthflow.errors import ConfigError
 
 __all__ = ["LevelSpec", "TableSpec", "load_tables", "parse_tables"]

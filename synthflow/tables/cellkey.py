@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from synthflow.config import ReleaseSpec
+from synthflow.config.model import ReleaseSpec
 from synthflow.errors import DataError
 from synthflow.rng import PrivacyRNG
 from synthflow.tables.ptable import PTable

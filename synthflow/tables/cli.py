@@ -24,7 +24,7 @@ from synthflow.errors import ConfigError, DataError
 
 # The library is imported where a command uses it: the CLI starts without it (#16).
 if TYPE_CHECKING:
-    from synthflow.config import ReleaseSpec
+    from synthflow.config.model import ReleaseSpec
     from synthflow.rng import PrivacyRNG
 
 __all__ = ["METHOD_NAMES", "register"]
@@ -108,7 +108,7 @@ def _method_options(args: argparse.Namespace, spec: ReleaseSpec) -> dict[str, An
 
 
 def _protect(args: argparse.Namespace) -> int:
-    from synthflow.config import load_spec
+    from synthflow.config.load import load_spec
     from synthflow.data import load_data
     from synthflow.ledger import Ledger, command_ledger
     from synthflow.tables._spec import load_tables
@@ -226,7 +226,7 @@ def _check_private_use(
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from synthflow.config import load_spec
+    from synthflow.config.load import load_spec
     from synthflow.data import load_data
     from synthflow.tables._spec import load_tables
     from synthflow.tables.compare import DEFAULT_EPSILONS, compare, read_release

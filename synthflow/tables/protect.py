@@ -16,7 +16,7 @@ from typing import Any, ClassVar, Protocol
 
 import numpy as np
 
-from synthflow.config import ReleaseSpec
+from synthflow.config.model import ReleaseSpec
 from synthflow.errors import ConfigError
 from synthflow.ledger import Ledger
 from synthflow.rng import PrivacyRNG

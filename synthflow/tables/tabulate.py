@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from synthflow._bins import parse_bin
-from synthflow.config import ReleaseSpec
+from synthflow.config.model import ReleaseSpec
 from synthflow.errors import ConfigError, DataError
 from synthflow.tables._spec import LevelSpec, TableSpec
 from synthflow.transform import Transformer

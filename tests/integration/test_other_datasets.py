@@ -211,3 +211,39 @@ def test_wide_evaluate_reports_and_a_release_that_passes(
     worst = marginals.marginal_max_abs_error(t, r, tr.domain.sizes, family)
     print(f"worst 2-way marginal error of the wide release: {worst:.4f}")  # for the notes
     assert worst <= 0.03
+
+
+@pytest.mark.slow
+def test_wide_marginal_tvd_validates_sweeps_and_plans(
+    wide: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The marginal_tvd kind (one module) on the wide table: validate, sweep, plan.
+
+    The release and audit of the same spec are the test above.
+    """
+    from synthflow.plan import plan_command
+    from synthflow.sweep.engine import run_sweep
+    from synthflow.sweep.store import SweepStore
+
+    public = wide[1]
+    spec = load_spec(WIDE)
+    assert spec.criterion("marginal_mean_tvd").impl.name == "marginal_tvd"
+    assert main(["validate", str(WIDE), "--rows", "32000"]) == 0
+    out = capsys.readouterr().out
+    assert "valid; 15 columns, 7 criteria" in out
+    assert "marginal_mean_tvd" not in out  # its noise (sd 0.0044) decides nothing
+    space = {c.id: c for c in expand_space(spec)}
+    ids = [
+        i
+        for i in _ids(WIDE, "workload", cell_power=1.0)
+        if space[i].min_count == 1 and set(space[i].letters) == {"a"}
+    ]
+    store = tmp_path / "sweep.db"
+    run_sweep(spec, public, store, repeats=2, workers=1, ids=ids, show_progress=False)
+    with SweepStore.open_existing(store) as s:
+        rows = s.criteria().query("name == 'marginal_mean_tvd'")
+    assert len(rows) == 2 and ((rows["value"] > 0) & (rows["value"] < 0.06)).all()
+    out = tmp_path / "plan"
+    plan = plan_command(WIDE, store, public, out, show_progress=False, release_probability=0.5)
+    tvd = next(c for c in plan["criteria"] if c["name"] == "marginal_mean_tvd")
+    assert tvd["epsilon"] > 0 and tvd["predicted_pass_probability"] > 0.9

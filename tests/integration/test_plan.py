@@ -34,7 +34,9 @@ from loose_spec import release_binning_ids, write_loose_spec  # noqa: E402
 
 @pytest.fixture(scope="module")
 def loose_spec(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return write_loose_spec(tmp_path_factory.mktemp("loose") / "loose.yaml")
+    # With a marginal_tvd criterion: the kind added as one module is swept, planned,
+    # released and audited like the 2024 ones.
+    return write_loose_spec(tmp_path_factory.mktemp("loose") / "loose.yaml", mean_tvd=True)
 
 
 @pytest.fixture(scope="module")
@@ -203,6 +205,10 @@ def test_release_with_the_plan_records_it_and_audits(
     assert acc["budget"]["total_epsilon"] == pytest.approx(plan["total_epsilon"])
     assert (acc["budget"]["regression_fit_once_epsilon"] is not None) == plan["fit_once"]
     assert "synthflow plan" in (rel / "README.md").read_text()
+    tvd = next(c for c in acc["criteria"] if c["name"] == "marginal_mean_tvd")
+    planned_tvd = next(c for c in plan["criteria"] if c["name"] == "marginal_mean_tvd")
+    assert tvd["epsilon"] == pytest.approx(planned_tvd["epsilon"])
+    assert tvd["passed"] and tvd["value"] < tvd["threshold"]
     report = audit_release(rel)
     assert report.ok, report.failures
     # a plan of another spec is refused before anything is spent

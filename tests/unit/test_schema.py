@@ -67,13 +67,16 @@ def test_an_unknown_key_is_named(tmp_path, capsys, where, edit):
     errors = schema_errors(raw)
     assert len(errors) == 1 and errors[0].startswith(f"{where}:")
     unknown = errors[0].split("(")[-1].split("'")[1]
-    assert f"'{unknown}' was unexpected" in errors[0]
+    # A section names the key as unexpected; a criterion as not one of its kind's keys.
+    assert f"'{unknown}' was unexpected" in errors[0] or errors[0].startswith(
+        f"{where}: '{unknown}' is not one of ['name', 'kind', 'threshold', 'epsilon'"
+    )
     # The loader refuses it too, naming the key ...
     with pytest.raises(ConfigError, match=f"unknown key.*{unknown}"):
         load_spec(_write(tmp_path, raw))
     # ... and `synthflow validate` reports it as an input error (exit 2).
     assert main(["validate", str(_write(tmp_path, raw))]) == 2
-    assert f"'{unknown}' was unexpected" in capsys.readouterr().err
+    assert f"'{unknown}'" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(
@@ -120,11 +123,28 @@ def test_schema_command(tmp_path, capsys):
     assert main(["schema", "--json", str(out), "--force"]) == 0
 
 
-def test_criterion_kinds_are_the_dataclass_literal():
-    import typing
+def test_each_kinds_keys_in_the_schema_are_its_params_fields():
+    import dataclasses
 
-    from synthflow.config import CriterionSpec
+    from synthflow.criteria import KINDS
+    from synthflow.criteria.registry import parse_criterion
+    from synthflow.errors import ConfigError
     from synthflow.spec_schema import CRITERION_KINDS
 
-    kind = typing.get_type_hints(CriterionSpec)["kind"]
-    assert typing.get_args(kind) == CRITERION_KINDS
+    assert CRITERION_KINDS == tuple(KINDS)
+    clauses = SPEC_SCHEMA["$defs"]["criterion"]["allOf"]
+    by_kind = {c["if"]["properties"]["kind"]["const"]: c["then"] for c in clauses}
+    assert set(by_kind) == set(KINDS)
+    for name, kind in KINDS.items():
+        fields = [f.name for f in dataclasses.fields(kind.Params)]
+        assert by_kind[name]["propertyNames"]["enum"][4:] == fields
+        # a key of another kind is refused for this one, by the schema and the loader
+        foreign = next(
+            k
+            for k in SPEC_SCHEMA["$defs"]["criterion"]["properties"]
+            if k not in ["name", "kind", "threshold", "epsilon", *fields]
+        )
+        assert kind.Params.impl is kind
+        raw = {"name": "x", "kind": name, "threshold": 1, "epsilon": 1, foreign: 1}
+        with pytest.raises(ConfigError, match=rf"unknown key\(s\) \['{foreign}'\] for a {name}"):
+            parse_criterion("here", raw, {})

@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from synthflow.acceptance.noise_check import _regression_noise, noise_warnings
+from synthflow.acceptance.noise_check import noise_warnings, regression_noise
 from synthflow.transform import Transformer
 
 
@@ -38,10 +38,10 @@ def test_births_at_release_size_is_clean_and_small_samples_are_not(births_spec):
     assert {"marginal_max_abs_error", "regression_coef_error"} <= small
 
 
-def test_regression_noise_falls_as_one_over_n(births_spec):
+def testregression_noise_falls_as_one_over_n(births_spec):
     # The functional mechanism's sums grow with n while the noise does not: the error of
     # the fit scales like 1/n (simulated, 200 draws: within 15% of the ratio 4).
     tr = Transformer(births_spec, {"mother_age": "b"})
     c = births_spec.criterion("regression_coef_error")
-    ratio = _regression_noise(c, tr, 20_000) / _regression_noise(c, tr, 80_000)
+    ratio = regression_noise(c, tr, 20_000) / regression_noise(c, tr, 80_000)
     assert 3.4 < ratio < 4.6

@@ -1,0 +1,66 @@
+"""The release spec: one YAML file, loaded once into typed, frozen objects.
+
+:func:`load_spec` reads ``configs/<name>.yaml`` and returns a :class:`ReleaseSpec`; past
+that point no untyped dictionary travels through the pipeline. Everything
+dataset-specific (columns, public domains and bounds, transformation alternatives,
+constraints, acceptance criteria, the configuration space) lives in the YAML, never in
+package code. Errors name the key, the value and the fix.
+
+The package's modules, in import order: :mod:`._values` (the YAML reader and the checks
+every section uses), :mod:`.model` (the frozen objects), :mod:`.columns` (columns,
+constraints, the matching rule), :mod:`.load` (:func:`load_spec`). Code inside synthflow
+imports from the module; this package re-exports the public names.
+"""
+
+from synthflow._bins import parse_bin
+from synthflow.config._values import (
+    MAX_CATEGORIES,
+    MAX_INTEGER,
+    MAX_SPEC_BYTES,
+    MAX_SPEC_DEPTH,
+    MAX_SPEC_NODES,
+    brief,
+    read_yaml,
+)
+from synthflow.config.load import load_spec, with_generator_epsilon
+from synthflow.config.model import (
+    Clause,
+    Column,
+    ColumnSource,
+    Constraint,
+    CriterionSpec,
+    DatasheetSpec,
+    DisclosureSpec,
+    MatchRule,
+    ModelGrid,
+    PrivacySpec,
+    ReleaseSpec,
+    SamplingSpec,
+    Transformation,
+)
+
+__all__ = [
+    "MAX_CATEGORIES",
+    "MAX_INTEGER",
+    "MAX_SPEC_BYTES",
+    "MAX_SPEC_DEPTH",
+    "MAX_SPEC_NODES",
+    "Clause",
+    "Column",
+    "ColumnSource",
+    "Constraint",
+    "CriterionSpec",
+    "DatasheetSpec",
+    "DisclosureSpec",
+    "MatchRule",
+    "ModelGrid",
+    "PrivacySpec",
+    "ReleaseSpec",
+    "SamplingSpec",
+    "Transformation",
+    "brief",
+    "load_spec",
+    "parse_bin",
+    "read_yaml",
+    "with_generator_epsilon",
+]

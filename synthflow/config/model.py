@@ -1,0 +1,335 @@
+"""The release spec's typed, frozen objects (what :func:`synthflow.config.load_spec` returns)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+
+from synthflow._bins import Bin
+from synthflow.errors import ConfigError
+
+__all__ = [
+    "Clause",
+    "Column",
+    "ColumnSource",
+    "Constraint",
+    "CriterionParams",
+    "CriterionSpec",
+    "DatasheetSpec",
+    "DisclosureSpec",
+    "MatchRule",
+    "ModelGrid",
+    "PrivacySpec",
+    "ReleaseSpec",
+    "SamplingSpec",
+    "Transformation",
+]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Transformation:
+    """One binning alternative of a column, named by a letter (``a``, ``b``, ``c``)."""
+
+    name: str
+    """Letter naming the alternative in configs, ids and outputs."""
+    bins: tuple[Bin, ...]
+    """Bins in ascending order; codes are indices into this tuple."""
+
+    @property
+    def size(self) -> int:
+        """Number of bins (the transformed column's public domain size)."""
+        return len(self.bins)
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """Bin labels in code order."""
+        return tuple(b.label for b in self.bins)
+
+    def numbers(self) -> np.ndarray:
+        """Numeric value of each bin code (SPEC sec. 5 bins-to-numbers rule)."""
+        return np.array([b.number() for b in self.bins], dtype=float)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ColumnSource:
+    """How a release column is read from an input file in another format."""
+
+    source: str
+    """Column of the input file."""
+    values: tuple[tuple[str, str], ...] = ()
+    """Value mapping (input value as lower-case text -> release value)."""
+    parse: Literal["month", None] = None
+    """``month``: take the month (1..12) of an ISO date."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Column:
+    """A release column with its public domain."""
+
+    name: str
+    """Column name in the release."""
+    kind: Literal["int", "categorical"]
+    """Integer-valued or categorical."""
+    domain: tuple[float, float] | None = None
+    """Public raw domain [lo, hi] of an integer column; values outside are an error."""
+    categories: tuple[str, ...] = ()
+    """Public categories of a categorical column, in code order."""
+    bounds: tuple[float, float] | None = None
+    """Public bounds [L, U] of the numerified column, used for sensitivities."""
+    groups: tuple[Bin, ...] = ()
+    """Coarse group-by bins (raw units) for conditional-mean criteria."""
+    transformations: tuple[Transformation, ...] = ()
+    """Binning alternatives, keyed by letter."""
+    source: ColumnSource | None = None
+    """How to read the column from an input in another format."""
+    description: str = ""
+    """What the column means, for the release's codebook."""
+    unit: str = ""
+    """Unit of the raw values (e.g. ``grams``, ``completed weeks``), for the codebook."""
+
+    def transformation(self, letter: str) -> Transformation:
+        """The alternative named ``letter``."""
+        for t in self.transformations:
+            if t.name == letter:
+                return t
+        raise ConfigError(
+            f"column {self.name!r} has no transformation {letter!r}; available: "
+            f"{[t.name for t in self.transformations]}"
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class Clause:
+    """``column op value`` with a strict or non-strict comparison."""
+
+    column: str
+    op: str
+    value: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class Constraint:
+    """A plausibility rule: rows for which the condition holds are dropped."""
+
+    id: int
+    """Rule number, as in the SPEC."""
+    name: str
+    """What the rule says, in words."""
+    mode: Literal["all", "any"]
+    """Drop when all clauses hold (``all``) or when any holds (``any``)."""
+    clauses: tuple[Clause, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class MatchRule:
+    """When two records may be matched for the faithfulness criterion (SPEC sec. 6)."""
+
+    exact: tuple[str, ...]
+    """Columns that must be equal."""
+    near: tuple[str, ...]
+    """Columns of which at most ``max_near_differences`` may differ."""
+    max_near_differences: int = 1
+    max_bin_distance: int = 1
+    exceptions: tuple[tuple[str, str, str], ...] = ()
+    """(column, transformation letter, bin label) triples that must match exactly."""
+    ignore: tuple[str, ...] = ()
+    """Columns not compared at all (every column in no list must be equal)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class CriterionParams:
+    """The parameters of one criterion kind (each kind module defines its own subclass).
+
+    Frozen and keyword-only; a kind's :meth:`~synthflow.criteria.protocol.CriterionKind.parse`
+    builds it from the spec and refuses any key its fields do not name.
+    """
+
+    impl: ClassVar[Any] = None
+    """The kind that owns these parameters (set when the kind's class is defined)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class CriterionSpec:
+    """One acceptance criterion: threshold, budget and its kind's parameters.
+
+    The kind's parameters read as attributes (``c.column`` is ``c.params.column``); a
+    parameter the kind does not have is an AttributeError, never a silent ``None``.
+    """
+
+    name: str
+    kind: str
+    """The kind's name (a key of :data:`synthflow.criteria.KINDS`)."""
+    threshold: float
+    """The candidate passes this criterion iff the (noisy) measure is below this."""
+    epsilon: float
+    """Budget for releasing the measure with DP."""
+    params: CriterionParams
+    """The kind's own parameters."""
+
+    def __getattr__(self, name: str) -> Any:
+        # Only reached for names that are not fields (params, name, ...); dunder lookups
+        # (pickle's __setstate__, copy's __deepcopy__) must not recurse into params.
+        params = self.__dict__.get("params")
+        if name.startswith("__") or params is None:
+            raise AttributeError(name)
+        try:
+            return getattr(params, name)
+        except AttributeError:
+            raise AttributeError(
+                f"criterion {self.__dict__.get('name')!r} (kind {self.__dict__.get('kind')!r}) "
+                f"has no parameter {name!r}"
+            ) from None
+
+    @property
+    def impl(self) -> Any:
+        """The criterion's kind (a :class:`~synthflow.criteria.protocol.CriterionKind`)."""
+        return type(self.params).impl
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelGrid:
+    """One grid of hyperparameters of a generator family."""
+
+    model: str
+    grid: tuple[tuple[str, tuple[Any, ...]], ...]
+    """(hyperparameter, values) pairs; the grid is their cartesian product."""
+    require: tuple[tuple[str, str, Any], ...] = ()
+    """Exclusion rule: keep a combination only if every (left, op, right) holds; right
+    may be a number or another hyperparameter's name."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class PrivacySpec:
+    """Privacy setup of the release."""
+
+    total_epsilon: float
+    """Total budget of the whole release."""
+    generator_epsilon: float
+    """Budget of one generator fit (eps_gen)."""
+    total_delta: float = 0.0
+    neighbouring: Literal["replace_one"] = "replace_one"
+    """Neighbouring relation: datasets differ by replacing one record; n is public."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class SamplingSpec:
+    """Rejection sampling against the synthetic constraints."""
+
+    max_rounds: int = 50
+    """Rounds of sampling before giving up with NotEnoughRowsError."""
+    oversample: float = 1.2
+    """Factor on the missing rows drawn per round after the first (which draws exactly n)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class DatasheetSpec:
+    """What the release's datasheet says about provenance and distribution.
+
+    Every field is optional text; the datasheet says "not stated in the spec" for a
+    missing one, so that a reader sees what the publisher left out.
+    """
+
+    title: str = ""
+    publisher: str = ""
+    contact: str = ""
+    licence: str = ""
+    citation: str = ""
+    source: str = ""
+    """Where the original data come from (register, survey, file)."""
+    population: str = ""
+    """Who the rows describe."""
+    period: str = ""
+    """When (reference period of the original data)."""
+    motivation: str = ""
+    """Why the release is made and for whom."""
+    maintenance: str = ""
+    """Who maintains it, how errors are reported, whether it will be updated."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class DisclosureSpec:
+    """Disclosure-risk measures on the released microdata (public: no budget)."""
+
+    key_variables: tuple[str, ...] = ()
+    """Quasi-identifiers an intruder could know (sdcMicro's key variables)."""
+    sensitive: str | None = None
+    """A sensitive column for l-diversity."""
+    max_msu_size: int = 3
+    """Largest subset of key variables searched for minimal sample uniques (SUDA)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReleaseSpec:
+    """Everything dataset-specific about a release."""
+
+    def __repr__(self) -> str:
+        return (
+            f"ReleaseSpec(name={self.name!r}, path={self.path!r}, columns={len(self.columns)}, "
+            f"criteria={len(self.criteria)}, total_epsilon={self.privacy.total_epsilon:g})"
+        )
+
+    name: str
+    columns: tuple[Column, ...]
+    privacy: PrivacySpec
+    raw_constraints: tuple[Constraint, ...]
+    synthetic_constraints: tuple[Constraint, ...]
+    criteria: tuple[CriterionSpec, ...]
+    models: tuple[ModelGrid, ...]
+    min_count: tuple[int, ...]
+    sampling: SamplingSpec = field(default_factory=SamplingSpec)
+    unit: str = "record"
+    """What one row is, in words (e.g. ``birth``, ``person``): used in datasheets."""
+    datasheet: DatasheetSpec = field(default_factory=DatasheetSpec)
+    """Provenance and distribution fields of the release's datasheet."""
+    disclosure: DisclosureSpec = field(default_factory=DisclosureSpec)
+    """Key variables and sensitive column of the disclosure-risk measures."""
+    description: str = ""
+    """What the release is, in a sentence or two."""
+    path: str = ""
+    """File the spec was read from."""
+    sha256: str = ""
+    """SHA-256 of the spec file's bytes."""
+
+    @property
+    def column_names(self) -> tuple[str, ...]:
+        """Release columns in spec order."""
+        return tuple(c.name for c in self.columns)
+
+    def column(self, name: str) -> Column:
+        """The column called ``name``."""
+        for c in self.columns:
+            if c.name == name:
+                return c
+        raise ConfigError(
+            f"spec {self.name!r} has no column {name!r}; columns: {self.column_names}"
+        )
+
+    def regression_features(self, target: str, features: tuple[str, ...] = ()) -> tuple[str, ...]:
+        """A regression's feature columns: its ``features``, else the int columns.
+
+        The default is every int column but the target; categorical columns enter only
+        when listed (one-hot encoded).
+        """
+        if features:
+            return features
+        return tuple(c.name for c in self.columns if c.kind == "int" and c.name != target)
+
+    def criterion(self, name: str) -> CriterionSpec:
+        """The acceptance criterion called ``name``."""
+        for c in self.criteria:
+            if c.name == name:
+                return c
+        raise ConfigError(
+            f"spec has no criterion {name!r}; criteria: {[c.name for c in self.criteria]}"
+        )
+
+    @property
+    def evaluation_epsilon(self) -> float:
+        """Sum of the criteria budgets (eps_eval)."""
+        return math.fsum(c.epsilon for c in self.criteria)
+
+
+# --------------------------------------------------------------------------- parsing
