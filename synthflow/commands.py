@@ -122,7 +122,7 @@ def _validate(args: argparse.Namespace) -> int:
 def _check_affordable(spec: ReleaseSpec) -> None:
     """Refuse a spec whose total cannot pay for one private selection (pure DP)."""
     from synthflow.criteria import releasable_once
-    from synthflow.release.selection import selection_cost
+    from synthflow.release.cost import selection_cost
 
     modes = [False] + [True] * bool(releasable_once(spec.criteria))
     cheapest = min(selection_cost(spec, fit_once=m).total for m in modes)

@@ -73,7 +73,7 @@ def plan_command(
     from synthflow.plan.report import write_plan_html
     from synthflow.plan.simulate import load_arms
     from synthflow.plan.specfile import write_planned_spec
-    from synthflow.release.selection import SelectionCost
+    from synthflow.release.cost import SelectionCost
 
     options = PlanOptions(
         target_pass=target_pass,
@@ -220,12 +220,12 @@ def _papernot_steinke_check(
 
     The planner's search totals are Liu-Talwar's, which hold for pure-DP shortlists only.
     A shortlist with a GAN, MST or AIM is accounted by Papernot-Steinke at release
-    (:func:`~synthflow.release.selection.selection_cost`); this recomputes that cost at
+    (:func:`~synthflow.release.cost.selection_cost`); this recomputes that cost at
     the planned budgets, with the public file's row count standing in for the private
     n, and says what is wrong if it exceeds the spec's total or ``--max-total``.
     Returns None for a pure-DP shortlist (its Liu-Talwar total is exact).
     """
-    from synthflow.release.selection import selection_cost
+    from synthflow.release.cost import selection_cost
     from synthflow.space import find_configuration
 
     budgeted = dataclasses.replace(

@@ -44,7 +44,7 @@ from synthflow.plan.simulate import (
     planned_by_laplace,
     standardization_from_json,
 )
-from synthflow.release.selection import SelectionCost
+from synthflow.release.cost import SelectionCost
 
 __all__ = ["EPS_GRID", "REG_GRID", "PlanOptions", "PlanPoint", "Planner"]
 

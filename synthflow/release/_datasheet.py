@@ -18,8 +18,8 @@ from synthflow._html import render
 from synthflow.acceptance import AcceptanceReport, regression
 from synthflow.acceptance._common import code_matrix
 from synthflow.config.model import CriterionSpec, ReleaseSpec
+from synthflow.release.cost import SelectionCost
 from synthflow.release.risk import risk_measures
-from synthflow.release.selection import SelectionCost
 from synthflow.space import Configuration
 from synthflow.transform import Transformer
 

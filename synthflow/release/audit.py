@@ -31,6 +31,7 @@ from synthflow.criteria import kind_of, released_once
 from synthflow.errors import ConfigError, DataError
 from synthflow.filtering import binned_violations
 from synthflow.release import signing
+from synthflow.release.cost import LIU_TALWAR, PAPERNOT_STEINKE, SelectionCost, selection_cost
 from synthflow.release.publish import (
     DATA_FILE,
     MANIFEST,
@@ -39,12 +40,6 @@ from synthflow.release.publish import (
     sha256_file,
 )
 from synthflow.release.risk import RiskMeasures, risk_measures
-from synthflow.release.selection import (
-    LIU_TALWAR,
-    PAPERNOT_STEINKE,
-    SelectionCost,
-    selection_cost,
-)
 from synthflow.space import find_configuration
 from synthflow.transform import Transformer
 

@@ -28,8 +28,9 @@ from synthflow.errors import (
 )
 from synthflow.flow import check_configurations, run_flow
 from synthflow.ledger import Ledger, command_ledger, file_sha256
+from synthflow.release.cost import selection_cost
 from synthflow.release.publish import write_release
-from synthflow.release.selection import AttemptResult, private_selection, selection_cost
+from synthflow.release.selection import AttemptResult, private_selection
 from synthflow.rng import PrivacyRNG
 from synthflow.space import Configuration
 from synthflow.transform import Transformer

@@ -26,7 +26,7 @@ from synthflow.acceptance._common import code_matrix
 from synthflow.config.model import ReleaseSpec
 from synthflow.ledger import file_sha256
 from synthflow.release._datasheet import render_datasheet
-from synthflow.release.selection import SelectionCost
+from synthflow.release.cost import SelectionCost
 from synthflow.space import Configuration
 from synthflow.transform import Transformer
 

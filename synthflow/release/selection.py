@@ -29,25 +29,28 @@ from __future__ import annotations
 
 import json
 import logging
-import math
-import os
 import pickle
 import secrets
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 from synthflow.config.model import ReleaseSpec
 from synthflow.errors import (
     BudgetExceededError,
     ConfigError,
-    InfeasibleConfigurationError,
     SelectionPaused,
 )
 from synthflow.ledger import Ledger
+from synthflow.release.cost import (
+    SELECTION_CHARGE,
+    SELECTION_CHARGE_PS,
+    SELECTION_REF,
+    SelectionCost,
+    selection_cost,
+)
+from synthflow.release.enclave import Enclave, atomic_bytes, read_outcome
 from synthflow.rng import PrivacyRNG
 from synthflow.space import Configuration
 
@@ -60,213 +63,6 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-
-SELECTION_CHARGE = "private selection (Liu-Talwar, known threshold)"
-SELECTION_CHARGE_PS = "private selection (Papernot-Steinke, geometric repetitions)"
-LIU_TALWAR = "liu-talwar"
-PAPERNOT_STEINKE = "papernot-steinke"
-SELECTION_REF = "selection:"
-"""Prefix of the ``ref`` of a selection's charges: ``selection:<random id>``, the id in
-the enclave's start record."""
-FIT_CHARGE = "once per release"
-"""Marker in the ledger entry of the once-per-release regression fit."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class SelectionCost:
-    """The privacy cost of private selection (SPEC sec. 1 and 8)."""
-
-    generator_epsilon: float
-    evaluation_epsilon: float
-    fit_epsilon: float
-    """Budget of the regression fit when computed once per release, else 0."""
-    theorem: str = LIU_TALWAR
-    """``liu-talwar`` (all candidates pure DP) or ``papernot-steinke``."""
-    stop_probability: float = 0.0
-    selection_delta: float = 0.0
-    """Papernot-Steinke: the delta the selection's Renyi curve is converted at."""
-    repeat_epsilon: float | None = None
-    """Papernot-Steinke: epsilon of the whole selection (fit once included)."""
-    renyi_order: float | None = None
-    """Papernot-Steinke: the Renyi order that gave ``repeat_epsilon``."""
-    candidates: tuple[str, ...] = ()
-    """Papernot-Steinke: the candidate ids whose curves were maximised (public)."""
-    rows: int | None = None
-    """Papernot-Steinke: the public row count the DP-SGD curves depend on."""
-    attempt_delta: float = 0.0
-    """Largest delta one attempt's generator charges (its own ledger's limit)."""
-
-    @property
-    def fit_once(self) -> bool:
-        """Whether the regression fit is computed once, before the loop."""
-        return self.fit_epsilon > 0
-
-    @property
-    def attempt_epsilon(self) -> float:
-        """Budget of one attempt (flow + evaluation, less a fit made once)."""
-        return self.generator_epsilon + self.evaluation_epsilon - self.fit_epsilon
-
-    @property
-    def papernot_steinke(self) -> bool:
-        """Whether the selection is accounted by Papernot-Steinke (else Liu-Talwar)."""
-        return self.theorem == PAPERNOT_STEINKE
-
-    @property
-    def selection_epsilon(self) -> float:
-        """The selection's own charge, the once-per-release fit (charged by itself) left out.
-
-        Liu-Talwar: twice one attempt. Papernot-Steinke: its epsilon, which composes the
-        fit inside the Renyi curve, less the fit's epsilon, so that the selection charge
-        and the fit's charge add up to exactly that epsilon in the ledger.
-        """
-        if self.papernot_steinke:
-            assert self.repeat_epsilon is not None
-            return max(self.repeat_epsilon - self.fit_epsilon, 0.0)
-        return 2 * self.attempt_epsilon
-
-    @property
-    def total(self) -> float:
-        """Liu-Talwar: 2 (eps_gen + eps_eval [- eps_fit]) [+ eps_fit]; else Papernot-Steinke's."""
-        if self.papernot_steinke:
-            assert self.repeat_epsilon is not None
-            return self.repeat_epsilon  # the once-per-release fit is inside its curve
-        return math.fsum([self.selection_epsilon, self.fit_epsilon])
-
-    @property
-    def total_delta(self) -> float:
-        """Delta of the selection (0 under Liu-Talwar)."""
-        return self.selection_delta if self.papernot_steinke else 0.0
-
-    def to_json(self) -> dict[str, Any]:
-        """Composition as published in acceptance.json."""
-        doc: dict[str, Any] = {
-            "generator_epsilon": self.generator_epsilon,
-            "evaluation_epsilon": self.evaluation_epsilon,
-            "regression_fit_once_epsilon": self.fit_epsilon if self.fit_once else None,
-            "theorem": self.theorem,
-        }
-        if self.papernot_steinke:
-            doc.update(
-                selection_factor=None,
-                formula=(
-                    "Papernot-Steinke (ICLR 2022) Theorem 2, geometric repetitions of mean "
-                    "1/stop_probability, on max over candidates of their Renyi curves + "
-                    "the evaluation's"
-                    + (" (less the fit), plus the once-per-release fit" if self.fit_once else "")
-                    + "; converted to epsilon at total_delta"
-                ),
-                stop_probability=self.stop_probability,
-                mean_attempts=1 / self.stop_probability,
-                candidates=list(self.candidates),
-                rows=self.rows,
-                renyi_order=self.renyi_order,
-                total_delta=self.selection_delta,
-            )
-        else:
-            doc.update(
-                selection_factor=2,
-                formula=(
-                    "2 * (eps_gen + eps_eval - eps_fit) + eps_fit"
-                    if self.fit_once
-                    else "2 * (eps_gen + eps_eval)"
-                ),
-            )
-        doc["total_epsilon"] = self.total
-        return doc
-
-
-def selection_cost(
-    spec: ReleaseSpec,
-    *,
-    fit_once: bool,
-    candidates: Sequence[Configuration] = (),
-    rows: int | None = None,
-    stop_probability: float = 0.0,
-) -> SelectionCost:
-    """The cost of selection under ``spec``: Liu-Talwar unless a candidate has delta > 0.
-
-    ``candidates``, ``rows`` (public) and ``stop_probability`` matter only when a
-    candidate is (epsilon, delta)-DP: then the cost is Papernot-Steinke's.
-
-    Raises:
-        ConfigError: If ``fit_once`` but the spec has no regression criterion; for an
-            (epsilon, delta) candidate, if the stop probability is 0, the spec has no
-            ``privacy.total_delta``, ``rows`` is missing, or a candidate has no Renyi curve.
-    """
-    from synthflow.criteria import releasable_once  # noqa: PLC0415
-
-    fit = releasable_once(spec.criteria)
-    if fit_once and not fit:
-        raise ConfigError("--fit-once needs a 'regression_coefficients' criterion in the spec")
-    base = SelectionCost(
-        generator_epsilon=spec.privacy.generator_epsilon,
-        evaluation_epsilon=spec.evaluation_epsilon,
-        fit_epsilon=fit[0].epsilon if fit_once else 0.0,
-    )
-    deltas = {c.id: _delta_of(c) for c in candidates}
-    if not any(d > 0 for d in deltas.values()):
-        return base
-    return _papernot_steinke_cost(
-        spec, base, candidates, rows=rows, stop_probability=stop_probability, deltas=deltas
-    )
-
-
-def _papernot_steinke_cost(
-    spec: ReleaseSpec,
-    base: SelectionCost,
-    candidates: Sequence[Configuration],
-    *,
-    rows: int | None,
-    stop_probability: float,
-    deltas: dict[str, float],
-) -> SelectionCost:
-    from synthflow import accounting  # noqa: PLC0415
-    from synthflow.criteria import released_once  # noqa: PLC0415
-    from synthflow.generators import make_generator  # noqa: PLC0415
-
-    approximate = sorted(k for k, d in deltas.items() if d > 0)
-    shown = ", ".join(approximate[:3]) + (" ..." if len(approximate) > 3 else "")
-    if not 0 < stop_probability < 1:
-        raise ConfigError(
-            f"the shortlist holds (epsilon, delta)-DP candidates ({shown}), so private "
-            "selection is accounted by Papernot-Steinke, which needs a finite mean number of "
-            "attempts: give --stop-probability in (0, 1), e.g. 0.05 (a mean of 20 attempts); "
-            "'synthflow release --help' explains the trade-off"
-        )
-    if spec.privacy.total_delta <= 0:
-        raise ConfigError(
-            f"the shortlist holds (epsilon, delta)-DP candidates ({shown}) but the spec's "
-            "privacy.total_delta is 0: set privacy.total_delta (e.g. 1e-6) or shortlist pure-DP "
-            "generators only"
-        )
-    if rows is None or rows < 1:
-        raise ConfigError("Papernot-Steinke accounting needs the (public) number of rows")
-    curves = []
-    for cfg in candidates:
-        gen = make_generator(cfg.model, cfg.hyperparameters, epsilon=spec.privacy.generator_epsilon)
-        try:
-            curves.append(gen.renyi(rows))
-        except InfeasibleConfigurationError as exc:
-            raise ConfigError(f"candidate {cfg.id}: {exc}") from None
-    one = np.max(np.vstack(curves), axis=0)
-    for crit in spec.criteria:
-        if not released_once(crit, fit_once=base.fit_once):
-            one = one + accounting.pure_renyi(crit.epsilon)
-    curve = accounting.repeat_and_select_renyi(one, stop_probability=stop_probability)
-    if base.fit_once:
-        curve = curve + accounting.pure_renyi(base.fit_epsilon)
-    eps, order = accounting.renyi_epsilon(curve, delta=spec.privacy.total_delta)
-    return replace(
-        base,
-        theorem=PAPERNOT_STEINKE,
-        stop_probability=float(stop_probability),
-        selection_delta=spec.privacy.total_delta,
-        repeat_epsilon=eps,
-        renyi_order=order,
-        candidates=tuple(c.id for c in candidates),
-        rows=int(rows),
-        attempt_delta=max(deltas.values()),
-    )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -292,98 +88,6 @@ class SelectionOutcome:
 
 
 Attempt = Callable[[Configuration, Ledger, PrivacyRNG, Any], AttemptResult]
-
-
-def _delta_of(configuration: Configuration) -> float:
-    from synthflow.generators import make_generator  # noqa: PLC0415
-
-    gen = make_generator(configuration.model, configuration.hyperparameters, epsilon=1.0)
-    return gen.privacy_cost.delta
-
-
-def _atomic_bytes(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    with tmp.open("wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-
-
-def _read_outcome(enclave: _Enclave) -> dict[str, Any]:
-    try:
-        doc = json.loads(enclave.outcome.read_text("utf-8"))
-        if not isinstance(doc, dict) or "selected" not in doc:
-            raise ValueError("not an outcome record")
-        return doc
-    except (ValueError, OSError) as exc:
-        raise ConfigError(
-            f"{str(enclave.outcome)!r} is damaged ({exc}); the selection's result cannot be "
-            "read. Do not start a new selection on these data to replace it (that spends "
-            "again): restore the file from a backup"
-        ) from exc
-
-
-class _Enclave:
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        root.mkdir(parents=True, exist_ok=True)
-        self.transcript = root / "transcript.jsonl"
-        self.fit_path = root / "regression_fit.pkl"
-        self.outcome = root / "outcome.json"
-        self.selected = root / "selected.pkl"
-
-    def lock(self) -> Any:
-        """Hold an exclusive OS lock on the enclave (released when the process dies).
-
-        Raises:
-            ConfigError: If another process holds it (a selection is running there).
-        """
-        import fcntl  # noqa: PLC0415  (POSIX only; enclaves run on Linux)
-
-        fh = (self.root / ".lock").open("a+")
-        try:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            fh.close()
-            raise ConfigError(
-                f"another synthflow release holds the lock {str(self.root / '.lock')!r}: one "
-                "selection per enclave at a time; wait for it to finish (or stop it), then "
-                "re-run to continue the same selection"
-            ) from None
-        return fh
-
-    def log(self, event: dict[str, Any]) -> None:
-        with self.transcript.open("a", encoding="utf-8") as fh:
-            fh.write(json.dumps(event, default=str) + "\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-
-    def events(self) -> list[dict[str, Any]]:
-        if not self.transcript.exists():
-            return []
-        text = self.transcript.read_text("utf-8")
-        lines = text.splitlines()
-        out = []
-        for lineno, line in enumerate(lines, start=1):
-            if not line:
-                continue
-            try:
-                out.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                torn = lineno == len(lines) and not text.endswith("\n")
-                raise ConfigError(
-                    f"{self.transcript}:{lineno}: "
-                    + (
-                        "the last line is incomplete (the process stopped while writing it). "
-                        "Keep a copy of the file, delete that partial last line, and re-run the "
-                        "same command: the selection continues without a new charge"
-                        if torn
-                        else "is not a transcript line; the enclave is damaged: restore "
-                        "transcript.jsonl from a backup (a new selection would spend again)"
-                    )
-                ) from exc
-        return out
 
 
 def private_selection(
@@ -449,7 +153,7 @@ def private_selection(
             f"private selection costs epsilon {cost.total:g} ({cost.to_json()['formula']}) but "
             f"the spec's total is {spec.privacy.total_epsilon:g}; {advice}"
         )
-    enclave = _Enclave(enclave_dir)
+    enclave = Enclave(enclave_dir)
     lock = enclave.lock()
     try:
         return _select(
@@ -474,7 +178,7 @@ def _select(
     spec: ReleaseSpec,
     candidates: Sequence[Configuration],
     *,
-    enclave: _Enclave,
+    enclave: Enclave,
     cost: SelectionCost,
     attempt: Attempt,
     rng: PrivacyRNG,
@@ -579,13 +283,17 @@ def _select(
         if enclave.fit_path.exists():
             regression_fit = pickle.loads(enclave.fit_path.read_bytes())
         else:
-            if any(FIT_CHARGE in c.what for c in ledger.charges):
+            # A structured record, written before the fit charges: a fit that may have
+            # been charged is never recomputed (a crash before the charge is refused too:
+            # safe, and restoring the file or a backup of the enclave resolves it).
+            if any(e.get("event") == "fit" for e in enclave.events()):
                 raise ConfigError(
-                    f"the ledger in {str(enclave_dir)!r} records the once-per-release fit but its "
+                    f"the enclave {str(enclave_dir)!r} records the once-per-release fit but its "
                     "file is missing; the fit cannot be recomputed without spending again"
                 )
+            enclave.log({"event": "fit"})
             regression_fit = fit(ledger, rng)
-            _atomic_bytes(enclave.fit_path, pickle.dumps(regression_fit))
+            atomic_bytes(enclave.fit_path, pickle.dumps(regression_fit))
     events = enclave.events()
     done = {e["attempt"]: e for e in events if e.get("event") == "attempt"}
     coins = {e["attempt"] for e in events if e.get("event") == "coin"}
@@ -638,7 +346,7 @@ def _select(
             # hands back this result, or stops with an error if saving it failed (disk
             # full), and never draws again in its place; a failed publish loses nothing.
             enclave.log({"event": "passed", "attempt": number, "config_id": cfg.id})
-            _atomic_bytes(
+            atomic_bytes(
                 enclave.selected,
                 pickle.dumps(
                     {
@@ -654,7 +362,7 @@ def _select(
         if on_attempt:
             on_attempt(number, result.passed)
         if result.passed:
-            _atomic_bytes(
+            atomic_bytes(
                 enclave.outcome, json.dumps({"selected": cfg.id, "attempts": number}).encode()
             )
             return SelectionOutcome(
@@ -699,7 +407,7 @@ def _check_resume(
 
 
 def _flip_coin(
-    enclave: _Enclave,
+    enclave: Enclave,
     rng: PrivacyRNG,
     *,
     number: int,
@@ -712,12 +420,12 @@ def _flip_coin(
     if not stop:
         return None
     enclave.log({"event": "stopped", "attempt": number})
-    _atomic_bytes(enclave.outcome, json.dumps({"selected": None, "attempts": number}).encode())
+    atomic_bytes(enclave.outcome, json.dumps({"selected": None, "attempts": number}).encode())
     return SelectionOutcome(configuration=None, payload=None, attempts=number, cost=cost)
 
 
 def _ended(
-    enclave: _Enclave,
+    enclave: Enclave,
     events: list[dict[str, Any]],
     by_id: dict[str, Configuration],
     cost: SelectionCost,
@@ -729,7 +437,7 @@ def _ended(
     or a selection that stopped, is never replaced by a new draw.
     """
     enclave_dir = enclave.root
-    ended = _read_outcome(enclave) if enclave.outcome.exists() else None
+    ended = read_outcome(enclave) if enclave.outcome.exists() else None
     stopped = any(e.get("event") == "stopped" for e in events)
     if stopped or (ended is not None and ended.get("selected") is None):
         raise ConfigError(
@@ -764,7 +472,7 @@ def _ended(
                 "re-run the original command"
             )
         if ended is None:
-            _atomic_bytes(
+            atomic_bytes(
                 enclave.outcome,
                 json.dumps({"selected": config_id, "attempts": attempts}).encode(),
             )

@@ -98,19 +98,19 @@ def test_a_failed_save_of_a_pass_is_never_replaced_by_another_draw(
     # Item 4a: a pass whose saving failed (disk full) was counted as done and the re-run
     # went on drawing: 3 different releases for one charge.
     enclave, cands = tmp_path / "e", expand_space(small_spec)
-    real = selection._atomic_bytes
+    real = selection.atomic_bytes
 
     def full(path, data):
         if path.name == "selected.pkl":
             raise OSError(errno.ENOSPC, "No space left on device")
         real(path, data)
 
-    monkeypatch.setattr(selection, "_atomic_bytes", full)
+    monkeypatch.setattr(selection, "atomic_bytes", full)
     with pytest.raises(OSError, match="No space left"):
         private_selection(
             small_spec, cands, attempt=_toy(1.0), enclave_dir=enclave, rng=PrivacyRNG.from_seed(1)
         )
-    monkeypatch.setattr(selection, "_atomic_bytes", real)
+    monkeypatch.setattr(selection, "atomic_bytes", real)
     before = (enclave / "transcript.jsonl").read_text()
     calls = []
     for _ in range(2):
@@ -387,3 +387,31 @@ def test_tables_protect_failing_after_its_charge_exits_4(tmp_path, small_csv, ca
             str(tmp_path / "t"), "--ledger", str(tmp_path / "budget.jsonl")]  # fmt: skip
     assert main(argv) == 4
     assert "charged epsilon 0.5" in capsys.readouterr().err
+
+
+def test_a_missing_once_per_release_fit_is_never_refit(tmp_path, budget):
+    # The fit's record is a transcript event written before it charges, never a match on
+    # the ledger's free text: with its file gone, a resume refuses instead of refitting.
+    from synthflow.config import load_spec
+
+    births = load_spec("births")  # a spec with a regression criterion to fit once
+    enclave, cands = tmp_path / "e", expand_space(births)[:3]
+    fits = []
+
+    def fit(ledger, rng):
+        fits.append(1)
+        ledger.charge("toy fit (once per release)", epsilon=0.5)
+        return {"fit": len(fits)}
+
+    kwargs = dict(rng=PrivacyRNG.from_seed(7), dataset_ledger=budget, fit_once=True, fit=fit)
+    with pytest.raises(SelectionPaused):
+        private_selection(
+            births, cands, attempt=_toy(0.0), enclave_dir=enclave, max_attempts=1, **kwargs
+        )
+    assert fits == [1] and len(_events(enclave, "fit")) == 1
+    (enclave / "regression_fit.pkl").unlink()
+    spent = Ledger(total_epsilon=100.0, path=enclave / "ledger.jsonl").spent_epsilon
+    with pytest.raises(ConfigError, match="records the once-per-release fit"):
+        private_selection(births, cands, attempt=_toy(1.0), enclave_dir=enclave, **kwargs)
+    assert fits == [1]
+    assert Ledger(total_epsilon=100.0, path=enclave / "ledger.jsonl").spent_epsilon == spent

@@ -1,0 +1,246 @@
+"""What a private selection costs: Liu-Talwar's 2x, fit-once, Papernot-Steinke.
+
+The one place the selection's total epsilon is computed: ``release`` charges it,
+``validate`` checks it is affordable, ``plan`` searches over it and ``audit`` recomputes
+it from the published spec (docs/privacy.md).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from synthflow.config.model import ReleaseSpec
+from synthflow.errors import ConfigError, InfeasibleConfigurationError
+from synthflow.space import Configuration
+
+__all__ = [
+    "FIT_CHARGE",
+    "LIU_TALWAR",
+    "PAPERNOT_STEINKE",
+    "SELECTION_CHARGE",
+    "SELECTION_CHARGE_PS",
+    "SELECTION_REF",
+    "SelectionCost",
+    "delta_of",
+    "selection_cost",
+]
+
+SELECTION_CHARGE = "private selection (Liu-Talwar, known threshold)"
+SELECTION_CHARGE_PS = "private selection (Papernot-Steinke, geometric repetitions)"
+LIU_TALWAR = "liu-talwar"
+PAPERNOT_STEINKE = "papernot-steinke"
+SELECTION_REF = "selection:"
+"""Prefix of the ``ref`` of a selection's charges: ``selection:<random id>``, the id in
+the enclave's start record."""
+FIT_CHARGE = "once per release"
+"""Marker in the ledger entry of the once-per-release regression fit."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class SelectionCost:
+    """The privacy cost of private selection (SPEC sec. 1 and 8)."""
+
+    generator_epsilon: float
+    evaluation_epsilon: float
+    fit_epsilon: float
+    """Budget of the regression fit when computed once per release, else 0."""
+    theorem: str = LIU_TALWAR
+    """``liu-talwar`` (all candidates pure DP) or ``papernot-steinke``."""
+    stop_probability: float = 0.0
+    selection_delta: float = 0.0
+    """Papernot-Steinke: the delta the selection's Renyi curve is converted at."""
+    repeat_epsilon: float | None = None
+    """Papernot-Steinke: epsilon of the whole selection (fit once included)."""
+    renyi_order: float | None = None
+    """Papernot-Steinke: the Renyi order that gave ``repeat_epsilon``."""
+    candidates: tuple[str, ...] = ()
+    """Papernot-Steinke: the candidate ids whose curves were maximised (public)."""
+    rows: int | None = None
+    """Papernot-Steinke: the public row count the DP-SGD curves depend on."""
+    attempt_delta: float = 0.0
+    """Largest delta one attempt's generator charges (its own ledger's limit)."""
+
+    @property
+    def fit_once(self) -> bool:
+        """Whether the regression fit is computed once, before the loop."""
+        return self.fit_epsilon > 0
+
+    @property
+    def attempt_epsilon(self) -> float:
+        """Budget of one attempt (flow + evaluation, less a fit made once)."""
+        return self.generator_epsilon + self.evaluation_epsilon - self.fit_epsilon
+
+    @property
+    def papernot_steinke(self) -> bool:
+        """Whether the selection is accounted by Papernot-Steinke (else Liu-Talwar)."""
+        return self.theorem == PAPERNOT_STEINKE
+
+    @property
+    def selection_epsilon(self) -> float:
+        """The selection's own charge, the once-per-release fit (charged by itself) left out.
+
+        Liu-Talwar: twice one attempt. Papernot-Steinke: its epsilon, which composes the
+        fit inside the Renyi curve, less the fit's epsilon, so that the selection charge
+        and the fit's charge add up to exactly that epsilon in the ledger.
+        """
+        if self.papernot_steinke:
+            assert self.repeat_epsilon is not None
+            return max(self.repeat_epsilon - self.fit_epsilon, 0.0)
+        return 2 * self.attempt_epsilon
+
+    @property
+    def total(self) -> float:
+        """Liu-Talwar: 2 (eps_gen + eps_eval [- eps_fit]) [+ eps_fit]; else Papernot-Steinke's."""
+        if self.papernot_steinke:
+            assert self.repeat_epsilon is not None
+            return self.repeat_epsilon  # the once-per-release fit is inside its curve
+        return math.fsum([self.selection_epsilon, self.fit_epsilon])
+
+    @property
+    def total_delta(self) -> float:
+        """Delta of the selection (0 under Liu-Talwar)."""
+        return self.selection_delta if self.papernot_steinke else 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        """Composition as published in acceptance.json."""
+        doc: dict[str, Any] = {
+            "generator_epsilon": self.generator_epsilon,
+            "evaluation_epsilon": self.evaluation_epsilon,
+            "regression_fit_once_epsilon": self.fit_epsilon if self.fit_once else None,
+            "theorem": self.theorem,
+        }
+        if self.papernot_steinke:
+            doc.update(
+                selection_factor=None,
+                formula=(
+                    "Papernot-Steinke (ICLR 2022) Theorem 2, geometric repetitions of mean "
+                    "1/stop_probability, on max over candidates of their Renyi curves + "
+                    "the evaluation's"
+                    + (" (less the fit), plus the once-per-release fit" if self.fit_once else "")
+                    + "; converted to epsilon at total_delta"
+                ),
+                stop_probability=self.stop_probability,
+                mean_attempts=1 / self.stop_probability,
+                candidates=list(self.candidates),
+                rows=self.rows,
+                renyi_order=self.renyi_order,
+                total_delta=self.selection_delta,
+            )
+        else:
+            doc.update(
+                selection_factor=2,
+                formula=(
+                    "2 * (eps_gen + eps_eval - eps_fit) + eps_fit"
+                    if self.fit_once
+                    else "2 * (eps_gen + eps_eval)"
+                ),
+            )
+        doc["total_epsilon"] = self.total
+        return doc
+
+
+def selection_cost(
+    spec: ReleaseSpec,
+    *,
+    fit_once: bool,
+    candidates: Sequence[Configuration] = (),
+    rows: int | None = None,
+    stop_probability: float = 0.0,
+) -> SelectionCost:
+    """The cost of selection under ``spec``: Liu-Talwar unless a candidate has delta > 0.
+
+    ``candidates``, ``rows`` (public) and ``stop_probability`` matter only when a
+    candidate is (epsilon, delta)-DP: then the cost is Papernot-Steinke's.
+
+    Raises:
+        ConfigError: If ``fit_once`` but the spec has no regression criterion; for an
+            (epsilon, delta) candidate, if the stop probability is 0, the spec has no
+            ``privacy.total_delta``, ``rows`` is missing, or a candidate has no Renyi curve.
+    """
+    from synthflow.criteria import releasable_once  # noqa: PLC0415
+
+    fit = releasable_once(spec.criteria)
+    if fit_once and not fit:
+        raise ConfigError("--fit-once needs a 'regression_coefficients' criterion in the spec")
+    base = SelectionCost(
+        generator_epsilon=spec.privacy.generator_epsilon,
+        evaluation_epsilon=spec.evaluation_epsilon,
+        fit_epsilon=fit[0].epsilon if fit_once else 0.0,
+    )
+    deltas = {c.id: delta_of(c) for c in candidates}
+    if not any(d > 0 for d in deltas.values()):
+        return base
+    return _papernot_steinke_cost(
+        spec, base, candidates, rows=rows, stop_probability=stop_probability, deltas=deltas
+    )
+
+
+def _papernot_steinke_cost(
+    spec: ReleaseSpec,
+    base: SelectionCost,
+    candidates: Sequence[Configuration],
+    *,
+    rows: int | None,
+    stop_probability: float,
+    deltas: dict[str, float],
+) -> SelectionCost:
+    from synthflow import accounting  # noqa: PLC0415
+    from synthflow.criteria import released_once  # noqa: PLC0415
+    from synthflow.generators import make_generator  # noqa: PLC0415
+
+    approximate = sorted(k for k, d in deltas.items() if d > 0)
+    shown = ", ".join(approximate[:3]) + (" ..." if len(approximate) > 3 else "")
+    if not 0 < stop_probability < 1:
+        raise ConfigError(
+            f"the shortlist holds (epsilon, delta)-DP candidates ({shown}), so private "
+            "selection is accounted by Papernot-Steinke, which needs a finite mean number of "
+            "attempts: give --stop-probability in (0, 1), e.g. 0.05 (a mean of 20 attempts); "
+            "'synthflow release --help' explains the trade-off"
+        )
+    if spec.privacy.total_delta <= 0:
+        raise ConfigError(
+            f"the shortlist holds (epsilon, delta)-DP candidates ({shown}) but the spec's "
+            "privacy.total_delta is 0: set privacy.total_delta (e.g. 1e-6) or shortlist pure-DP "
+            "generators only"
+        )
+    if rows is None or rows < 1:
+        raise ConfigError("Papernot-Steinke accounting needs the (public) number of rows")
+    curves = []
+    for cfg in candidates:
+        gen = make_generator(cfg.model, cfg.hyperparameters, epsilon=spec.privacy.generator_epsilon)
+        try:
+            curves.append(gen.renyi(rows))
+        except InfeasibleConfigurationError as exc:
+            raise ConfigError(f"candidate {cfg.id}: {exc}") from None
+    one = np.max(np.vstack(curves), axis=0)
+    for crit in spec.criteria:
+        if not released_once(crit, fit_once=base.fit_once):
+            one = one + accounting.pure_renyi(crit.epsilon)
+    curve = accounting.repeat_and_select_renyi(one, stop_probability=stop_probability)
+    if base.fit_once:
+        curve = curve + accounting.pure_renyi(base.fit_epsilon)
+    eps, order = accounting.renyi_epsilon(curve, delta=spec.privacy.total_delta)
+    return replace(
+        base,
+        theorem=PAPERNOT_STEINKE,
+        stop_probability=float(stop_probability),
+        selection_delta=spec.privacy.total_delta,
+        repeat_epsilon=eps,
+        renyi_order=order,
+        candidates=tuple(c.id for c in candidates),
+        rows=int(rows),
+        attempt_delta=max(deltas.values()),
+    )
+
+
+def delta_of(configuration: Configuration) -> float:
+    """The delta one fit of ``configuration`` spends (0 for a pure-DP generator)."""
+    from synthflow.generators import make_generator  # noqa: PLC0415
+
+    gen = make_generator(configuration.model, configuration.hyperparameters, epsilon=1.0)
+    return gen.privacy_cost.delta
