@@ -19,9 +19,9 @@ from pathlib import Path
 
 from _record import record  # benchmarks/ is on sys.path when a script runs
 
-from synthflow.commands import run_command
 from synthflow.config import load_spec
 from synthflow.data import load_data
+from synthflow.jobs.run import run_configuration
 from synthflow.rng import PrivacyRNG
 from synthflow.space import match_configuration
 from synthflow.tables import Microdata, compare, load_tables, read_release, write_report
@@ -49,7 +49,7 @@ def main() -> None:
             transformations={"mother_age": "b"},
             min_count=2,
         )
-        run_command(spec, cfg, DATA, release_dir, seed=7, public=True, show_progress=False)
+        run_configuration(spec, cfg, DATA, release_dir, seed=7, public=True, show_progress=False)
         print(f"DP synthetic release ({cfg.id}) made in {time.perf_counter() - t:.1f} s (untimed)")
 
     start = time.perf_counter()

@@ -48,10 +48,10 @@ if TYPE_CHECKING:  # the exports, imported on first use (synthflow/_lazy.py)
         StoreError,
     )
     from synthflow.flow import FlowResult, run_flow
+    from synthflow.jobs.plan import plan_budget
+    from synthflow.jobs.release import run_release as run_release
     from synthflow.ledger import Ledger, dataset_ledger
-    from synthflow.plan.cli import plan_command as plan_budget
     from synthflow.release.audit import AuditReport, audit_release
-    from synthflow.release.job import release_command as run_release
     from synthflow.release.publish import public_parameters, sha256_file
     from synthflow.rng import PrivacyRNG
     from synthflow.space import Configuration, expand_space, find_configuration

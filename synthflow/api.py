@@ -21,6 +21,7 @@ from synthflow.errors import ConfigError, InfeasibleConfigurationError
 from synthflow.flow import sample_valid
 from synthflow.generators.protocol import Generator
 from synthflow.generators.registry import REGISTRY, make_generator
+from synthflow.jobs._rules import check_rng
 from synthflow.kanon import project_min_count
 from synthflow.ledger import Ledger
 from synthflow.rng import PrivacyRNG
@@ -104,12 +105,7 @@ class Synthesizer:
             InfeasibleConfigurationError: Fewer rows than ``min_count`` (nothing spent).
             BudgetExceededError: The ledger cannot afford the generator budget.
         """
-        rng = rng if rng is not None else PrivacyRNG.secure()
-        if not rng.is_secure and not public:
-            raise ConfigError(
-                "a seeded PrivacyRNG is for public data only: pass public=True to declare "
-                "the data public, or leave rng out (a CSPRNG) for private data"
-            )
+        rng = check_rng(rng if rng is not None else PrivacyRNG.secure(), public=public)
         model = self.configuration.model
         if getattr(REGISTRY[model], "requires_public_data", False) and not public:
             raise ConfigError(
@@ -210,9 +206,7 @@ def evaluate_candidate(
             )
         return evaluate(spec, transformer, orig, cand, exact=True)
     ledger = _api_ledger(ledger, original, spec, public=public)
-    rng = rng if rng is not None else PrivacyRNG.secure()
-    if not rng.is_secure and not public:
-        raise ConfigError("a seeded PrivacyRNG is for public data only: pass public=True")
+    rng = check_rng(rng if rng is not None else PrivacyRNG.secure(), public=public)
     return evaluate(spec, transformer, orig, cand, exact=False, ledger=ledger, rng=rng)
 
 

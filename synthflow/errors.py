@@ -12,6 +12,7 @@ __all__ = [
     "ConfigError",
     "DataError",
     "InfeasibleConfigurationError",
+    "NoPlanError",
     "NotEnoughRowsError",
     "PrivacyLeakWarning",
     "SelectionPaused",
@@ -47,6 +48,10 @@ class NotEnoughRowsError(RuntimeError):
 
 class PrivacyLeakWarning(UserWarning):
     """A computation would read bounds or categories from private data."""
+
+
+class NoPlanError(ConfigError):
+    """No budget meets the targets: a negative result (exit 1), the frontier written."""
 
 
 class SelectionPaused(RuntimeError):

@@ -2,9 +2,11 @@
 
 Built on a public sweep's planning records (:mod:`synthflow.plan.simulate`), a greedy
 search over the budgets (:mod:`synthflow.plan.optimize`), and the planned spec, written
-as the input spec with only its budgets changed (:mod:`synthflow.plan.specfile`).
+as the input spec with only its budgets changed (:mod:`synthflow.plan.specfile`). The
+job that reads the files and writes the plan is :func:`synthflow.jobs.plan.plan_budget`.
 """
 
-from synthflow.plan.cli import PLAN_FILES, plan_command
+__all__ = ["PLAN_FILES"]
 
-__all__ = ["PLAN_FILES", "plan_command"]
+PLAN_FILES = ("spec.yaml", "candidates.yaml", "plan.json", "plan.html")
+"""What ``synthflow plan`` writes into its output directory."""

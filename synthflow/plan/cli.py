@@ -1,12 +1,8 @@
-"""Subcommand ``plan``: choose the budgets of a release from a public sweep."""
+"""Subcommand ``plan``: argparse and printing over :func:`synthflow.jobs.plan.plan_budget`."""
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import json
-import math
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -21,247 +17,10 @@ from synthflow._cli import (
     require_public,
     write_json,
 )
-from synthflow.errors import ConfigError
+from synthflow.errors import NoPlanError
+from synthflow.plan import PLAN_FILES
 
-__all__ = ["PLAN_FILES", "NoPlanError", "plan_command", "register"]
-
-PLAN_FILES = ("spec.yaml", "candidates.yaml", "plan.json", "plan.html")
-
-
-class NoPlanError(ConfigError):
-    """No budget meets the targets: a negative result (exit 1), the frontier written."""
-
-
-def _point_json(p: Any) -> dict[str, Any]:
-    return {
-        "total_epsilon": round(p.total_epsilon, 6),
-        "release_probability": round(p.release_probability, 4),
-        "pass_probability": round(p.pass_probability, 4),
-        "expected_attempts": round(p.expected_attempts, 3),
-        "epsilons": p.epsilons,
-    }
-
-
-def plan_command(
-    spec_path: str | Path,
-    store: str | Path,
-    public: str | Path,
-    out: Path,
-    *,
-    target_pass: float = 0.3,
-    stop_probability: float = 0.05,
-    release_probability: float = 0.9,
-    max_total: float | None = None,
-    seed: int = 0,
-    force: bool = False,
-    show_progress: bool = True,
-) -> dict[str, Any]:
-    """Plan the budgets; writes :data:`PLAN_FILES` into ``out`` and returns plan.json's content.
-
-    Public data only: reads the sweep store and the public file it was made with.
-
-    Raises:
-        ConfigError: Bad options, an output that exists (without ``force``), a store of
-            another spec or data, or no plan meeting the constraints (plan.html and
-            plan.json are still written, showing the frontier and why).
-    """
-    from synthflow.candidates import write_candidates
-    from synthflow.config.load import load_spec
-    from synthflow.data import load_data
-    from synthflow.ledger import file_sha256
-    from synthflow.plan.optimize import Planner, PlanOptions
-    from synthflow.plan.report import write_plan_html
-    from synthflow.plan.simulate import load_arms
-    from synthflow.plan.specfile import write_planned_spec
-    from synthflow.release.cost import SelectionCost
-
-    options = PlanOptions(
-        target_pass=target_pass,
-        stop_probability=stop_probability,
-        release_probability=release_probability,
-        max_total=max_total,
-        seed=seed,
-    )
-    options.check()
-    if out.exists() and not out.is_dir():
-        raise ConfigError(f"--out {str(out)!r} is a file; give a directory")
-    existing = [f for f in PLAN_FILES if (out / f).exists()]
-    if existing and not force:
-        raise ConfigError(
-            f"--out {str(out)!r} already holds {existing}; they are never overwritten "
-            "silently: choose a new directory or pass --force"
-        )
-    spec = load_spec(spec_path)
-    arms, meta = load_arms(spec, store)
-    if file_sha256(public) != meta["data_sha256"]:
-        raise ConfigError(
-            f"--public {str(public)!r} is not the file the sweep ran on (sha256 differs); "
-            "give the same public data file"
-        )
-
-    def say(msg: str) -> None:
-        if show_progress:
-            print(f"plan: {msg}", file=sys.stderr, flush=True)
-
-    frame = load_data(public, spec, public=True).frame
-    planner = Planner(spec, arms, frame, options, progress=say)
-    chosen, paths = planner.search(progress=say)
-    out.mkdir(parents=True, exist_ok=True)
-    plan: dict[str, Any] = {
-        "source_spec": {"path": str(spec.path), "sha256": spec.sha256},
-        "store": str(store),
-        "public_data_sha256": meta["data_sha256"],
-        "options": {
-            "target_pass": target_pass,
-            "stop_probability": stop_probability,
-            "release_probability": release_probability,
-            "perfect_candidate_fail": options.perfect_fail,
-            "false_pass_at": options.false_pass_at,
-            "false_pass_rate": options.false_pass_rate,
-            "max_total": max_total,
-            "min_candidate_pass": options.min_candidate_pass,
-            "seed": seed,
-        },
-        "basis": planner.describe(),
-        "frontier": {label: [_point_json(p) for p in path] for label, path in paths.items()},
-    }
-    if chosen is None:
-        ends = [p[-1] for p in paths.values()]
-        feasible = [p for p in ends if p.feasible(options)]
-        wanted = f"P(per-attempt pass) >= {target_pass}, P(release) >= {release_probability}"
-        if feasible:  # only the cap is in the way
-            cheapest = min(feasible, key=lambda p: p.total_epsilon)
-            plan["reason"] = (
-                f"meeting {wanted} needs total epsilon {cheapest.total_epsilon:.3f} "
-                f"({cheapest.mode}), above --max-total {max_total:g}"
-            )
-        else:
-            best = max(ends, key=lambda p: p.release_probability)
-            plan["reason"] = (
-                f"no generator budget and fit mode meets {wanted}; the best even at the "
-                f"largest budgets ({best.mode}) reaches P(release) "
-                f"{best.release_probability:.3f}, per-attempt pass {best.pass_probability:.3f}"
-            )
-        _write_json(out / "plan.json", plan)
-        write_plan_html(out / "plan.html", plan, paths, None)
-        raise NoPlanError(
-            f"no plan: {plan['reason']}; see {out / 'plan.html'}. Sweep better "
-            "configurations, larger generator budgets, or relax --target-pass / --max-total"
-        )
-    cost = SelectionCost(
-        generator_epsilon=chosen.generator_epsilon,
-        evaluation_epsilon=sum(chosen.epsilons.values()),
-        fit_epsilon=(
-            chosen.epsilons[planner.coef.name] if chosen.fit_once and planner.coef else 0.0
-        ),
-    )
-    exact = _papernot_steinke_check(spec, chosen, len(frame), stop_probability, max_total)
-    if exact is not None:
-        cost, problem = exact
-        if problem:
-            plan["reason"] = problem
-            _write_json(out / "plan.json", plan)
-            write_plan_html(out / "plan.html", plan, paths, None)
-            raise ConfigError(f"no plan: {problem}; see {out / 'plan.html'}")
-    planned = write_planned_spec(
-        spec,
-        out / "spec.yaml",
-        generator_epsilon=chosen.generator_epsilon,
-        epsilons=chosen.epsilons,
-        header=(
-            f"# Budgets planned by 'synthflow plan' from the public sweep {Path(store).name}\n"
-            f"# (see plan.json beside this file); everything else is {Path(spec.path).name}.\n"
-        ),
-    )
-    configs = {cid: arms_cfg for cid, arms_cfg in ((a.config_id, a.configuration) for a in arms)}
-    write_candidates(
-        out / "candidates.yaml",
-        header={
-            "spec_sha256": planned.sha256,
-            "public_data_sha256": meta["data_sha256"],
-            "seed": int(meta["seed"]),
-            "store": str(store),
-            "min_pass": options.min_candidate_pass,
-            "basis": "plan (predicted DP pass probability at the planned budgets)",
-            "generator_epsilon": chosen.generator_epsilon,
-            "fit_once": chosen.fit_once,
-        },
-        configurations=[
-            {**configs[cid], "predicted_pass_probability": round(p, 4)}
-            for cid, p in sorted(chosen.candidates.items(), key=lambda kv: -kv[1])
-        ],
-    )
-    plan.update(
-        {
-            "planned_spec_sha256": planned.sha256,
-            "generator_epsilon": chosen.generator_epsilon,
-            "fit_once": chosen.fit_once,
-            "fit_once_transformations": dict(chosen.transformations or ()) or None,
-            "criteria": planner.criterion_details(chosen),
-            "total_epsilon": cost.total,
-            "formula": cost.to_json()["formula"],
-            "pass_probability": chosen.pass_probability,
-            "release_probability": chosen.release_probability,
-            "expected_attempts": chosen.expected_attempts,
-            "perfect_candidate_fail_probability": chosen.perfect_fail,
-            "candidates": chosen.candidates,
-            "predictions": chosen.all_configurations,
-        }
-    )
-    _write_json(out / "plan.json", plan)
-    write_plan_html(out / "plan.html", plan, paths, chosen)
-    return plan
-
-
-def _papernot_steinke_check(
-    spec: Any, chosen: Any, rows: int, stop_probability: float, max_total: float | None
-) -> tuple[Any, str] | None:
-    """The chosen point's true cost when its shortlist holds (epsilon, delta) candidates.
-
-    The planner's search totals are Liu-Talwar's, which hold for pure-DP shortlists only.
-    A shortlist with a GAN, MST or AIM is accounted by Papernot-Steinke at release
-    (:func:`~synthflow.release.cost.selection_cost`); this recomputes that cost at
-    the planned budgets, with the public file's row count standing in for the private
-    n, and says what is wrong if it exceeds the spec's total or ``--max-total``.
-    Returns None for a pure-DP shortlist (its Liu-Talwar total is exact).
-    """
-    from synthflow.release.cost import selection_cost
-    from synthflow.space import find_configuration
-
-    budgeted = dataclasses.replace(
-        spec,
-        privacy=dataclasses.replace(spec.privacy, generator_epsilon=chosen.generator_epsilon),
-        criteria=tuple(
-            dataclasses.replace(c, epsilon=chosen.epsilons[c.name]) for c in spec.criteria
-        ),
-    )
-    candidates = [find_configuration(spec, cid) for cid in chosen.candidates]
-    cost = selection_cost(
-        budgeted,
-        fit_once=chosen.fit_once,
-        candidates=candidates,
-        rows=rows,
-        stop_probability=stop_probability,
-    )
-    if not cost.papernot_steinke:
-        return None
-    cap = min(spec.privacy.total_epsilon, max_total if max_total is not None else math.inf)
-    problem = ""
-    if cost.total > cap:
-        problem = (
-            f"the shortlist holds (epsilon, delta) candidates, so selection is accounted by "
-            f"Papernot-Steinke: at the planned budgets it costs epsilon {cost.total:.3f} "
-            f"(delta {cost.total_delta:g}, stop probability {stop_probability:g}, {rows} "
-            f"rows), above the cap {cap:g}; raise --stop-probability, shortlist pure-DP "
-            "generators only, or raise the spec's total"
-        )
-    return cost, problem
-
-
-def _write_json(path: Path, doc: dict[str, Any]) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(doc, indent=1, default=float) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+__all__ = ["register"]
 
 
 def _plan(args: argparse.Namespace) -> int:
@@ -290,7 +49,9 @@ def _plan(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> dict[str, Any]:
-    return plan_command(
+    from synthflow.jobs.plan import plan_budget
+
+    return plan_budget(
         args.spec,
         args.store,
         args.data,

@@ -1,6 +1,6 @@
 """``synthflow release`` and ``synthflow audit``.
 
-Thin layers over the release job (:mod:`synthflow.release.job`) and the audit
+Thin layers over the release job (:mod:`synthflow.jobs.release`) and the audit
 (:mod:`synthflow.release.audit`), imported when the command runs so that the CLI
 starts fast.
 """
@@ -17,10 +17,10 @@ __all__ = ["register"]
 
 
 def _release(args: argparse.Namespace) -> int:
-    from synthflow.release.job import release_command
+    from synthflow.jobs.release import run_release
 
     check_json(args.json, force=args.force, protected=(args.spec, args.data, args.candidates))
-    out = release_command(
+    out = run_release(
         args.spec,
         args.data,
         Path(args.candidates),

@@ -29,9 +29,9 @@ import numpy as np
 from synthflow.config.load import load_spec
 from synthflow.config.model import ReleaseSpec
 from synthflow.errors import ConfigError
+from synthflow.jobs.release import run_release
 from synthflow.public import Calibration, default_calibration_path, simulate, write_sample
 from synthflow.release.audit import AuditReport, audit_release
-from synthflow.release.job import release_command
 from synthflow.resources import bundled_spec, public_data_file
 
 __all__ = ["MainJobResult", "restrict_transformations", "run_main_job"]
@@ -138,7 +138,7 @@ def run_main_job(
             f">= {min_pass:.0%} of runs; widen the sweep (--sample, --repeats, --models) "
             "or, knowingly, --exact-fallback"
         )
-    release_dir = release_command(
+    release_dir = run_release(
         spec_path,
         data_path,
         shortlist,

@@ -37,16 +37,9 @@ log = logging.getLogger(__name__)
 
 
 def _rng(args: argparse.Namespace) -> PrivacyRNG:
-    from synthflow.rng import PrivacyRNG
+    from synthflow.jobs._rules import privacy_rng
 
-    if args.seed is None:
-        return PrivacyRNG.secure()
-    if not args.public:
-        raise ConfigError(
-            "--seed makes the noise reproducible and is only for tests and public data; add "
-            "--public to declare the input public, or drop --seed"
-        )
-    return PrivacyRNG.from_seed(args.seed)
+    return privacy_rng(args.seed, public=args.public)
 
 
 def _floats(text: str, name: str) -> tuple[float, ...]:

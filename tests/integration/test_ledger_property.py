@@ -29,14 +29,14 @@ from hypothesis import strategies as st
 from synthflow.cli import main
 from synthflow.errors import BudgetExceededError
 from synthflow.ledger import Ledger
-from synthflow.release.selection import selection_cost
+from synthflow.release.cost import selection_cost
 from synthflow.space import expand_space
 
 # The modules themselves (their packages export functions of the same names).
 acc_evaluate = importlib.import_module("synthflow.acceptance.evaluate")
 flow = importlib.import_module("synthflow.flow")
 ledger_module = importlib.import_module("synthflow.ledger")
-job = importlib.import_module("synthflow.release.job")
+job = importlib.import_module("synthflow.jobs.release")
 protect = importlib.import_module("synthflow.tables.protect")
 
 STEPS = st.lists(

@@ -20,10 +20,11 @@ from synthflow.candidates import read_candidates
 from synthflow.cli import main
 from synthflow.config import load_spec
 from synthflow.errors import ConfigError
-from synthflow.plan import PLAN_FILES, plan_command
+from synthflow.jobs.plan import plan_budget
+from synthflow.jobs.release import run_release
+from synthflow.plan import PLAN_FILES
 from synthflow.release.audit import audit_release
-from synthflow.release.job import release_command
-from synthflow.release.selection import selection_cost
+from synthflow.release.cost import selection_cost
 from synthflow.sweep.engine import run_sweep
 
 REPO = Path(__file__).resolve().parents[2]
@@ -64,7 +65,7 @@ def planned(
     out = tmp_path_factory.mktemp("plan") / "plan"
     # P(release) 0.85: the seeded 10K PrivBayes runs reach about 0.9 at the largest
     # budgets, so the default target would make this fixture hinge on a hair's breadth.
-    plan = plan_command(
+    plan = plan_budget(
         loose_spec,
         store,
         nvss_10k,
@@ -149,10 +150,10 @@ def test_plan_refuses_to_overwrite_and_foreign_data(
     out, _ = planned
     before = (out / "plan.json").read_bytes()
     with pytest.raises(ConfigError, match="never overwritten silently"):
-        plan_command(loose_spec, store, nvss_10k, out, show_progress=False)
+        plan_budget(loose_spec, store, nvss_10k, out, show_progress=False)
     assert (out / "plan.json").read_bytes() == before
     with pytest.raises(ConfigError, match="not the file the sweep ran on"):
-        plan_command(
+        plan_budget(
             loose_spec,
             store,
             REPO / "configs" / "births.yaml",
@@ -160,7 +161,7 @@ def test_plan_refuses_to_overwrite_and_foreign_data(
             show_progress=False,
         )
     with pytest.raises(ConfigError, match="another spec"):
-        plan_command(
+        plan_budget(
             REPO / "configs" / "births.yaml", store, nvss_10k, out.parent / "y", show_progress=False
         )
 
@@ -171,7 +172,7 @@ def test_infeasible_plan_says_why_and_writes_the_frontier(
     with pytest.raises(
         ConfigError, match=r"no plan: meeting .* needs total epsilon .* above --max-total 0.5"
     ):
-        plan_command(
+        plan_budget(
             loose_spec,
             store,
             nvss_10k,
@@ -188,7 +189,7 @@ def test_release_with_the_plan_records_it_and_audits(
     planned: tuple[Path, dict[str, Any]], nvss_10k: Path, tmp_path: Path
 ) -> None:
     out, plan = planned
-    rel = release_command(
+    rel = run_release(
         out / "spec.yaml",
         nvss_10k,
         out / "candidates.yaml",
@@ -213,7 +214,7 @@ def test_release_with_the_plan_records_it_and_audits(
     assert report.ok, report.failures
     # a plan of another spec is refused before anything is spent
     with pytest.raises(ConfigError, match="planned another spec"):
-        release_command(
+        run_release(
             REPO / "configs" / "births.yaml",
             nvss_10k,
             out / "candidates.yaml",
@@ -279,7 +280,7 @@ def test_release_spending_more_than_its_plan_is_refused(
         (copy / "candidates.yaml").write_text(yaml.safe_dump(cands))
         match = "differs from the plan's candidates"
     with pytest.raises(ConfigError, match=match):
-        release_command(
+        run_release(
             copy / "spec.yaml", nvss_10k, copy / "candidates.yaml", tmp_path / "release",
             tmp_path / "enclave", seed=3, public=True, show_progress=False,
             plan_path=copy / "plan.json", ledger_path=tmp_path / "budget.jsonl",

@@ -14,7 +14,7 @@ from scipy import integrate, stats
 
 from synthflow import accounting as acc
 from synthflow.errors import ConfigError
-from synthflow.release.selection import selection_cost
+from synthflow.release.cost import selection_cost
 from synthflow.space import expand_space
 
 ORDERS = np.asarray(acc.RENYI_ORDERS)

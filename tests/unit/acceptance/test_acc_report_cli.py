@@ -11,13 +11,13 @@ import pandas as pd
 import pytest
 
 from synthflow.acceptance import exact_values, regression
-from synthflow.acceptance.cli import load_codes
 from synthflow.acceptance.condmean import cond_mean_table
 from synthflow.acceptance.faithfulness import maximum_matching
 from synthflow.acceptance.report import DP_OMITTED, EXACT_BANNER
 from synthflow.cli import main
 from synthflow.config import load_spec
 from synthflow.data import load_data
+from synthflow.jobs.evaluate import load_codes
 from synthflow.space import expand_space, find_configuration
 from synthflow.transform import Transformer
 

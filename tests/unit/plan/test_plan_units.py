@@ -155,7 +155,7 @@ def _chosen(spec: ReleaseSpec, ids: list[str], *, generator_epsilon: float = 1.0
 
 def test_plan_recomputes_a_mixed_shortlist_by_papernot_steinke(mixed_shortlist) -> None:
     from synthflow.plan.cli import _papernot_steinke_check
-    from synthflow.release.selection import PAPERNOT_STEINKE, selection_cost
+    from synthflow.release.cost import PAPERNOT_STEINKE, selection_cost
 
     spec, shortlist = mixed_shortlist
     chosen = _chosen(spec, [c.id for c in shortlist])

@@ -13,7 +13,7 @@ from synthflow.data import load_data
 from synthflow.flow import run_flow
 from synthflow.ledger import Ledger
 from synthflow.release._datasheet import render_datasheet
-from synthflow.release.selection import selection_cost
+from synthflow.release.cost import selection_cost
 from synthflow.rng import PrivacyRNG
 from synthflow.space import expand_space
 

@@ -1,7 +1,7 @@
 """The steward's release job: private selection over a shortlist, then publish.
 
-``synthflow release`` (:mod:`synthflow.release.cli`) is a thin layer over
-:func:`release_command`.
+``synthflow release`` (:mod:`synthflow.release.cli`) is argparse and printing over
+:func:`run_release`.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from synthflow.errors import (
     SpentError,
 )
 from synthflow.flow import check_configurations, run_flow
+from synthflow.jobs._rules import privacy_rng
 from synthflow.ledger import Ledger, command_ledger, file_sha256
 from synthflow.release.cost import selection_cost
 from synthflow.release.publish import write_release
@@ -35,7 +36,7 @@ from synthflow.rng import PrivacyRNG
 from synthflow.space import Configuration
 from synthflow.transform import Transformer
 
-__all__ = ["hopeless_release", "release_command"]
+__all__ = ["hopeless_release", "run_release"]
 
 
 def _attempt_fn(
@@ -107,7 +108,7 @@ def hopeless_release(
     return "\n".join(reasons)
 
 
-def release_command(
+def run_release(
     spec_path: str | Path,
     data: str | Path,
     candidates_path: str | Path,
@@ -173,8 +174,7 @@ def release_command(
     candidates = read_candidates(spec, candidates_path)
     if out.exists() and any(out.iterdir()):
         raise ConfigError(f"release directory {str(out)!r} is not empty; choose a new --out")
-    if seed is not None and not public:
-        raise ConfigError("--seed is for tests and public data only; add --public or drop --seed")
+    rng = privacy_rng(seed, public=public)
     from synthflow.generators import REGISTRY  # noqa: PLC0415
 
     needs_public = sorted(
@@ -224,7 +224,6 @@ def release_command(
         if ledger_path is not None or not public
         else None
     )
-    rng = PrivacyRNG.from_seed(seed) if seed is not None else PrivacyRNG.secure()
     fit = None
     if fit_once:
         letters = {tuple(sorted(c.transformations.items())) for c in candidates}

@@ -1,0 +1,95 @@
+"""One flow on a data file (``synthflow run``): load, fit, write a release candidate."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from synthflow.config.model import ReleaseSpec
+from synthflow.data import load_data
+from synthflow.errors import ConfigError
+from synthflow.flow import run_flow, write_candidate
+from synthflow.jobs._rules import privacy_rng
+from synthflow.ledger import command_ledger
+from synthflow.space import Configuration
+
+__all__ = ["RUN_FILES", "run_configuration"]
+
+RUN_FILES = ("candidate.csv", "ledger.jsonl", "run.json")
+"""What ``run`` writes into its output directory."""
+
+
+def _check_out(out: Path) -> None:
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out {str(out)!r} is a file; give a new directory")
+    if (out / "MANIFEST.json").exists():
+        raise ConfigError(
+            f"--out {str(out)!r} holds a release package; a run never writes into a release "
+            "(the audit would fail): choose a new --out"
+        )
+    clash = [f for f in RUN_FILES if (out / f).exists()]
+    if clash:
+        raise ConfigError(
+            f"output directory {str(out)!r} already holds a run ({', '.join(clash)}); "
+            "choose a new --out (earlier results are never overwritten)"
+        )
+
+
+def _prepare_out(out: Path) -> None:
+    """Create ``out`` and check it is writable, before anything is charged.
+
+    A run whose budget is spent must be able to write its result; an OSError here
+    becomes a clear CLI error with nothing spent.
+    """
+    out.mkdir(parents=True, exist_ok=True)
+    probe = out / ".synthflow-write-test"
+    probe.write_bytes(b"")
+    probe.unlink()
+
+
+def run_configuration(
+    spec: ReleaseSpec,
+    configuration: Configuration,
+    data: str | Path,
+    out: Path,
+    *,
+    seed: int | None = None,
+    public: bool = False,
+    show_progress: bool = True,
+    ledger_path: str | Path | None = None,
+) -> Path:
+    """Load the data, run one flow and write a candidate; returns the output directory.
+
+    Nothing is written when the spec, options or data are invalid. Data not declared
+    public need ``ledger_path``, the dataset's persistent ledger (:func:`command_ledger`).
+    """
+    rng = privacy_rng(seed, public=public)
+    _check_out(out)
+    loaded = load_data(data, spec, public=public)
+    _prepare_out(out)
+    ledger = command_ledger(
+        data=loaded.frame,
+        public=public,
+        ledger_path=ledger_path,
+        total_epsilon=spec.privacy.total_epsilon,
+        total_delta=spec.privacy.total_delta,
+        fallback=out / "ledger.jsonl",
+    )
+    result = run_flow(
+        spec,
+        configuration,
+        loaded.frame,
+        ledger=ledger,
+        rng=rng,
+        public=public,
+        show_progress=show_progress,
+    )
+    write_candidate(
+        result,
+        out,
+        spec=spec,
+        ledger=ledger,
+        rng=rng,
+        cleaning=loaded.report,
+        data_path=str(data),
+    )
+    return out
