@@ -88,6 +88,7 @@ def test_a_ledger_file_is_read_as_utf8_whatever_the_locale(tmp_path):
     path = tmp_path / "ledger.jsonl"
     line = json.dumps({"what": "Mütter", "epsilon": 0.1, "prev": None}, ensure_ascii=False)
     path.write_bytes((line + "\n").encode("utf-8"))
+    assert Ledger(total_epsilon=1.0, path=path).charges[0].what == "Mütter"  # this process
     env = {**os.environ, "LC_ALL": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"}
     out = subprocess.run(
         [sys.executable, "-c", _READ, str(path)],
