@@ -38,6 +38,9 @@ see".
 >>> ledger.charge("a count", epsilon=0.25, mechanism="laplace", sensitivity=1.0)
 >>> ledger.spent_epsilon
 0.25
+
+Kept whole: the ledger's file format, lock and checks are one accounting record, audited
+together.
 """
 
 from __future__ import annotations

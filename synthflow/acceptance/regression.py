@@ -13,6 +13,9 @@ squared terms wrong, DEPENDENCIES.md trap 1; this module does not use it).
 
 Models are kept in raw units; the coefficient criterion compares them in D_R's
 standardisation (mean/sd of D_R, SPEC sec. 5), intercept included, in target units.
+
+Kept whole: the DP regression (functional mechanism), its standardisation and its
+sensitivity analysis are one argument.
 """
 
 from __future__ import annotations

@@ -35,6 +35,9 @@ independent columns on the marginal criterion (max error over all 63 marginals).
 CTGAN's conditional vector is not used by either: it needs the private category
 frequencies and picks real rows by category, which the subsampling analysis does not
 cover.
+
+Kept whole: the DP-SGD and PATE training loops share their noise, clipping and
+accounting code, which a privacy review reads together.
 """
 
 from __future__ import annotations

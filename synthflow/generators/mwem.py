@@ -27,6 +27,9 @@ Vectorisation: every query is a hyper-rectangle, so all answers come from one
 prefix-sum (summed-area) table of ``A`` and 2^d corner look-ups per query, and the
 weighted sum of query indicators is the prefix sum of a difference array with the same
 corners. One pass costs a few sweeps over the cube instead of a Python loop per query.
+
+Kept whole: MWEM's selection, measurement and multiplicative-weights update are one DP
+mechanism.
 """
 
 from __future__ import annotations

@@ -25,6 +25,9 @@ for every family before any noise is drawn.
 **Estimation and sampling** are post-processing (:mod:`synthflow.generators._pgm`):
 Private-PGM's mirror descent with n (public) as the total, the synthetic constraints as
 structural zeros, and our own junction-tree sampler.
+
+Kept whole: the workload generator's measurements, budget split and estimate are one
+mechanism whose privacy is argued in one place.
 """
 
 from __future__ import annotations

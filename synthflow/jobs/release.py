@@ -6,14 +6,12 @@
 
 from __future__ import annotations
 
-import json
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from synthflow._progress import tqdm
-from synthflow.acceptance import evaluate, fit_dp_regression
+from synthflow.acceptance import fit_dp_regression
 from synthflow.acceptance.noise_check import space_noise_warning
 from synthflow.candidates import read_candidates, read_pass_rates
 from synthflow.config.load import load_spec
@@ -21,64 +19,22 @@ from synthflow.config.model import ReleaseSpec
 from synthflow.data import load_data
 from synthflow.errors import (
     ConfigError,
-    InfeasibleConfigurationError,
-    NotEnoughRowsError,
     SelectionPaused,
     SpentError,
 )
-from synthflow.flow import check_configurations, run_flow
+from synthflow.flow import check_configurations
+from synthflow.jobs._attempt import _attempt_fn
+from synthflow.jobs._release_checks import _check_plan_holds, _check_writable, _read_plan, _spent
 from synthflow.jobs._rules import privacy_rng
 from synthflow.ledger import Ledger, command_ledger, file_sha256
 from synthflow.release.cost import selection_cost
 from synthflow.release.publish import write_release
-from synthflow.release.selection import AttemptResult, private_selection
+from synthflow.release.selection import private_selection
 from synthflow.rng import PrivacyRNG
 from synthflow.space import Configuration
 from synthflow.transform import Transformer
 
 __all__ = ["hopeless_release", "run_release"]
-
-
-def _attempt_fn(
-    spec: ReleaseSpec, raw: Any, show_progress: bool, public: bool
-) -> Callable[[Configuration, Ledger, PrivacyRNG, Any], AttemptResult]:
-    def attempt(cfg: Configuration, ledger: Ledger, rng: PrivacyRNG, fit: Any) -> AttemptResult:
-        try:
-            return _attempt(cfg, ledger, rng, fit)
-        except (NotEnoughRowsError, InfeasibleConfigurationError) as exc:
-            # Both depend on public quantities or on the DP model only: a failed attempt.
-            return AttemptResult(passed=False, transcript={"error": type(exc).__name__})
-
-    def _attempt(cfg: Configuration, ledger: Ledger, rng: PrivacyRNG, fit: Any) -> AttemptResult:
-        result = run_flow(
-            spec, cfg, raw, ledger=ledger, rng=rng, public=public, show_progress=show_progress
-        )
-        report = evaluate(
-            spec,
-            result.transformer,
-            result.original,
-            result.candidate,
-            exact=False,
-            ledger=ledger,
-            rng=rng,
-            regression_fit=fit,
-        )
-        exact = evaluate(spec, result.transformer, result.original, result.candidate, exact=True)
-        transcript = {
-            "released": {c.name: c.value for c in report.criteria},
-            "thresholds": {c.name: c.threshold for c in report.criteria},
-            "noise": {
-                c.name: c.value - e.value
-                for c, e in zip(report.criteria, exact.criteria, strict=True)
-            },
-            "spent_epsilon": ledger.spent_epsilon,
-        }
-        # Only the candidate (public once released) and its report: never D_T.
-        extra = {"projection_rows": result.projection_rows}
-        payload = (result.candidate, report, extra) if report.passed else None
-        return AttemptResult(passed=report.passed, transcript=transcript, payload=payload)
-
-    return attempt
 
 
 def hopeless_release(
@@ -319,66 +275,3 @@ def run_release(
             f"{str(private_dir)!r}: free space or fix --out, then re-run the same command to "
             "publish it without spending again"
         ) from exc
-
-
-def _spent(private_dir: Path) -> float:
-    """Epsilon the enclave's ledger records (0 if the selection has not charged)."""
-    try:
-        return Ledger(total_epsilon=1e300, path=private_dir / "ledger.jsonl").spent_epsilon
-    except (ConfigError, OSError):
-        return 0.0
-
-
-def _check_writable(option: str, path: Path) -> None:
-    """Refuse an output that cannot be written (read-only, not a directory) up front."""
-    import os  # noqa: PLC0415
-
-    existing = path
-    while not existing.exists() and existing != existing.parent:
-        existing = existing.parent
-    if existing.exists() and not existing.is_dir():
-        raise ConfigError(f"{option} {str(path)!r}: {str(existing)!r} is not a directory")
-    if not os.access(existing, os.W_OK | os.X_OK):
-        raise ConfigError(
-            f"{option} {str(path)!r} cannot be written ({str(existing)!r} is read-only for "
-            "this user); choose a writable directory. Nothing was spent"
-        )
-
-
-def _check_plan_holds(plan: dict[str, Any], total: float, candidate_ids: list[str]) -> None:
-    """A planned release spends no more than its plan, on the plan's candidates."""
-    planned = plan.get("candidates")
-    if isinstance(planned, dict) and sorted(planned) != sorted(candidate_ids):
-        raise ConfigError(
-            "the candidates file differs from the plan's candidates; give the candidates.yaml "
-            "written beside that plan.json (nothing was spent)"
-        )
-    if total > float(plan["total_epsilon"]) + 1e-9:
-        raise ConfigError(
-            f"this release would cost epsilon {total:.6g} but its plan says "
-            f"{float(plan['total_epsilon']):.6g} (the cost depends on the row count, which "
-            "differs from the plan's); re-plan with the release's row count. Nothing was spent"
-        )
-
-
-def _read_plan(path: str | Path, spec: Any) -> dict[str, Any]:
-    """plan.json, checked to be the plan that wrote ``spec``."""
-    p = Path(path)
-    try:
-        plan = json.loads(p.read_text("utf-8"))
-    except FileNotFoundError:
-        raise ConfigError(
-            f"--plan {str(p)!r} does not exist; give plan.json from 'synthflow plan'"
-        ) from None
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"--plan {str(p)!r} is not a plan.json ({type(exc).__name__})") from exc
-    needed = {"planned_spec_sha256", "fit_once", "options", "total_epsilon", "release_probability"}
-    if not isinstance(plan, dict) or not needed <= set(plan):
-        raise ConfigError(f"--plan {str(p)!r} is not a plan.json written by 'synthflow plan'")
-    if plan["planned_spec_sha256"] != spec.sha256:
-        raise ConfigError(
-            f"--plan {str(p)!r} planned another spec (sha256 "
-            f"{plan['planned_spec_sha256'][:12]}..., {spec.path} is {spec.sha256[:12]}...): "
-            "give the spec.yaml written beside that plan"
-        )
-    return plan

@@ -20,6 +20,8 @@ that criterion by the noise alone with probability <= ``false_pass_rate`` (SPEC 
 false-positive control, applied to every Laplace criterion; the clipped ratio has its
 pseudo-threshold). For the regression coefficients the perfect-candidate bound gives the
 same: if the fit's own error stays below the threshold t, a candidate at 2t cannot pass.
+
+Kept whole: the planner's search and the constraints it checks are one algorithm.
 """
 
 from __future__ import annotations

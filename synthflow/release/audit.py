@@ -12,6 +12,9 @@ What it cannot check (listed in every report, :data:`NOT_CHECKED`): that the rel
 values were computed on the private data, that the rows came from the stated generator
 and configuration, and anything about the enclave (ledger, transcript). Nothing is
 signed: a tamperer who rewrites every file consistently is not detected.
+
+Kept whole: every check a reviewer's audit runs is here, in the order the audit reports
+them.
 """
 
 from __future__ import annotations

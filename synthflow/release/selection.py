@@ -23,6 +23,9 @@ The selection lives in an enclave directory: its ledger, the regression fit (whe
 computed once per release), and a transcript of every configuration draw and released
 value. A crash loses nothing: re-running continues the same selection (the same
 ledger, the same fit, the attempt counter) and never charges again.
+
+Kept whole: the selection loop and its resume rules are one state machine (its storage
+and its cost are in enclave.py and cost.py).
 """
 
 from __future__ import annotations

@@ -12,32 +12,31 @@ sweep reproduces the runs it skips.
 
 from __future__ import annotations
 
-import contextvars
-import hashlib
 import logging
 import os
-import threading
 import time
-from collections.abc import Iterator
-from concurrent.futures import Future, as_completed
-from contextlib import ExitStack, contextmanager
+from concurrent.futures import as_completed
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import numpy as np
 
 from synthflow._progress import tqdm
 from synthflow.config.load import with_generator_epsilon
 from synthflow.config.model import ReleaseSpec
 from synthflow.data import load_data
-from synthflow.errors import ConfigError, SweepWorkerError
+from synthflow.errors import ConfigError
 from synthflow.ledger import file_sha256
-from synthflow.space import Configuration, expand_space
+from synthflow.space import Configuration
+from synthflow.sweep._dask import (
+    _ClusterConnect,
+    _finished_runs,
+    _worker_failure,
+)
 from synthflow.sweep._forkserver import start_fork_server
-from synthflow.sweep._workers import DaskWorkers, LocalWorkers, RunWorkers, warm_imports
+from synthflow.sweep._select import run_seed, select_configurations
+from synthflow.sweep._workers import DaskWorkers, LocalWorkers, RunWorkers
 from synthflow.sweep.evaluation import Evaluator, load_evaluator
-from synthflow.sweep.store import RunRecord, SweepStore
+from synthflow.sweep.store import SweepStore
 
 __all__ = ["SweepSummary", "file_sha256", "run_seed", "run_sweep", "select_configurations"]
 
@@ -65,128 +64,6 @@ class SweepSummary:
             "runs_stored": self.runs_stored,
             "runs_new": self.runs_new,
         }
-
-
-def run_seed(seed: int, config_id: str, repeat: int, generator_epsilon: float | None = None) -> int:
-    """Deterministic per-run seed from the base seed, configuration id and repeat.
-
-    A swept generator epsilon other than the spec's enters the seed too (runs at the
-    spec's own epsilon keep the seeds they had before the axis existed).
-    """
-    suffix = "" if generator_epsilon is None else f":eps={generator_epsilon!r}"
-    blob = f"{seed}:{config_id}:{repeat}{suffix}".encode()
-    return int.from_bytes(hashlib.sha256(blob).digest()[:8], "big") >> 1
-
-
-def select_configurations(
-    spec: ReleaseSpec,
-    *,
-    models: list[str] | None = None,
-    sample: int | None = None,
-    seed: int = 0,
-    ids: list[str] | None = None,
-    letters: list[str] | None = None,
-) -> list[Configuration]:
-    """The spec's space, optionally only some families, ids or binnings, or a sample.
-
-    ``letters`` are binnings as ``synthflow space`` prints them (one letter per column);
-    ``sample`` draws a seeded random sample of the remaining configurations.
-
-    Raises:
-        ConfigError: For an unknown family, id or binning, or a sample size below 1.
-    """
-    space = expand_space(spec)
-    if letters:
-        known_letters = sorted({c.letters for c in space})
-        unknown = sorted(set(letters) - set(known_letters))
-        if unknown:
-            raise ConfigError(
-                f"--letters: {unknown} are not binnings of this spec's space (one letter per "
-                f"column, {', '.join(spec.column_names)}; e.g. {known_letters[0]})"
-            )
-        space = [c for c in space if c.letters in set(letters)]
-    if ids:
-        by_id = {c.id: c for c in space}
-        unknown = sorted(set(ids) - set(by_id))
-        if unknown:
-            raise ConfigError(
-                f"--ids: {unknown} are not configurations of this spec's space "
-                "(list them with 'synthflow space')"
-            )
-        space = [c for c in space if c.id in set(ids)]
-    if models:
-        known = sorted({c.model for c in space})
-        unknown = sorted(set(models) - set(known))
-        if unknown:
-            raise ConfigError(
-                f"--models: {unknown} not in the spec's space; families there: {known}"
-            )
-        space = [c for c in space if c.model in set(models)]
-    if sample is not None:
-        if sample < 1:
-            raise ConfigError(f"--sample ({sample}) must be at least 1")
-        if sample < len(space):
-            # Post-processing choice on public data: a seeded generator is fine here.
-            pick = np.random.default_rng(seed).choice(len(space), size=sample, replace=False)
-            space = [space[i] for i in sorted(pick)]
-    return space
-
-
-@contextmanager
-def _dask_client(address: str) -> Iterator[Any]:
-    """A Dask client of the running scheduler at ``address``."""
-    from distributed import Client  # noqa: PLC0415  (heavy import: --address only)
-
-    # Dask logs at INFO in this process and prints comm tracebacks when a client
-    # disconnects: keep the user's terminal for the progress bar.
-    for name in ("distributed", "tornado"):
-        logging.getLogger(name).setLevel(logging.CRITICAL)
-    with Client(address) as client:
-        yield client
-
-
-class _ClusterConnect:
-    """The driver connects to a running Dask cluster in a thread while it reads the data.
-
-    Its workers import the flow meanwhile (:func:`_warm_workers`). :meth:`client` waits
-    for the connection (and re-raises its error); :meth:`close` disconnects, also when the
-    driver failed before it asked for the client.
-    """
-
-    def __init__(self, address: str) -> None:
-        self._stack = ExitStack()
-        self._client: Any = None
-        self._warm: list[Any] = []
-        self._error: BaseException | None = None
-        # Dask's Client keeps the current client in a context variable: enter and exit
-        # it in one Context (the thread's start and close() run in this copy).
-        self._context = contextvars.copy_context()
-        self._thread = threading.Thread(
-            target=self._context.run,
-            args=(self._start, address),
-            name="synthflow-cluster",
-            daemon=True,
-        )
-        self._thread.start()
-
-    def _start(self, address: str) -> None:
-        try:
-            self._client = self._stack.enter_context(_dask_client(address))
-            self._warm = _warm_workers(self._client)
-        except BaseException as exc:  # re-raised in the driver's thread by client()
-            self._error = exc
-
-    def client(self) -> tuple[Any, list[Any]]:
-        """The connected client and the workers' warm-up futures."""
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
-        return self._client, self._warm
-
-    def close(self) -> None:
-        """Disconnect (after the connection attempt has finished)."""
-        self._thread.join()
-        self._context.run(self._stack.close)
 
 
 def run_sweep(
@@ -319,37 +196,6 @@ def _warn_noise(text: str | None) -> None:
             "(the release, at its own n, refuses such a spec without --force)",
             text,
         )
-
-
-def _warm_workers(client: Any) -> list[Any]:
-    """One import task per worker, started at once (futures: nothing waits for them).
-
-    A spawned worker (a cluster joined by ``--address``, or a platform without a fork
-    server) spends about a second importing before its first run; this overlaps that
-    with the driver reading the data. Workers forked from the fork server have these
-    modules already, and the task returns at once.
-    """
-    addresses = list(client.scheduler_info().get("workers", {}))
-    return [
-        client.submit(warm_imports, pure=False, workers=[a], allow_other_workers=True)
-        for a in addresses
-    ]
-
-
-def _finished_runs(futures: dict[Future[RunRecord], str]) -> list[Future[RunRecord]]:
-    """The futures that hold a run's record (finished, not failed or cancelled)."""
-    return [f for f in futures if f.done() and not f.cancelled() and f.exception() is None]
-
-
-def _worker_failure(task: str, exc: BaseException, *, stored: int) -> SweepWorkerError:
-    """The error that ends a sweep whose worker died (or could not run ``task``)."""
-    error = SweepWorkerError(
-        f"a sweep worker failed during {task} ({type(exc).__name__}: {exc}); a process "
-        "killed by the system is often out of memory: try fewer --workers. The "
-        f"{stored} runs finished are stored; re-run the same command to resume"
-    )
-    error.__cause__ = exc
-    return error
 
 
 def _execute(

@@ -1,0 +1,62 @@
+"""One attempt of the release's private selection: a flow, then its DP evaluation."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from synthflow.acceptance import evaluate
+from synthflow.config.model import ReleaseSpec
+from synthflow.errors import (
+    InfeasibleConfigurationError,
+    NotEnoughRowsError,
+)
+from synthflow.flow import run_flow
+from synthflow.ledger import Ledger
+from synthflow.release.selection import AttemptResult
+from synthflow.rng import PrivacyRNG
+from synthflow.space import Configuration
+
+__all__ = ["_attempt_fn"]
+
+
+def _attempt_fn(
+    spec: ReleaseSpec, raw: Any, show_progress: bool, public: bool
+) -> Callable[[Configuration, Ledger, PrivacyRNG, Any], AttemptResult]:
+    def attempt(cfg: Configuration, ledger: Ledger, rng: PrivacyRNG, fit: Any) -> AttemptResult:
+        try:
+            return _attempt(cfg, ledger, rng, fit)
+        except (NotEnoughRowsError, InfeasibleConfigurationError) as exc:
+            # Both depend on public quantities or on the DP model only: a failed attempt.
+            return AttemptResult(passed=False, transcript={"error": type(exc).__name__})
+
+    def _attempt(cfg: Configuration, ledger: Ledger, rng: PrivacyRNG, fit: Any) -> AttemptResult:
+        result = run_flow(
+            spec, cfg, raw, ledger=ledger, rng=rng, public=public, show_progress=show_progress
+        )
+        report = evaluate(
+            spec,
+            result.transformer,
+            result.original,
+            result.candidate,
+            exact=False,
+            ledger=ledger,
+            rng=rng,
+            regression_fit=fit,
+        )
+        exact = evaluate(spec, result.transformer, result.original, result.candidate, exact=True)
+        transcript = {
+            "released": {c.name: c.value for c in report.criteria},
+            "thresholds": {c.name: c.threshold for c in report.criteria},
+            "noise": {
+                c.name: c.value - e.value
+                for c, e in zip(report.criteria, exact.criteria, strict=True)
+            },
+            "spent_epsilon": ledger.spent_epsilon,
+        }
+        # Only the candidate (public once released) and its report: never D_T.
+        extra = {"projection_rows": result.projection_rows}
+        payload = (result.candidate, report, extra) if report.passed else None
+        return AttemptResult(passed=report.passed, transcript=transcript, payload=payload)
+
+    return attempt
