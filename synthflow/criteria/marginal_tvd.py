@@ -12,9 +12,11 @@ marginal of the family is reproduced exactly; 1 means disjoint supports everywhe
 Sensitivity under replace-one on D_T (n public, D_R fixed): replacing one row moves one
 unit of count from one cell to another in every marginal, so at most two shares of
 ``p_T`` change, each by ``1/n``; ``TVD_S`` changes by at most ``1/2 (1/n + 1/n) = 1/n``,
-and so does the mean over a fixed, public family. The bound is reached (a row moved from
-a cell where ``p_T > p_R`` to one where ``p_T >= p_R`` in every marginal), so ``1/n`` is
-the sensitivity, and the release adds Laplace noise of scale ``1 / (n epsilon)``.
+and so does the mean over a fixed, public family. The bound is reached (in every
+marginal, a row moved out of a cell where ``p_T`` exceeds ``p_R`` into one where it falls
+short by at least ``1/n``), so ``1/n`` is the sensitivity, and the release adds Laplace
+noise of scale ``1 / (n epsilon)``. tests/unit/acceptance/test_marginal_tvd.py checks
+both on neighbouring datasets.
 
 This module is the whole kind: parameters, statistic, release, public parameters and
 datasheet sentence; the registry lists it (docs/adding-a-criterion.md).
