@@ -10,7 +10,7 @@ from concurrent.futures import Future
 from contextlib import ExitStack, contextmanager
 from typing import Any
 
-from synthflow.errors import SweepWorkerError
+from synthflow.errors import ConfigError, SweepWorkerError
 from synthflow.sweep._workers import warm_imports
 from synthflow.sweep.store import RunRecord
 
@@ -20,7 +20,13 @@ __all__ = ["_ClusterConnect", "_dask_client", "_finished_runs", "_warm_workers",
 @contextmanager
 def _dask_client(address: str) -> Iterator[Any]:
     """A Dask client of the running scheduler at ``address``."""
-    from distributed import Client  # noqa: PLC0415  (heavy import: --address only)
+    try:
+        from distributed import Client  # noqa: PLC0415  (heavy import: --address only)
+    except ImportError:
+        raise ConfigError(
+            "--address needs Dask's distributed scheduler, an optional extra: pip install "
+            "'synthflow-dp[cluster]' (local sweeps with --workers N need nothing more)"
+        ) from None
 
     # Dask logs at INFO in this process and prints comm tracebacks when a client
     # disconnects: keep the user's terminal for the progress bar.

@@ -39,7 +39,7 @@ def _build_wheel(tmp_path: Path) -> Path:
          str(src)],
         check=True,
     )  # fmt: skip
-    (wheel,) = dist.glob("synthflow-*.whl")
+    (wheel,) = dist.glob("synthflow_dp-*.whl")  # the distribution synthflow-dp
     return wheel
 
 
