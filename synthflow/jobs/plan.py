@@ -40,6 +40,24 @@ def _point_json(p: Any) -> dict[str, Any]:
     }
 
 
+def _thin_evidence(arms: list[Any]) -> list[str]:
+    """A warning when the plan's probabilities rest on few runs per configuration."""
+    from synthflow.sweep.shortlist import THIN_RUNS, wilson_interval  # noqa: PLC0415
+
+    runs = [len(a.records) for a in arms]
+    if not runs or min(runs) >= THIN_RUNS:
+        return []
+    n = min(runs)
+    low, high = wilson_interval((n + 1) // 2, n)
+    counts = f"{n}" if n == max(runs) else f"{n} to {max(runs)}"
+    return [
+        f"THIN EVIDENCE: the plan rests on {counts} run{'s' if max(runs) > 1 else ''} per "
+        f"configuration and budget; with {n}, a configuration passing half its runs has a "
+        f"95% Wilson interval of [{low:.2f}, {high:.2f}], so the predicted pass and release "
+        f"probabilities are uncertain. Sweep more repeats (--repeats {THIN_RUNS}) and re-plan."
+    ]
+
+
 def plan_budget(
     spec_path: str | Path,
     store: str | Path,
@@ -111,6 +129,7 @@ def plan_budget(
             "seed": seed,
         },
         "basis": planner.describe(),
+        "warnings": _thin_evidence(arms),
         "frontier": {label: [_point_json(p) for p in path] for label, path in paths.items()},
     }
     if chosen is None:
@@ -133,7 +152,8 @@ def plan_budget(
         _write_json(out / "plan.json", plan)
         write_plan_html(out / "plan.html", plan, paths, None)
         raise NoPlanError(
-            f"no plan: {plan['reason']}; see {out / 'plan.html'}. Sweep better "
+            "".join(w + " " for w in plan["warnings"])
+            + f"no plan: {plan['reason']}; see {out / 'plan.html'}. Sweep better "
             "configurations, larger generator budgets, or relax --target-pass / --max-total"
         )
     cost = SelectionCost(

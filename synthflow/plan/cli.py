@@ -30,6 +30,8 @@ def _plan(args: argparse.Namespace) -> int:
     check_json(args.json, force=args.force, protected=(args.spec, args.store, args.data))
     try:
         plan = _run(args)
+        for warning in plan["warnings"]:  # first: the figures below are uncertain
+            print(f"synthflow plan: {warning}", file=sys.stderr)
     except StoreError as exc:
         print(f"synthflow plan: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -82,6 +82,7 @@ def write_plan_html(
         "<p>Predicted from a public sweep: each run's released statistics and public "
         "parameters, with the evaluation's noise re-drawn at every budget. No private data "
         "was read and no budget was spent.</p>",
+        *(f"<p style='color:#b00'><b>{e(w)}</b></p>" for w in plan.get("warnings", [])),
     ]
     if chosen is None:
         parts.append(f"<p><b>No plan meets the constraints</b>: {e(plan.get('reason', ''))}</p>")

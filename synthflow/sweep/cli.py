@@ -102,6 +102,7 @@ def _shortlist(args: argparse.Namespace) -> int:
     from synthflow.sweep.shortlist import (
         estimate,
         store_generator_epsilon,
+        thin_evidence,
         write_shortlist,
     )
 
@@ -127,6 +128,9 @@ def _shortlist(args: argparse.Namespace) -> int:
         return _error("shortlist", exc)
     at = [e for e in estimates if e.generator_epsilon == eps]
     kept = [e for e in at if e.p >= args.min_pass]
+    warning = thin_evidence(at)
+    if warning:  # first, before any figure: the figures below are uncertain
+        print(f"synthflow shortlist: {warning}", file=sys.stderr)
     if args.json:
         write_json(args.json, [e.to_json() for e in kept])
     print(

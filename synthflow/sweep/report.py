@@ -26,7 +26,7 @@ from synthflow.sweep._report_parts import (
     _share,
     pass_rates_by,
 )
-from synthflow.sweep.shortlist import estimate
+from synthflow.sweep.shortlist import estimate, thin_evidence
 from synthflow.sweep.store import StoreError, SweepStore
 
 __all__ = ["pass_rates_by", "write_report"]
@@ -61,6 +61,7 @@ def _context(
         "with_spec": spec is not None,
         "colour_dp": _DP,
         "colour_exact": _EXACT,
+        "thin_evidence": None,
     }
     if runs.empty:
         return ctx
@@ -169,6 +170,7 @@ def _context(
     # The shortlist, on the same basis as `synthflow shortlist`.
     estimates = estimate(store, basis=basis)
     short = [e for e in estimates if e.p >= min_pass]
+    ctx["thin_evidence"] = thin_evidence(estimates)
     ctx["exact_shortlist"] = (
         sum(e.p >= min_pass for e in estimate(store, basis="exact")) if basis == "dp" else 0
     )

@@ -22,6 +22,7 @@ __all__ = [
     "PassEstimate",
     "estimate",
     "store_generator_epsilon",
+    "thin_evidence",
     "wilson_interval",
     "write_shortlist",
 ]
@@ -82,6 +83,41 @@ class PassEstimate:
             "wilson_high": round(self.high, 6),
             "expected_attempts": None if self.passes == 0 else round(self.expected_attempts, 3),
         }
+
+
+THIN_RUNS = 10
+"""Fewer runs per configuration than this make a pass rate thin evidence."""
+THIN_WIDTH = 0.3
+"""A 95% Wilson interval wider than this makes a pass rate thin evidence."""
+
+
+def thin_evidence(estimates: list[PassEstimate]) -> str | None:
+    """A headline warning when the pass rates rest on too few runs to be trusted.
+
+    None when every configuration has at least :data:`THIN_RUNS` runs and a Wilson
+    interval at most :data:`THIN_WIDTH` wide. Otherwise the run counts and the widest
+    interval, with what the expected number of attempts could then be.
+
+    >>> e = PassEstimate(config_id="c", configuration={}, generator_epsilon=1.0, runs=1,
+    ...                  passes=1, low=0.21, high=1.0)
+    >>> print(thin_evidence([e]))  # doctest: +ELLIPSIS
+    THIN EVIDENCE: 1 run per configuration; c passed 1 of 1: ... [0.21, 1.00]...4.8. ...
+    """
+    if not estimates:
+        return None
+    fewest, most = min(e.runs for e in estimates), max(e.runs for e in estimates)
+    widest = max(estimates, key=lambda e: (e.high - e.low, e.config_id))
+    if fewest >= THIN_RUNS and widest.high - widest.low <= THIN_WIDTH:
+        return None
+    runs = f"{fewest}" if fewest == most else f"{fewest} to {most}"
+    slow = "never (it may not pass at all)" if widest.low == 0 else f"{1 / widest.low:.1f}"
+    return (
+        f"THIN EVIDENCE: {runs} run{'s' if most > 1 else ''} per configuration; "
+        f"{widest.config_id} passed {widest.passes} of {widest.runs}: its 95% Wilson "
+        f"interval is [{widest.low:.2f}, {widest.high:.2f}], so its expected attempts lie "
+        f"between {1 / widest.high:.1f} and {slow}. Sweep more repeats (--repeats "
+        f"{THIN_RUNS}) before trusting pass rates, shortlists or plans made from them."
+    )
 
 
 def estimate(

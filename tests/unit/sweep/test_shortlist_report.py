@@ -114,3 +114,40 @@ def test_cli_refuses_a_foreign_store(tmp_path: Path, capsys) -> None:
         assert f"error: store {str(store)!r} exists but is not an SQLite database" in err
     assert store.read_bytes() == before
     assert not (tmp_path / "c.yaml").exists()
+
+
+def test_thin_evidence_is_headlined_before_the_figures(
+    swept: Swept, tmp_path: Path, capsys
+) -> None:
+    # 3 runs per configuration: the Wilson intervals span most of [0, 1] (#38 item 4).
+    out = tmp_path / "c.yaml"
+    main(["shortlist", "--store", str(swept.store), "--min-pass", "0.0", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert err.startswith("synthflow shortlist: THIN EVIDENCE: 3 runs per configuration;")
+    assert "Wilson interval is [" in err and "--repeats 10" in err
+
+
+def test_thin_evidence_rule() -> None:
+    from synthflow.sweep.shortlist import PassEstimate, thin_evidence, wilson_interval
+
+    def est(k: int, n: int) -> PassEstimate:
+        low, high = wilson_interval(k, n)
+        return PassEstimate(config_id=f"c{k}-{n}", configuration={}, generator_epsilon=1.0,
+                            runs=n, passes=k, low=low, high=high)  # fmt: skip
+
+    assert thin_evidence([]) is None
+    assert thin_evidence([est(90, 100), est(50, 100)]) is None  # widths 0.12, 0.19
+    one = thin_evidence([est(1, 1)])
+    assert one is not None and "1 run per configuration" in one and "[0.21, 1.00]" in one
+    mixed = thin_evidence([est(90, 100), est(2, 5)])  # the 5-run one is too thin
+    assert mixed is not None and "5 to 100 runs" in mixed and "c2-5 passed 2 of 5" in mixed
+    never = thin_evidence([est(0, 4)])
+    assert never is not None and "never (it may not pass at all)" in never
+
+
+def test_the_sweep_report_headlines_thin_evidence(swept: Swept, tmp_path: Path) -> None:
+    from synthflow.sweep.report import write_report
+
+    html = Path(write_report(swept.store, tmp_path / "r.html")).read_text()
+    head = html[html.index("<h1>Sweep report</h1>") :][:600]
+    assert "THIN EVIDENCE: 3 runs per configuration" in head
