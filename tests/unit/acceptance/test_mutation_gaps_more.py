@@ -45,6 +45,7 @@ from synthflow.acceptance.marginals import (
     marginal_errors,
     marginal_max_abs_error,
     marginal_sensitivity,
+    marginal_shares,
     marginal_subsets,
     worst_marginal_cells,
 )
@@ -692,6 +693,28 @@ def test_worst_cells_default_to_ten():
     t = np.repeat(np.arange(30), 2)[:, None]
     r = np.repeat(np.arange(3), 20)[:, None]
     assert len(worst_marginal_cells(t, r, (30,), k=1)) == 10
+
+
+def test_marginal_shares_dense_and_sparse(monkeypatch):
+    # 2 x 2 marginal: D_T rows (0,0), (1,1), (1,1); D_R rows (0,0), (1,0). Dense: all
+    # 4 cells in key order (0,0), (0,1), (1,0), (1,1). Sparse: only the 3 occupied
+    # cells, in the same key order, the same cells for both tables.
+    from synthflow.acceptance import marginals
+
+    t = np.array([[0, 0], [1, 1], [1, 1]])
+    r = np.array([[0, 0], [1, 0]])
+    p, q = marginal_shares(t, r, (2, 2), (0, 1))
+    assert p.tolist() == pytest.approx([1 / 3, 0, 0, 2 / 3])
+    assert q.tolist() == pytest.approx([1 / 2, 0, 1 / 2, 0])
+    p, q = marginal_shares(t, r, (2, 2), (1,))
+    assert p.tolist() == pytest.approx([1 / 3, 2 / 3]) and q.tolist() == pytest.approx([1, 0])
+    monkeypatch.setattr(marginals, "DENSE_CELLS", 2)
+    p, q = marginal_shares(t, r, (2, 2), (0, 1))
+    assert p.tolist() == pytest.approx([1 / 3, 0, 2 / 3])
+    assert q.tolist() == pytest.approx([1 / 2, 1 / 2, 0])
+    for a, b in ((t, t[:0]), (t[:0], t)):
+        with pytest.raises(ValueError, match="non-empty"):
+            marginal_shares(a, b, (2, 2), (0, 1))
 
 
 def test_marginal_max_abs_error_keeps_to_its_subsets():
