@@ -34,6 +34,16 @@ def bundled_specs() -> list[str]:
     return sorted(p.stem for p in _directory("synthflow._configs").glob("*.yaml"))
 
 
+def bundled_spec_of(sha256: str) -> str | None:
+    """The name of the bundled spec whose file has this SHA-256 (a copy counts), or None."""
+    import hashlib  # noqa: PLC0415
+
+    for name in bundled_specs():
+        if hashlib.sha256(bundled_spec(name).read_bytes()).hexdigest() == sha256:
+            return name
+    return None
+
+
 def bundled_spec(name: str) -> Path:
     """The path of a bundled spec, by name with or without ``.yaml``.
 

@@ -32,7 +32,7 @@ from synthflow.config.model import (
 from synthflow.criteria.registry import parse_criteria
 from synthflow.errors import ConfigError
 
-__all__ = ["load_spec", "with_generator_epsilon"]
+__all__ = ["load_datasheet", "load_spec", "parse_datasheet", "with_generator_epsilon"]
 
 _OPS = set(COMPARATORS)
 
@@ -65,7 +65,8 @@ def _parse_models(raw: Any) -> tuple[ModelGrid, ...]:
     return tuple(out)
 
 
-def _parse_datasheet(raw: Any) -> DatasheetSpec:
+def parse_datasheet(raw: Any) -> DatasheetSpec:
+    """The ``datasheet`` section (or a ``--datasheet`` file): one-line provenance texts."""
     d = check_keys("datasheet", raw or {}, *section_keys("datasheet"))
     return DatasheetSpec(**{k: text(f"datasheet.{k}", d.get(k, ""), 1000) for k in d})
 
@@ -211,7 +212,7 @@ def _build_spec(p: Path, data: bytes, raw: Any) -> ReleaseSpec:
         min_count=tuple(mc),
         sampling=sampling,
         unit=_unit(raw.get("unit", "record")),
-        datasheet=_parse_datasheet(raw.get("datasheet")),
+        datasheet=parse_datasheet(raw.get("datasheet")),
         disclosure=_parse_disclosure(raw.get("disclosure"), columns),
         description=text("description", raw.get("description", ""), 2000),
         path=str(p),
@@ -249,3 +250,26 @@ def with_generator_epsilon(spec: ReleaseSpec, epsilon: float) -> ReleaseSpec:
         return spec
     privacy = dataclasses.replace(spec.privacy, generator_epsilon=float(epsilon))
     return dataclasses.replace(spec, privacy=privacy)
+
+
+def load_datasheet(path: str | Path) -> DatasheetSpec:
+    """A datasheet file (``release --datasheet``): the spec's ``datasheet`` keys in YAML.
+
+    docs/datasheet-template.yaml is a template.
+
+    Raises:
+        ConfigError: A missing or malformed file, or an unknown key (named).
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise ConfigError(
+            f"--datasheet {str(p)!r} does not exist; docs/datasheet-template.yaml is a template"
+        )
+    try:
+        raw = read_yaml(p.read_bytes())
+    except yaml.YAMLError:
+        raise ConfigError(f"--datasheet {str(p)!r} is not valid YAML") from None
+    try:
+        return parse_datasheet(raw)
+    except ConfigError as exc:
+        raise ConfigError(f"--datasheet {str(p)!r}: {exc}") from None

@@ -14,8 +14,8 @@ from synthflow._progress import tqdm
 from synthflow.acceptance import fit_dp_regression
 from synthflow.acceptance.noise_check import space_noise_warning
 from synthflow.candidates import read_candidates, read_pass_rates
-from synthflow.config.load import load_spec
-from synthflow.config.model import ReleaseSpec
+from synthflow.config.load import load_datasheet, load_spec
+from synthflow.config.model import DatasheetSpec, ReleaseSpec
 from synthflow.data import load_data
 from synthflow.errors import (
     ConfigError,
@@ -27,9 +27,11 @@ from synthflow.jobs._attempt import _attempt_fn
 from synthflow.jobs._release_checks import _check_plan_holds, _check_writable, _read_plan, _spent
 from synthflow.jobs._rules import privacy_rng
 from synthflow.ledger import Ledger, command_ledger, file_sha256
+from synthflow.release._datasheet import provenance_warning
 from synthflow.release.cost import selection_cost
 from synthflow.release.publish import write_release
 from synthflow.release.selection import private_selection
+from synthflow.resources import bundled_spec_of
 from synthflow.rng import PrivacyRNG
 from synthflow.space import Configuration
 from synthflow.transform import Transformer
@@ -64,6 +66,16 @@ def hopeless_release(
     return "\n".join(reasons)
 
 
+def _unconfirmed_provenance(spec: ReleaseSpec, datasheet: Any) -> str | None:
+    """The datasheet's warning when its provenance is a bundled spec's (said on stderr too)."""
+    bundled = bundled_spec_of(spec.sha256) if datasheet is None else None
+    if bundled is None:
+        return None
+    warning = provenance_warning(bundled, spec.datasheet.source)
+    print(f"synthflow release: warning: {warning}", file=sys.stderr)
+    return warning
+
+
 def run_release(
     spec_path: str | Path,
     data: str | Path,
@@ -83,6 +95,7 @@ def run_release(
     force: bool = False,
     note: str | None = None,
     sign: str | Path | None = None,
+    datasheet: str | Path | DatasheetSpec | None = None,
 ) -> Path | None:
     """Private selection, then the release package; returns RELEASE_DIR or None.
 
@@ -93,6 +106,10 @@ def run_release(
     reliably (see :func:`hopeless_release`). ``note``: a prominent note for the
     datasheet's readers (the demo says its "private" data is a public stand-in).
     ``sign``: an Ed25519 private key file (``synthflow keygen``) that signs the package.
+    ``datasheet``: the release's provenance (a file with the spec's ``datasheet`` keys,
+    docs/datasheet-template.yaml), replacing the spec's. Without it, a bundled spec's
+    provenance is published under a warning that it was not confirmed for these data
+    (it describes the dataset the bundled spec was written for).
     """
     candidates_path, out, private_dir = Path(candidates_path), Path(out), Path(private_dir)
     enc, pub = private_dir.resolve(), out.resolve()
@@ -108,12 +125,15 @@ def run_release(
         )
     for option, path in (("--out", out), ("--private-dir", private_dir)):
         _check_writable(option, path)  # before anything is charged
+    if datasheet is not None and not isinstance(datasheet, DatasheetSpec):
+        datasheet = load_datasheet(datasheet)  # read and checked before anything is charged
     signing_key = None
     if sign is not None:  # read and checked before anything is charged
         from synthflow.release.signing import load_private_key  # noqa: PLC0415
 
         signing_key = load_private_key(sign)
     spec = load_spec(spec_path)
+    provenance = _unconfirmed_provenance(spec, datasheet)
     plan = _read_plan(plan_path, spec) if plan_path is not None else None
     if plan is not None:
         if fit_once is not None and bool(fit_once) != bool(plan["fit_once"]):
@@ -267,6 +287,8 @@ def run_release(
             projection_rows=extra.get("projection_rows"),
             note=note,
             signing_key=signing_key,
+            datasheet=datasheet,
+            provenance_warning=provenance,
         )
     except OSError as exc:
         raise SpentError(

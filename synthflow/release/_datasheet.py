@@ -9,6 +9,7 @@ from the original data.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any
 
@@ -23,7 +24,41 @@ from synthflow.release.risk import risk_measures
 from synthflow.space import Configuration
 from synthflow.transform import Transformer
 
-__all__ = ["NOISE_DOMINATES", "criterion_meaning", "render_datasheet"]
+__all__ = [
+    "NOISE_DOMINATES",
+    "PLACEHOLDERS",
+    "criterion_meaning",
+    "placeholders",
+    "provenance_warning",
+    "render_datasheet",
+]
+
+PLACEHOLDERS = ("set by the publisher", "set it for a real release", "state it here")
+"""Phrases of a provenance field left for the publisher to fill in (the bundled specs')."""
+
+
+def provenance_warning(bundled: str, source: str) -> str:
+    """The datasheet's warning for provenance copied from a bundled spec."""
+    return (
+        f"The provenance below (title, source, population, period, publisher) is copied "
+        f"from synthflow's bundled spec '{bundled}', written for "
+        f"{source or 'the data it was made for'}. This release was made with that spec, "
+        "and nothing checked that these data are those: the publisher must confirm or "
+        "replace it (synthflow release --datasheet FILE; docs/datasheet-template.yaml)."
+    )
+
+
+def placeholders(spec: ReleaseSpec) -> list[str]:
+    """The datasheet fields still holding a placeholder or left empty."""
+    out = []
+    for f in dataclasses.fields(spec.datasheet):
+        value = getattr(spec.datasheet, f.name)
+        if not value:
+            out.append(f"{f.name}: not stated")
+        elif any(p in value.lower() for p in PLACEHOLDERS) or ("<" in value and ">" in value):
+            out.append(f"{f.name}: {value!r}")
+    return out
+
 
 NOISE_DOMINATES = 0.5
 """A decision is flagged as decided mostly by noise when the released value's noise sd
@@ -147,6 +182,7 @@ def render_datasheet(
     projection_rows: int | None = None,
     note: str | None = None,
     signed_by: str | None = None,
+    provenance_warning: str | None = None,
 ) -> str:
     """The datasheet text.
 
@@ -161,6 +197,8 @@ def render_datasheet(
         projection_rows: Rows the min-count projection replaced (a public statistic).
         note: A prominent note for readers (e.g. that the data stood in for private data).
         signed_by: SHA-256 fingerprint of the publisher's Ed25519 key, if signed.
+        provenance_warning: Printed above everything when the provenance fields may
+            not describe these data (:func:`provenance_warning`).
     """
     ds = spec.datasheet
     labels = transformer.to_labels(candidate)
@@ -185,6 +223,7 @@ def render_datasheet(
         "datasheet.md.j2",
         title=ds.title or f"Synthetic data release: {spec.name}",
         note=note,
+        provenance_warning=provenance_warning,
         description=spec.description or f"Synthetic microdata, one row per {spec.unit}.",
         rows=f"{n:,}",
         unit=spec.unit,

@@ -19,6 +19,7 @@ them.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import math
@@ -29,7 +30,7 @@ from typing import Any
 import pandas as pd
 
 from synthflow.config.load import load_spec
-from synthflow.config.model import ReleaseSpec
+from synthflow.config.model import DatasheetSpec, ReleaseSpec
 from synthflow.criteria import kind_of, released_once
 from synthflow.errors import ConfigError, DataError
 from synthflow.filtering import binned_violations
@@ -65,6 +66,9 @@ class AuditReport:
     """Every check with its outcome; ``ok`` only when all hold."""
 
     checks: list[tuple[str, bool, str]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    """What a reader should know that fails no check (placeholders, unconfirmed
+    provenance)."""
     risk: RiskMeasures | None = None
     """Disclosure-risk measures of the released file (information, not a check)."""
 
@@ -118,10 +122,20 @@ def _check_budget_fields(
         )
 
 
+def _provenance_warnings(report: AuditReport, spec: ReleaseSpec, unconfirmed: Any) -> None:
+    """Warn of provenance the publisher did not fill in or did not confirm (no check fails)."""
+    from synthflow.release._datasheet import placeholders  # noqa: PLC0415
+
+    if unconfirmed:
+        report.warnings.append(f"provenance not confirmed: {unconfirmed}")
+    for item in placeholders(spec):
+        report.warnings.append(f"datasheet placeholder: {item}")
+
+
 _ACCEPTANCE_FIELDS = frozenset(
     {"synthflow_version", "spec", "configuration", "rows", "data_sha256", "neighbouring",
      "criteria", "passed", "evaluation_epsilon_charged", "budget", "projection_rows",
-     "budget_plan", "note", "signed_by"}
+     "budget_plan", "note", "signed_by", "datasheet", "provenance_warning"}
 )  # fmt: skip
 """Every field ``write_release`` writes in acceptance.json; any other is refused."""
 _CRITERION_FIELDS = frozenset(
@@ -279,6 +293,9 @@ def _check_datasheet(  # noqa: PLR0917  (the audit's parts, in its order)
         report.add("datasheet regenerated", False, "cannot be regenerated (see the checks above)")
         return
     try:
+        if acc.get("datasheet") is not None:  # provenance from a --datasheet file
+            spec = dataclasses.replace(spec, datasheet=DatasheetSpec(**acc["datasheet"]))
+        _provenance_warnings(report, spec, acc.get("provenance_warning"))
         kinds = {c.name: c.kind for c in spec.criteria}
         results = tuple(
             CriterionResult(
@@ -312,6 +329,7 @@ def _check_datasheet(  # noqa: PLR0917  (the audit's parts, in its order)
             projection_rows=acc.get("projection_rows"),
             note=acc.get("note"),
             signed_by=(acc.get("signed_by") or {}).get("public_key_sha256"),
+            provenance_warning=acc.get("provenance_warning"),
         )
     except (KeyError, TypeError, ValueError) as exc:
         report.add("datasheet regenerated", False, f"cannot be regenerated ({type(exc).__name__})")

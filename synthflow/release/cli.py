@@ -37,6 +37,7 @@ def _release(args: argparse.Namespace) -> int:
         plan_path=args.plan,
         force=args.force,
         sign=args.sign,
+        datasheet=args.datasheet,
     )
     if out is None:
         print("private selection stopped without a release (stop probability)", file=sys.stderr)
@@ -63,6 +64,7 @@ def _audit(args: argparse.Namespace) -> int:
                     {"check": name, "passed": ok, "detail": detail}
                     for name, ok, detail in report.checks
                 ],
+                "warnings": report.warnings,
                 "not_checked": list(NOT_CHECKED),
                 "disclosure_risk": report.risk.to_json() if report.risk else None,
             },
@@ -77,6 +79,8 @@ def _audit(args: argparse.Namespace) -> int:
         if r.sensitive:
             print(f"; l-diversity of {r.sensitive} {r.l_diversity}", end="")
         print(f"; records with special uniques (<= {r.max_msu_size} keys) {r.records_with_msu}")
+    for warning in report.warnings:
+        print(f"WARN  {warning}")
     print("not checked (cannot be, from the published files):")
     for item in NOT_CHECKED:
         print(f"  - {item}")
@@ -165,6 +169,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="sign the package with this Ed25519 key ('synthflow keygen'): its public key is "
         "published beside the release and in the datasheet; reviewers check it with 'audit "
         "--key'",
+    )
+    p.add_argument(
+        "--datasheet",
+        metavar="FILE",
+        help="the release's provenance (title, publisher, source, population, period, "
+        "licence, ...; the spec's datasheet keys in YAML, docs/datasheet-template.yaml), "
+        "replacing the spec's; without it a bundled spec's provenance is published under a "
+        "warning that it was not confirmed for these data",
     )
     p.epilog = (
         "--force also releases although the pre-flight finds a criterion dominated by its "

@@ -27,7 +27,7 @@ from typing import Literal
 import numpy as np
 
 from synthflow.config.load import load_spec
-from synthflow.config.model import ReleaseSpec
+from synthflow.config.model import DatasheetSpec, ReleaseSpec
 from synthflow.errors import ConfigError
 from synthflow.jobs.release import run_release
 from synthflow.public import Calibration, default_calibration_path, simulate, write_sample
@@ -43,6 +43,17 @@ DEFAULT_SPEC = "births"
 DEFAULT_DATA = "nvss_like_2019.csv.gz"
 """The bundled default public data file (``public_data/``, shipped in the package)."""
 PUBLIC_ROWS = 167_000
+DEMO_DATASHEET = DatasheetSpec(
+    title="synthflow demo: DP synthetic births from the embedded NVSS-like sample",
+    publisher="nobody: a demonstration made by 'synthflow demo', not a publication",
+    licence="that of synthflow's embedded public data (public_data/DATASHEET.md)",
+    source=f"synthflow's embedded file {DEFAULT_DATA}, simulated from published low-order "
+    "summaries of the NVSS 2019 US natality file (public_data/DATASHEET.md)",
+    population="singleton live births in the United States (as simulated)",
+    period="calendar year 2019 (as simulated)",
+    motivation="show the whole release pipeline on data anyone may read",
+)
+"""The demo's provenance: its data are the embedded stand-in, not the births registry."""
 RELEASE_BINNING = {"mother_age": "b", "parity": "a", "gestation_week": "a"}
 """The binning the 2024 release selected (SPEC sec. 3); the main job screens only it."""
 
@@ -153,9 +164,9 @@ def run_main_job(
             "This is a demonstration (`synthflow demo`). Its 'original' data is not a "
             "registry: it is synthflow's embedded NVSS-like public file "
             f"(`{DEFAULT_DATA}`, simulated from published NVSS 2019 summaries), treated as "
-            "if it were private. The provenance fields below describe the release the spec "
-            "was written for."
+            "if it were private."
         ),
+        datasheet=DEMO_DATASHEET,  # the demo's own provenance, not the births spec's
     )
     if release_dir is None:  # only with a stop probability, which the main job does not use
         raise ConfigError("private selection ended without a release")

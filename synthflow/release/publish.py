@@ -10,6 +10,7 @@ number included, is written here.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -23,7 +24,7 @@ from synthflow.acceptance import (
     AcceptanceReport,
 )
 from synthflow.acceptance._common import code_matrix
-from synthflow.config.model import ReleaseSpec
+from synthflow.config.model import DatasheetSpec, ReleaseSpec
 from synthflow.ledger import file_sha256
 from synthflow.release._datasheet import render_datasheet
 from synthflow.release.cost import SelectionCost
@@ -75,6 +76,8 @@ def write_release(
     projection_rows: int | None = None,
     note: str | None = None,
     signing_key: Any = None,
+    provenance_warning: str | None = None,
+    datasheet: DatasheetSpec | None = None,
 ) -> Path:
     """Write the release package into a new directory ``out_dir`` (atomically).
 
@@ -82,6 +85,9 @@ def write_release(
     ``predicted_release_probability``, ``total_epsilon``), published in acceptance.json.
     ``projection_rows``: rows the min-count projection replaced (a statistic of the
     DP sample, published). ``note``: a prominent note in the datasheet.
+    ``provenance_warning``: printed above the datasheet (provenance copied from a bundled
+    spec). ``datasheet``: provenance from a ``--datasheet`` file, replacing the spec's
+    (recorded in acceptance.json, so that the audit regenerates the datasheet).
     ``signing_key``: an Ed25519 private key (:mod:`synthflow.release.signing`): its
     public key is published beside the release and in the datasheet, and SIGNATURE
     signs MANIFEST.json.
@@ -122,6 +128,11 @@ def write_release(
         acceptance["budget_plan"] = plan
     if note is not None:  # the datasheet's note, so that the audit can regenerate it
         acceptance["note"] = note
+    if provenance_warning is not None:
+        acceptance["provenance_warning"] = provenance_warning
+    if datasheet is not None:  # a --datasheet file replaces the spec's provenance
+        acceptance["datasheet"] = dataclasses.asdict(datasheet)
+        spec = dataclasses.replace(spec, datasheet=datasheet)
     if signed_by is not None:
         acceptance["signed_by"] = {"algorithm": signing.ALGORITHM, "public_key_sha256": signed_by}
         (tmp / signing.PUBLIC_KEY).write_bytes(signing.public_pem(signing_key))
@@ -138,6 +149,7 @@ def write_release(
             projection_rows=projection_rows,
             note=note,
             signed_by=signed_by,
+            provenance_warning=provenance_warning,
         ),
         "utf-8",
     )

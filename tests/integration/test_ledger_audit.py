@@ -318,7 +318,7 @@ def test_a_failure_after_the_charge_has_its_own_exit_code(
 def test_an_interrupted_selection_exits_as_paused(tmp_path, small_spec, small_csv, capsys,
                                                   monkeypatch):  # fmt: skip
     # [inputs] 5: Ctrl-C during a charged selection exited 130; it is resumable (3).
-    from synthflow.release import job
+    from synthflow.jobs import _attempt as job  # where an attempt runs its flow
 
     real = job.run_flow
     calls = []

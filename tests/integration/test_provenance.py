@@ -1,0 +1,102 @@
+"""A bundled spec's provenance cannot be published for other data unnoticed; the audit
+warns of placeholders (#38 item 3)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from synthflow.cli import main
+from synthflow.config.load import load_datasheet
+from synthflow.release import audit_release
+from synthflow.release.publish import sha256_file
+from synthflow.space import expand_space
+
+REPO = Path(__file__).resolve().parents[2]
+TEMPLATE = REPO / "docs" / "datasheet-template.yaml"
+
+
+def _release(tmp_path: Path, spec, spec_path, data: Path, *extra: str) -> tuple[int, Path]:
+    cands = tmp_path / "candidates.yaml"
+    configs = [c.to_json() for c in expand_space(spec) if c.letters == "aaaa"]
+    cands.write_text(yaml.safe_dump({"spec_sha256": spec.sha256, "configurations": configs}))
+    out = tmp_path / "release"
+    code = main(["release", str(spec_path), "--data", str(data), "--candidates", str(cands),
+                 "--out", str(out), "--private-dir", str(tmp_path / "enclave"), "--seed", "3",
+                 "--public", "--quiet", "--max-attempts", "200", *extra])  # fmt: skip
+    return code, out
+
+
+def test_a_bundled_spec_publishes_its_provenance_only_under_a_warning(
+    tmp_path, small_spec, small_csv, capsys
+):
+    # A copy of the bundled file elsewhere is the same spec (its hash).
+    copy = tmp_path / "my_spec.yaml"
+    shutil.copyfile(small_spec.path, copy)
+    code, out = _release(tmp_path, small_spec, copy, small_csv)
+    assert code == 0
+    err = capsys.readouterr().err
+    assert "warning: The provenance below" in err and "'example_small'" in err
+    readme = (out / "README.md").read_text()
+    assert "> **Provenance not confirmed.**" in readme.split("\n\n")[1]  # right under the title
+    acc = json.loads((out / "acceptance.json").read_text())
+    assert "bundled spec 'example_small'" in acc["provenance_warning"]
+    report = audit_release(out)
+    assert report.ok, report.failures
+    assert any(w.startswith("provenance not confirmed") for w in report.warnings)
+    assert "datasheet placeholder: licence: not stated" in report.warnings
+    main(["audit", str(out)])
+    assert "WARN  provenance not confirmed" in capsys.readouterr().out
+
+
+def test_a_datasheet_file_replaces_the_provenance_and_the_audit_checks_it(
+    tmp_path, small_spec, small_csv, capsys
+):
+    filled = yaml.safe_load(TEMPLATE.read_text())
+    filled.update(title="Test births 2019", source="a test file", licence="CC BY 4.0")
+    sheet = tmp_path / "datasheet.yaml"
+    sheet.write_text(yaml.safe_dump(filled))
+    code, out = _release(
+        tmp_path, small_spec, small_spec.path, small_csv, "--datasheet", str(sheet)
+    )
+    assert code == 0
+    assert "Provenance" not in capsys.readouterr().err
+    readme = (out / "README.md").read_text()
+    assert readme.startswith("# Test births 2019") and "Provenance not confirmed" not in readme
+    assert "- Source: a test file" in readme and "- Licence: CC BY 4.0" in readme
+    report = audit_release(out)
+    assert report.ok, report.failures
+    # the template's other fields are still its <...> placeholders: warned, not failed
+    assert "datasheet placeholder: licence: 'CC BY 4.0'" not in report.warnings
+    assert any(w.startswith("datasheet placeholder: publisher: '<") for w in report.warnings)
+    # The replaced provenance is part of what the audit regenerates: an edit fails it.
+    acc = json.loads((out / "acceptance.json").read_text())
+    acc["datasheet"]["source"] = "another file"
+    (out / "acceptance.json").write_text(json.dumps(acc))
+    files = sorted(p.name for p in out.iterdir() if p.name != "MANIFEST.json")
+    (out / "MANIFEST.json").write_text(
+        json.dumps({"files": {f: sha256_file(out / f) for f in files}})
+    )
+    assert any("datasheet regenerated" in f for f in audit_release(out).failures)
+
+
+def test_a_bad_datasheet_file_is_refused_before_anything_is_spent(
+    tmp_path, small_spec, small_csv, capsys
+):
+    sheet = tmp_path / "datasheet.yaml"
+    sheet.write_text("title: x\nsoucre: a typo\n")
+    code, _ = _release(tmp_path, small_spec, small_spec.path, small_csv, "--datasheet", str(sheet))
+    assert code == 2
+    assert "soucre" in capsys.readouterr().err
+    assert not (tmp_path / "enclave").exists()
+
+
+def test_the_template_is_a_valid_datasheet_file():
+    ds = load_datasheet(TEMPLATE)
+    assert ds.title.startswith("<") and ds.source.startswith("<")
+    with pytest.raises(Exception, match="does not exist"):
+        load_datasheet(TEMPLATE.with_name("nope.yaml"))
