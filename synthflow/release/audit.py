@@ -122,10 +122,30 @@ def _check_budget_fields(
         )
 
 
-def _provenance_warnings(report: AuditReport, spec: ReleaseSpec, unconfirmed: Any) -> None:
-    """Warn of provenance the publisher did not fill in or did not confirm (no check fails)."""
-    from synthflow.release._datasheet import placeholders  # noqa: PLC0415
+def _provenance_warnings(
+    report: AuditReport, spec: ReleaseSpec, unconfirmed: Any, replaced: bool
+) -> None:
+    """Check the provenance warning is there when it must be; warn of placeholders.
 
+    A package made with a bundled spec (its published spec.yaml has a bundled spec's
+    hash) whose provenance no ``--datasheet`` file replaced must carry the warning that
+    it was not confirmed: removing it from acceptance.json and the README fails here.
+    """
+    from synthflow.release._datasheet import placeholders, provenance_warning  # noqa: PLC0415
+    from synthflow.resources import bundled_spec_of  # noqa: PLC0415
+
+    bundled = None if replaced else bundled_spec_of(spec.sha256)
+    expected = provenance_warning(bundled, spec.datasheet.source) if bundled else None
+    report.add(
+        "provenance warning",
+        unconfirmed == expected,
+        ""
+        if unconfirmed == expected
+        else "the package's provenance comes from the bundled spec "
+        f"'{bundled}' but does not say it is unconfirmed"
+        if expected
+        else "acceptance.json's provenance_warning was not written by the release",
+    )
     if unconfirmed:
         report.warnings.append(f"provenance not confirmed: {unconfirmed}")
     for item in placeholders(spec):
@@ -295,7 +315,9 @@ def _check_datasheet(  # noqa: PLR0917  (the audit's parts, in its order)
     try:
         if acc.get("datasheet") is not None:  # provenance from a --datasheet file
             spec = dataclasses.replace(spec, datasheet=DatasheetSpec(**acc["datasheet"]))
-        _provenance_warnings(report, spec, acc.get("provenance_warning"))
+        _provenance_warnings(
+            report, spec, acc.get("provenance_warning"), acc.get("datasheet") is not None
+        )
         kinds = {c.name: c.kind for c in spec.criteria}
         results = tuple(
             CriterionResult(

@@ -150,6 +150,14 @@ CASES: dict[str, tuple[Callable[[Path], None], tuple[str, ...]]] = {
     "budget.formula": (_acc(budget__formula="eps_gen + eps_eval"), ("budget statement",)),
     "budget.total_epsilon": (_acc(budget__total_epsilon=1.0), ("budget total",)),
     "projection_rows": (_acc(projection_rows=-5), ("projection rows",)),
+    # The package was made with the bundled example_small spec: its provenance warning
+    # can be neither edited nor removed, nor hidden by claiming a --datasheet file.
+    "provenance_warning": (
+        _acc(provenance_warning="all confirmed"),
+        ("provenance warning", "datasheet regenerated"),
+    ),
+    "provenance_warning.removed": (_acc(provenance_warning=_DELETE), ("provenance warning",)),
+    "datasheet": (_acc(datasheet={"title": "Official"}), ("provenance warning",)),
     "an unknown field": (_acc(differentially_private=True), ("acceptance.json fields",)),
     # the data
     "a constraint-violating record": (_data(_violating_group), ("synthetic constraints",)),

@@ -154,7 +154,7 @@ def _chosen(spec: ReleaseSpec, ids: list[str], *, generator_epsilon: float = 1.0
 
 
 def test_plan_recomputes_a_mixed_shortlist_by_papernot_steinke(mixed_shortlist) -> None:
-    from synthflow.plan.cli import _papernot_steinke_check
+    from synthflow.jobs.plan import _papernot_steinke_check
     from synthflow.release.cost import PAPERNOT_STEINKE, selection_cost
 
     spec, shortlist = mixed_shortlist
@@ -177,7 +177,7 @@ def test_plan_recomputes_a_mixed_shortlist_by_papernot_steinke(mixed_shortlist) 
 
 
 def test_plan_leaves_a_pure_shortlist_to_liu_talwar(mixed_shortlist) -> None:
-    from synthflow.plan.cli import _papernot_steinke_check
+    from synthflow.jobs.plan import _papernot_steinke_check
 
     spec, shortlist = mixed_shortlist
     pure = [c.id for c in shortlist if c.model == "privbayes"]
