@@ -192,13 +192,8 @@ def _demo(args: argparse.Namespace) -> int:
         models=tuple(m.strip() for m in args.models.split(",") if m.strip()),
         exact_fallback=args.exact_fallback,
     )
-    print(f"shortlist: {result.shortlist}", file=sys.stderr)
-    print(
-        f"audit: {'passed' if result.audit.ok else 'FAILED'} ({len(result.audit.checks)} checks; "
-        f"{out / 'audit.txt'})",
-        file=sys.stderr,
-    )
-    print(result.release_dir.resolve())
+    print(f"\nsynthflow demo finished:\n{result.summary()}\n", file=sys.stderr)
+    print(result.release_dir.resolve())  # the last line: the release directory
     return 0 if result.audit.ok else 1
 
 

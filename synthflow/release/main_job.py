@@ -30,6 +30,7 @@ from synthflow.config.load import load_spec
 from synthflow.config.model import DatasheetSpec, ReleaseSpec
 from synthflow.errors import ConfigError
 from synthflow.jobs.release import run_release
+from synthflow.ledger import Ledger
 from synthflow.public import Calibration, default_calibration_path, simulate, write_sample
 from synthflow.release.audit import AuditReport, audit_release
 from synthflow.resources import bundled_spec, public_data_file
@@ -81,6 +82,33 @@ class MainJobResult:
     shortlist: Path
     sweep_store: Path
     audit: AuditReport
+    sweep_report: Path
+    shortlisted: int
+    """Configurations on the shortlist."""
+    screened: int
+    """Configurations the sweep screened."""
+    epsilon_spent: float
+    """Epsilon the release charged the dataset's ledger."""
+    total_epsilon: float
+    """The spec's total."""
+
+    def summary(self) -> str:
+        """What a person wants to see at the end of the demo, a line each."""
+        audit = "passed" if self.audit.ok else f"FAILED ({len(self.audit.failures)} checks)"
+        if self.audit.warnings:
+            audit += f", {len(self.audit.warnings)} warnings"
+        return "\n".join(
+            [
+                f"shortlisted  {self.shortlisted} of {self.screened} configurations "
+                f"({self.shortlist})",
+                f"spent        epsilon {self.epsilon_spent:.4g} of the spec's total "
+                f"{self.total_epsilon:g}",
+                f"audit        {audit} ({len(self.audit.checks)} checks)",
+                f"release      {self.release_dir}",
+                f"datasheet    {self.release_dir / 'README.md'}",
+                f"sweep report {self.sweep_report}",
+            ]
+        )
 
 
 def run_main_job(
@@ -178,6 +206,19 @@ def run_main_job(
         + "\n",
         encoding="utf-8",
     )
+    spent = Ledger(
+        total_epsilon=spec.privacy.total_epsilon,
+        total_delta=spec.privacy.total_delta,
+        path=out / "enclave" / "dataset_ledger.jsonl",
+    ).spent_epsilon
     return MainJobResult(
-        release_dir=release_dir, shortlist=shortlist, sweep_store=store, audit=report
+        release_dir=release_dir,
+        shortlist=shortlist,
+        sweep_store=store,
+        audit=report,
+        sweep_report=out / "sweep_report.html",
+        shortlisted=sum(e.p >= threshold for e in estimates),
+        screened=len(estimates),
+        epsilon_spent=spent,
+        total_epsilon=spec.privacy.total_epsilon,
     )

@@ -103,6 +103,18 @@ def test_wheel_runs_the_demo_outside_the_checkout(tmp_path):
     assert "attempts" not in (release / "acceptance.json").read_text()
     assert "attempts" not in (release / "README.md").read_text().replace("how many attempts", "")
     assert (elsewhere / "demo" / "sweep_report.html").is_file()
+    # The demo ends with a summary a person reads (#38): shortlist, spend, audit, paths.
+    summary = proc.stderr[proc.stderr.index("synthflow demo finished:") :]
+    assert "shortlisted  " in summary and " of 4 configurations" in summary
+    assert "spent        epsilon 9.98 of the spec's total 10" in summary
+    assert "audit        passed" in summary
+    assert "datasheet    demo/release/README.md" in summary
+    # Its datasheet states the demo's own provenance, not the births registry's.
+    assert "Provenance not confirmed" not in (release / "README.md").read_text()
+    assert (
+        "- Source: synthflow's embedded file nvss_like_2019.csv.gz"
+        in (release / "README.md").read_text()
+    )
     # The datasheet says the "private" data was the public stand-in, and has every section.
     readme = (release / "README.md").read_text()
     assert "This is a demonstration" in readme and "nvss_like_2019.csv.gz" in readme
