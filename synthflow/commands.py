@@ -62,16 +62,20 @@ def _space(args: argparse.Namespace) -> int:
 
 def _noise_report(spec: ReleaseSpec, configs: list[Configuration], n: int) -> None:
     """``space --rows N``: the criteria whose release noise decides pass or fail at n."""
-    from synthflow.acceptance.noise_check import describe, noise_warnings
+    from synthflow.acceptance.noise_check import describe, noise_warnings, public_sample
     from synthflow.transform import Transformer
 
     if n < 1:
         raise ConfigError(f"--rows ({n}) must be at least 1")
     found: dict[str, list[str]] = {}
-    for c in configs:
-        warnings = noise_warnings(spec, Transformer(spec, c.transformations), n)
+    sample = public_sample(spec)
+    binnings: dict[tuple[tuple[str, str], ...], list[str]] = {}
+    for c in configs:  # the noise depends on the bins only: each binning once
+        binnings.setdefault(tuple(sorted(c.transformations.items())), []).append(c.letters)
+    for key, letters in binnings.items():
+        warnings = noise_warnings(spec, Transformer(spec, dict(key)), n, sample)
         if warnings:
-            found.setdefault(describe(warnings, n), []).append(c.letters)
+            found.setdefault(describe(warnings, n), []).extend(letters)
     for text, letters in found.items():
         print(f"warning: {text}\n  (binnings {', '.join(sorted(set(letters)))})", file=sys.stderr)
     if not found:

@@ -215,6 +215,7 @@ def _build_spec(p: Path, data: bytes, raw: Any) -> ReleaseSpec:
         datasheet=parse_datasheet(raw.get("datasheet")),
         disclosure=_parse_disclosure(raw.get("disclosure"), columns),
         description=text("description", raw.get("description", ""), 2000),
+        public_sample=text("public_sample", raw.get("public_sample", ""), 400),
         path=str(p),
         sha256=hashlib.sha256(data).hexdigest(),
     )

@@ -223,6 +223,9 @@ class ReleaseSpec:
     """Key variables and sensitive column of the disclosure-risk measures."""
     description: str = ""
     """What the release is, in a sentence or two."""
+    public_sample: str = ""
+    """A public sample like the private data (a bundled public data file's name, or a
+    path relative to the spec): the noise check simulates the regression's design on it."""
     path: str = ""
     """File the spec was read from."""
     sha256: str = ""

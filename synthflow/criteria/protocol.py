@@ -108,14 +108,21 @@ class CriterionKind:
         return {"n": n}
 
     def noise_and_room(
-        self, c: CriterionSpec, spec: ReleaseSpec, transformer: Transformer, n: int
+        self,
+        c: CriterionSpec,
+        spec: ReleaseSpec,
+        transformer: Transformer,
+        n: int,
+        public: np.ndarray | None = None,
     ) -> tuple[float, float]:
         """The release noise's sd for a perfect candidate at ``n`` rows, and its room.
 
-        The room lies between the perfect value and the (pseudo-)threshold.
+        The room lies between the perfect value and the (pseudo-)threshold. ``public``:
+        the codes of the spec's public sample, for kinds whose noise depends on the data's
+        design (the regression); None when the spec names none.
         """
-        public = self.best_case_public(c, transformer, n)
-        sens, threshold = self.sensitivity_and_threshold(c, spec, public, c.epsilon)
+        best = self.best_case_public(c, transformer, n)
+        sens, threshold = self.sensitivity_and_threshold(c, spec, best, c.epsilon)
         return math.sqrt(2) * sens / c.epsilon, threshold - self.perfect_value
 
     def planning_extra(self, c: CriterionSpec, ctx: Context) -> dict[str, Any]:

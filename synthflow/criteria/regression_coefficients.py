@@ -102,12 +102,17 @@ class RegressionCoefficients(CriterionKind):
         return regression_pairs(c, spec)
 
     def noise_and_room(
-        self, c: CriterionSpec, spec: ReleaseSpec, transformer: Transformer, n: int
+        self,
+        c: CriterionSpec,
+        spec: ReleaseSpec,
+        transformer: Transformer,
+        n: int,
+        public: np.ndarray | None = None,
     ) -> tuple[float, float]:
-        """The DP fit's median coefficient error alone (a simulation on public bounds)."""
+        """The DP fit's median coefficient error alone (a simulation on public data)."""
         from synthflow.acceptance import noise_check
 
-        return noise_check.regression_noise(c, transformer, n), c.threshold
+        return noise_check.regression_noise(c, transformer, n, public), c.threshold
 
     def report_section(
         self,

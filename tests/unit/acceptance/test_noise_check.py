@@ -38,10 +38,48 @@ def test_births_at_release_size_is_clean_and_small_samples_are_not(births_spec):
     assert {"marginal_max_abs_error", "regression_coef_error"} <= small
 
 
-def testregression_noise_falls_as_one_over_n(births_spec):
+def test_regression_noise_falls_as_one_over_n(births_spec):
     # The functional mechanism's sums grow with n while the noise does not: the error of
     # the fit scales like 1/n (simulated, 200 draws: within 15% of the ratio 4).
     tr = Transformer(births_spec, {"mother_age": "b"})
     c = births_spec.criterion("regression_coef_error")
     ratio = regression_noise(c, tr, 20_000) / regression_noise(c, tr, 80_000)
     assert 3.4 < ratio < 4.6
+
+
+def test_the_regression_floor_is_simulated_on_the_public_sample(births_spec, capsys):
+    # #38 item 2: on independent features the floor was 10 at 167K rows (planner ~21):
+    # validate let an 86K-row release be spent that the datasheet then flagged (a perfect
+    # candidate's median error 45 against the threshold 30). births names its public
+    # sample; the floor is the datasheet's own simulation on it, resampled to n rows.
+    import numpy as np
+
+    from synthflow.acceptance import regression
+    from synthflow.acceptance.noise_check import public_sample
+    from synthflow.cli import main
+    from synthflow.jobs.release import hopeless_release
+    from synthflow.space import expand_space
+
+    tr = Transformer(births_spec, {"mother_age": "b", "parity": "a", "gestation_week": "a"})
+    c = births_spec.criterion("regression_coef_error")
+    frame = public_sample(births_spec)
+    assert frame is not None and len(frame) > 100_000
+    codes = tr.forward(frame).to_numpy(np.int64)
+    n = 86_728
+    floor = regression_noise(c, tr, n, codes)
+    rows = np.random.default_rng(0).integers(0, len(codes), n)  # the same resample
+    x, y, feats, xb, yb = regression.design(codes[rows], tr, c.column, c.features)
+    same, _ = regression.coefficient_error_noise(
+        x, y, features=feats, x_bounds=xb, y_bounds=yb, epsilon=c.epsilon
+    )
+    assert floor == same  # one simulation: the noise check's number is the datasheet's
+    assert floor > c.threshold > regression_noise(c, tr, n)  # independent design: below
+    # validate names it at 86,728 rows, not at the release size
+    assert main(["validate", "births", "--rows", str(n)]) == 0
+    assert "regression_coef_error: release noise" in capsys.readouterr().err
+    assert main(["validate", "births", "--rows", "167000"]) == 0
+    assert "no criterion is dominated" in capsys.readouterr().err
+    # the release's pre-flight (refuses without --force) says the same
+    release = [cfg for cfg in expand_space(births_spec) if cfg.id.startswith("workload")][:1]
+    assert "regression_coef_error" in hopeless_release(births_spec, release, n, [0.5])
+    assert hopeless_release(births_spec, release, 167_000, [0.5]) == ""
