@@ -1,0 +1,92 @@
+"""The package's shape stays as [criteria] left it: criteria dispatched by their kind
+objects, an acyclic import graph, few long modules, each saying why."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import networkx as nx
+
+from synthflow.criteria import KINDS
+
+PACKAGE = Path(__file__).resolve().parents[2] / "synthflow"
+MAX_LONG_MODULES = 8
+LONG = 300
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for p in PACKAGE.rglob("*.py"):
+        parts = list(p.relative_to(PACKAGE.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        out[".".join(parts)] = p
+    return out
+
+
+def test_no_criterion_kind_is_compared_by_name_outside_the_criteria_package():
+    found = []
+    for name, path in _modules().items():
+        if name.startswith("synthflow.criteria"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Compare):
+                consts = [n.value for n in ast.walk(node) if isinstance(n, ast.Constant)]
+                if any(isinstance(v, str) and v in KINDS for v in consts):
+                    found.append(f"{name}:{node.lineno}")
+    assert found == []
+
+
+def _imports(tree: ast.AST):
+    """Every import statement, those under ``if TYPE_CHECKING:`` left out (never run)."""
+    for node in ast.iter_child_nodes(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            yield from (n for stmt in node.orelse for n in _imports_of(stmt))
+            continue
+        yield from _imports_of(node)
+
+
+def _imports_of(node: ast.AST):
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        yield node
+    else:
+        yield from _imports(node)
+
+
+def test_the_import_graph_has_no_cycle_even_through_imports_inside_functions():
+    modules = _modules()
+
+    def resolve(name: str) -> str | None:
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph = nx.DiGraph()
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node in _imports(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            else:
+                base = node.module or ""
+                if node.level:
+                    parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join([*parts, base] if base else parts)
+                targets = [base, *(f"{base}.{a.name}" for a in node.names)]
+            for target in targets:
+                found = resolve(target)
+                if found and found != name and not name.startswith(found + "."):
+                    graph.add_edge(name, found)
+    assert graph.number_of_edges() > 300  # the walk found the imports
+    cycles = [sorted(c) for c in nx.strongly_connected_components(graph) if len(c) > 1]
+    assert cycles == []
+
+
+def test_few_long_modules_and_each_says_why_it_stays_whole():
+    long = {
+        name: path for name, path in _modules().items() if len(path.read_text().splitlines()) > LONG
+    }
+    assert len(long) <= MAX_LONG_MODULES, sorted(long)
+    for name, path in long.items():
+        assert "Kept whole:" in (ast.get_docstring(ast.parse(path.read_text())) or ""), name
