@@ -12,32 +12,40 @@ constraints, the matching rule), :mod:`.load` (:func:`load_spec`). Code inside s
 imports from the module; this package re-exports the public names.
 """
 
-from synthflow._bins import parse_bin
-from synthflow.config._values import (
-    MAX_CATEGORIES,
-    MAX_INTEGER,
-    MAX_SPEC_BYTES,
-    MAX_SPEC_DEPTH,
-    MAX_SPEC_NODES,
-    brief,
-    read_yaml,
-)
-from synthflow.config.load import load_spec, with_generator_epsilon
-from synthflow.config.model import (
-    Clause,
-    Column,
-    ColumnSource,
-    Constraint,
-    CriterionSpec,
-    DatasheetSpec,
-    DisclosureSpec,
-    MatchRule,
-    ModelGrid,
-    PrivacySpec,
-    ReleaseSpec,
-    SamplingSpec,
-    Transformation,
-)
+from typing import TYPE_CHECKING
+
+from synthflow._lazy import lazy_package
+
+# The exports, imported on first use (synthflow/_lazy.py): importing a submodule
+# (synthflow.config.model, which the criteria import) must not load the loader, which
+# imports the criteria.
+if TYPE_CHECKING:
+    from synthflow._bins import parse_bin
+    from synthflow.config._values import (
+        MAX_CATEGORIES,
+        MAX_INTEGER,
+        MAX_SPEC_BYTES,
+        MAX_SPEC_DEPTH,
+        MAX_SPEC_NODES,
+        brief,
+        read_yaml,
+    )
+    from synthflow.config.load import load_spec, with_generator_epsilon
+    from synthflow.config.model import (
+        Clause,
+        Column,
+        ColumnSource,
+        Constraint,
+        CriterionSpec,
+        DatasheetSpec,
+        DisclosureSpec,
+        MatchRule,
+        ModelGrid,
+        PrivacySpec,
+        ReleaseSpec,
+        SamplingSpec,
+        Transformation,
+    )
 
 __all__ = [
     "MAX_CATEGORIES",
@@ -64,3 +72,5 @@ __all__ = [
     "read_yaml",
     "with_generator_epsilon",
 ]
+
+lazy_package(__name__)
