@@ -214,7 +214,13 @@ def _execute(
     The noise check goes first, to a worker: workers have its modules (scipy) imported,
     and the driver would spend about 0.25 s of CPU importing them beside the runs.
     """
+    # Finished before any run is submitted: a run that kills its worker cannot then break
+    # the pool under the check, and the failure names the run.
     warning = runners.call(space_noise_warning, spec, configs, n)
+    broken = warning.exception()
+    if broken is not None:
+        raise _worker_failure("the noise check", broken, stored=0)
+    _warn_noise(warning.result())
     own = spec.privacy.generator_epsilon
     futures = {
         runners.submit(
@@ -227,11 +233,6 @@ def _execute(
     }
     new = passed = passed_exact = 0
     try:
-        broken = warning.exception()
-        if broken is not None:  # the pool broke: keep any run that finished all the same
-            new = sum(db.add_run(f.result()) for f in _finished_runs(futures))
-            raise _worker_failure("the noise check", broken, stored=new)
-        _warn_noise(warning.result())
         with tqdm(total=len(todo), desc="sweep", unit="run", disable=not show_progress) as bar:
             for future in as_completed(futures):
                 exc = future.exception()
