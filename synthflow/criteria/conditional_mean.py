@@ -104,12 +104,7 @@ class ConditionalMean(CriterionKind):
 
     def pairs_read(self, c: CriterionSpec, spec: ReleaseSpec) -> set[tuple[str, ...]]:
         """(column, group-by column) for each grouping."""
-        order = {name: i for i, name in enumerate(spec.column_names)}
-        return {
-            tuple(sorted((c.column, g), key=order.__getitem__))
-            for g in c.group_by
-            if g and g != c.column
-        }
+        return {(c.column, g) for g in c.group_by if g and g != c.column}
 
     def best_case_public(self, c: CriterionSpec, transformer: Transformer, n: int) -> dict:
         """The smallest group at its largest: ``n`` spread evenly over the groups."""

@@ -50,8 +50,7 @@ def family_pairs(c: CriterionSpec, spec: ReleaseSpec) -> set[tuple[str, ...]]:
     cols = c.columns or spec.column_names
     if (c.max_order or 2) < 2:
         return set()
-    order = {name: i for i, name in enumerate(spec.column_names)}
-    return {tuple(sorted(p, key=order.__getitem__)) for p in itertools.combinations(cols, 2)}
+    return set(itertools.combinations(cols, 2))
 
 
 class Marginals(CriterionKind):

@@ -94,7 +94,10 @@ class CriterionKind:
         """
 
     def pairs_read(self, c: CriterionSpec, spec: ReleaseSpec) -> set[tuple[str, ...]]:
-        """The pairs of columns the criterion reads (what ``workload`` measures)."""
+        """The pairs of columns the criterion reads (what ``workload`` measures).
+
+        In any order: the workload orders each pair as the spec's columns are.
+        """
         return set()
 
     def marginal_family(

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from synthflow.rng import PrivacyRNG
     from synthflow.transform import Transformer
 
-__all__ = ["RegressionCoefficients", "RegressionParams", "parse_regression"]
+__all__ = ["RegressionCoefficients", "RegressionKind", "RegressionParams", "parse_regression"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -65,14 +65,29 @@ def check_shared_fit(c: CriterionSpec, criteria: tuple[CriterionSpec, ...]) -> N
                 )
 
 
-def regression_pairs(c: CriterionSpec, spec: ReleaseSpec) -> set[tuple[str, ...]]:
-    """Every pair among the target and its features."""
-    cols = (c.column, *spec.regression_features(c.column, c.features))
-    order = {name: i for i, name in enumerate(spec.column_names)}
-    return {tuple(sorted(p, key=order.__getitem__)) for p in itertools.combinations(cols, 2)}
+class RegressionKind(CriterionKind):
+    """What the two regression kinds share: target and features, one DP fit, its pairs."""
+
+    def parse(
+        self, where: str, raw: Mapping[str, Any], columns: Mapping[str, Column]
+    ) -> CriterionParams:
+        """The target and the features (in the kind's own ``Params``)."""
+        return self.Params(**parse_regression(where, raw, columns))
+
+    def check(
+        self, c: CriterionSpec, criteria: tuple[CriterionSpec, ...], columns: Mapping[str, Column]
+    ) -> None:
+        """The regression criteria on this target share its features."""
+        check_shared_fit(c, criteria)
+
+    def pairs_read(self, c: CriterionSpec, spec: ReleaseSpec) -> set[tuple[str, ...]]:
+        """Every pair among the target and its features."""
+        return set(
+            itertools.combinations((c.column, *spec.regression_features(c.column, c.features)), 2)
+        )
 
 
-class RegressionCoefficients(CriterionKind):
+class RegressionCoefficients(RegressionKind):
     """Coefficient error of the candidate's OLS against a DP fit of the original.
 
     The original's side is the functional mechanism's fit (once per release or per
@@ -84,22 +99,6 @@ class RegressionCoefficients(CriterionKind):
     mechanism = "functional"
     once_per_release = True
     release_first = True
-
-    def parse(
-        self, where: str, raw: Mapping[str, Any], columns: Mapping[str, Column]
-    ) -> RegressionParams:
-        """The target and the features."""
-        return RegressionParams(**parse_regression(where, raw, columns))
-
-    def check(
-        self, c: CriterionSpec, criteria: tuple[CriterionSpec, ...], columns: Mapping[str, Column]
-    ) -> None:
-        """The regression criteria on this target share its features."""
-        check_shared_fit(c, criteria)
-
-    def pairs_read(self, c: CriterionSpec, spec: ReleaseSpec) -> set[tuple[str, ...]]:
-        """Every pair among the target and its features."""
-        return regression_pairs(c, spec)
 
     def noise_and_room(
         self,

@@ -2,18 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from synthflow.config.model import Column, CriterionSpec, ReleaseSpec
-from synthflow.criteria.protocol import CriterionKind
-from synthflow.criteria.regression_coefficients import (
-    RegressionParams,
-    check_shared_fit,
-    parse_regression,
-    regression_pairs,
-)
+from synthflow.config.model import CriterionSpec, ReleaseSpec
+from synthflow.criteria.regression_coefficients import RegressionKind, RegressionParams
 
 if TYPE_CHECKING:
     import numpy as np
@@ -32,28 +25,12 @@ class RegressionTSTRParams(RegressionParams):
     """The regression's target and features (shared with the coefficients' fit)."""
 
 
-class RegressionTSTR(CriterionKind):
+class RegressionTSTR(RegressionKind):
     """|MAE of the D_T model - MAE of the D_R model| on D_T; sensitivity 2 (U - L) / n."""
 
     name = "regression_tstr"
     Params = RegressionTSTRParams
     uses_regression_fit = True
-
-    def parse(
-        self, where: str, raw: Mapping[str, Any], columns: Mapping[str, Column]
-    ) -> RegressionTSTRParams:
-        """The target and the features."""
-        return RegressionTSTRParams(**parse_regression(where, raw, columns))
-
-    def check(
-        self, c: CriterionSpec, criteria: tuple[CriterionSpec, ...], columns: Mapping[str, Column]
-    ) -> None:
-        """The regression criteria on this target share its features."""
-        check_shared_fit(c, criteria)
-
-    def pairs_read(self, c: CriterionSpec, spec: ReleaseSpec) -> set[tuple[str, ...]]:
-        """Every pair among the target and its features."""
-        return regression_pairs(c, spec)
 
     def planning_extra(self, c: CriterionSpec, ctx: Context) -> dict[str, Any]:
         """The candidate model's MAE on the original (the planner re-draws the rest)."""

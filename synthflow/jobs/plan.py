@@ -26,6 +26,7 @@ from synthflow.plan.simulate import load_arms
 from synthflow.plan.specfile import write_planned_spec
 from synthflow.release.cost import SelectionCost, selection_cost
 from synthflow.space import find_configuration
+from synthflow.sweep.shortlist import THIN_RUNS, wilson_interval
 
 __all__ = ["PLAN_FILES", "NoPlanError", "plan_budget"]
 
@@ -42,8 +43,6 @@ def _point_json(p: Any) -> dict[str, Any]:
 
 def _thin_evidence(arms: list[Any]) -> list[str]:
     """A warning when the plan's probabilities rest on few runs per configuration."""
-    from synthflow.sweep.shortlist import THIN_RUNS, wilson_interval  # noqa: PLC0415
-
     runs = [len(a.records) for a in arms]
     if not runs or min(runs) >= THIN_RUNS:
         return []
