@@ -135,6 +135,44 @@ class Synthesizer:
         self.ledger_ = ledger
         return self
 
+    def fit_sample(
+        self,
+        data: pd.DataFrame | str | Path,
+        n: int | None = None,
+        *,
+        codes: bool = False,
+        ledger: Ledger | None = None,
+        rng: PrivacyRNG | None = None,
+        public: bool = False,
+    ) -> pd.DataFrame:
+        """Fit, then draw one candidate: ``fit(data, ...)`` then ``sample(n, codes=codes)``.
+
+        The privacy rules are :meth:`fit`'s: data not declared public (``public=True``)
+        need their dataset's persistent ledger (``ledger=``), and without either the
+        call is refused before the data are read. The ledger is charged the generator
+        budget once; sampling is post-processing. The fitted generator stays, so
+        :meth:`sample` draws further candidates free.
+
+        Example (not run here; ``data`` from :func:`synthflow.load_data`)::
+
+            s = Synthesizer("births", "privbayes-a1076afd5b")
+            candidate = s.fit_sample("nvss_10k.csv", public=True)
+            ledger = synthflow.dataset_ledger("budget.jsonl", data, total_epsilon=10)
+            candidate = s.fit_sample(data, ledger=ledger)  # private data
+
+        Args:
+            data: As for :meth:`fit`.
+            n: Rows of the candidate (default: as many as the data had).
+            codes: Integer codes instead of bin labels.
+            ledger: As for :meth:`fit`.
+            rng: As for :meth:`fit`.
+            public: As for :meth:`fit`.
+
+        Raises:
+            ConfigError, InfeasibleConfigurationError, BudgetExceededError: As :meth:`fit`.
+        """
+        return self.fit(data, ledger=ledger, rng=rng, public=public).sample(n, codes=codes)
+
     def sample(self, n: int | None = None, *, codes: bool = False) -> pd.DataFrame:
         """Draw a candidate: sample, filter, project (post-processing; nothing charged).
 

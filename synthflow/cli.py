@@ -31,6 +31,7 @@ __all__ = ["build_parser", "entry", "main"]
 
 _COMMAND_MODULES = (
     "synthflow.commands",
+    "synthflow.scaffold",
     "synthflow.acceptance.cli",
     "synthflow.public.cli",
     "synthflow.tables.cli",

@@ -1,0 +1,183 @@
+"""``synthflow init``: a release spec drafted from a PUBLIC data file, for review.
+
+The draft types every column (whole numbers: ``int``; text and booleans:
+``categorical``; a date: the ``int`` month read from it through ``input.mapping``),
+drafts public bins, domains, bounds, categories and conditional-mean groups from the
+public file, and adds default budgets, criteria (more kinds commented out, drafted for
+the file's columns) and a configuration space. Every drafted value carries a
+``# REVIEW`` comment: a spec's domains, bounds and categories must be public facts,
+never read from private data, so the command runs on files declared public only. The
+draft passes ``synthflow validate`` as written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+from pathlib import Path
+
+from synthflow._cli import add_command, require_public
+from synthflow._scaffold import REVIEW, column_yaml, examples, line, q, type_column
+from synthflow.errors import DataError
+
+__all__ = ["draft_spec", "register", "write_draft"]
+
+
+def draft_spec(
+    data: str | Path,
+    *,
+    name: str | None = None,
+    spec_dir: str | Path = ".",
+    skip: tuple[str, ...] = (),
+) -> str:
+    """The text of a release spec drafted from the PUBLIC file ``data``, for review.
+
+    Args:
+        data: A public CSV (optionally compressed) or Parquet file.
+        name: The release's name (default: the file's name without its suffixes).
+        spec_dir: Where the spec will be written (its ``public_sample`` is relative to it).
+        skip: Columns of the file to leave out.
+
+    Raises:
+        DataError: The file cannot be read, has no rows, or a column cannot be typed.
+    """
+    from synthflow._readers import read_table  # noqa: PLC0415
+
+    path = Path(data)
+    frame = read_table(path)
+    unknown = sorted(set(skip) - {str(c) for c in frame.columns})
+    if unknown:
+        raise DataError(f"--skip {unknown}: not columns of {str(path)!r}")
+    if frame.empty:
+        raise DataError(f"{str(path)!r} has a header but no rows; draft from a public sample")
+    cols, problems = [], []
+    for c in frame.columns:
+        if str(c) not in skip:
+            try:
+                cols.append(type_column(str(c), frame[c]))
+            except DataError as exc:  # every column that cannot be typed, at once
+                problems.append(str(exc))
+    if problems:
+        many = f"{len(problems)} columns cannot be typed:\n  " if len(problems) > 1 else ""
+        raise DataError(many + "\n  ".join(problems))
+    if not cols:
+        raise DataError("every column is skipped: nothing to draft")
+    names = [c.name for c in cols]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise DataError(
+            f"the drafted columns {twice} would appear twice; rename the file's columns"
+        )
+    stem = path.name.split(".")[0]
+    name = name or re.sub(r"[^A-Za-z0-9_-]+", "_", stem).strip("_") or "release"
+    sample = os.path.relpath(path.resolve(), Path(spec_dir).resolve())
+    if sample.startswith(f"..{os.sep}.."):  # far away: the absolute path reads better
+        sample = str(path.resolve())
+    lines = [
+        f"# Release spec DRAFTED by 'synthflow init' from the PUBLIC file {path.name}",
+        f"# ({len(frame):,} rows, {len(cols)} columns): review every value marked REVIEW.",
+        "#",
+        "# Domains, bounds and categories must be PUBLIC FACTS (a codebook, a standard, the",
+        "# documented range of a public-use file), never read from private data. Those below",
+        "# come from the public file only: widen each domain to the documented range (rows",
+        "# of the private data outside it are refused), narrow bounds to what is publicly",
+        "# plausible (narrower bounds, less noise) and list every category the private data",
+        "# may hold. Bins, budgets, criteria, thresholds and the space are defaults, not",
+        "# recommendations. Check with 'synthflow validate SPEC --rows N'; every key is in",
+        "# docs/spec.md.",
+        line(f"name: {q(name)}", "# REVIEW: the release's short name"),
+        line("unit: record", "# REVIEW: one row (birth, person): the unit of privacy"),
+        line('description: ""', "# REVIEW: what the data are, in words"),
+        *(
+            [line(f"public_sample: {q(sample)}", "# REVIEW: the public file of this draft")]
+            if len(sample) <= 400
+            else []
+        ),
+        "",
+        "privacy:",
+        line("  neighbouring: replace_one", "# neighbours replace one record; n is public"),
+        line("  total_epsilon: 10.0", "# REVIEW: default: the dataset's whole budget"),
+        line("  generator_epsilon: 4.0", "# REVIEW: default: one generator fit"),
+        "  # total_delta: 1.0e-6                     # only MST, AIM and the GANs spend delta",
+    ]
+    dates = [c for c in cols if c.source]
+    if dates:
+        lines += ["", "input:", "  mapping:"]
+        lines += [
+            line(f"    {q(c.name)}: {{from: {q(c.source)}, parse: month}}", REVIEW) for c in dates
+        ]
+    lines += ["", "columns:"]
+    for c in cols:
+        lines += column_yaml(c)
+    lines += [
+        "",
+        "constraints:",
+        line("  raw: []", "# REVIEW: rules dropping implausible rows, e.g."),
+        '  #   - {id: 2, name: a rule in words, all: [[COLUMN, "<", 20], [COLUMN, ">", 6]]}',
+        line("  synthetic: []", "# REVIEW: raw rules also checked on synthetic rows"),
+        "",
+        "# REVIEW: default criteria, thresholds and budgets, not recommendations: agree them",
+        "# with the data's users ('synthflow plan' helps choose budgets; 'synthflow validate",
+        "# SPEC --rows N' warns of criteria whose noise alone decides pass or fail).",
+        "acceptance:",
+        "  criteria:",
+        "    - {name: marginal_max_abs_error, kind: marginals, max_order: 2, threshold: 0.05,",
+        "       epsilon: 0.05}",
+        "    - {name: marginal_mean_tvd, kind: marginal_tvd, max_order: 2, threshold: 0.05,",
+        "       epsilon: 0.05}",
+        *examples(cols),
+        "",
+        "space:",
+        line("  min_count: [1, 2]", "# REVIEW: default: every record appears this often"),
+        "  models:",
+        line("    - model: workload", "# REVIEW: default grids"),
+        "      grid: {one_way_share: [0.1, 0.2]}",
+        "    - model: privbayes",
+        "      grid: {flavor: degree, epsilon_split: 0.3, degree: [1, 2]}",
+        "",
+        "# datasheet: {title: ..., publisher: ..., source: ..., population: ..., period: ...}",
+        "# disclosure: {key_variables: [...], sensitive: COLUMN}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def write_draft(
+    data: str | Path, out: str | Path, *, name: str | None = None, force: bool = False,
+    skip: tuple[str, ...] = (),
+) -> Path:  # fmt: skip
+    """Write :func:`draft_spec` to ``out`` (refused when it exists, unless ``force``)."""
+    from synthflow._outputs import check_output_file  # noqa: PLC0415
+
+    target = check_output_file(out, force=force, option="--out", protected=(data,))
+    text = draft_spec(data, name=name, spec_dir=target.parent, skip=skip)
+    target.write_text(text, encoding="utf-8")
+    return target
+
+
+def _init(args: argparse.Namespace) -> int:
+    require_public(args, "init writes the file's value ranges and categories into the spec")
+    skip = tuple(s.strip() for s in (args.skip or "").split(",") if s.strip())
+    out = write_draft(args.data, args.out, name=args.name, force=args.force, skip=skip)
+    print(
+        f"drafted from the public file {args.data}: review every '# REVIEW' line, then "
+        f"'synthflow validate {out}'",
+        file=sys.stderr,
+    )
+    print(out.resolve())
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``init`` to the CLI."""
+    p = add_command(
+        sub,
+        "init",
+        help="draft a release spec from a PUBLIC data file, every drafted value marked for review",
+        options=("data", "public", "force"),
+    )
+    p.add_argument("--out", required=True, metavar="FILE", help="the new spec file")
+    p.add_argument("--name", help="the release's name (default: the data file's name)")
+    p.add_argument("--skip", metavar="COLUMNS", help="comma-separated columns to leave out")
+    p.set_defaults(func=_init)
