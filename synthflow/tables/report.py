@@ -2,9 +2,10 @@
 
 One section per table level: a risk-utility map (Hellinger distance to the true table
 against the share of the original's cells of 1 published unchanged; one dot per method
-and epsilon, coloured by family with a legend), the measures of every method side by
-side, and transition-matrix heatmaps (the classic methods, each DP method at one
-epsilon, the synthetic release) folded away. Rendered from
+and epsilon, coloured by family with a legend; utility alone, with a sentence saying
+why, when the original has no cells of 1 and the risk axis is undefined), the measures
+of every method side by side, and transition-matrix heatmaps (the classic methods, each
+DP method at one epsilon, the synthetic release) folded away. Rendered from
 ``templates/tables_report.html.j2``; plots are drawn with matplotlib's object API and
 embedded as PNG.
 """
@@ -87,6 +88,49 @@ def _ru_map(rows: Sequence[ComparisonRow], original_ones: int) -> Any:
     ax.legend(fontsize=9, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
     fig.tight_layout()
     return fig
+
+
+def _utility_only(rows: Sequence[ComparisonRow]) -> Any:
+    """Utility alone, one dot per method: for a table whose original has no cells of 1."""
+    from matplotlib.figure import Figure  # noqa: PLC0415
+
+    fig = Figure(figsize=(10, 0.9 + 0.28 * len(rows)))
+    ax = fig.subplots()
+    y = np.arange(len(rows))
+    ax.scatter(
+        [r.measures.hellinger for r in rows],
+        y,
+        c=[_COLOURS[r.method] for r in rows],
+        s=45,
+        zorder=3,
+        clip_on=False,  # a distance of 0 sits on the axis
+    )
+    ax.set_yticks(y, [r.label for r in rows], fontsize=10)
+    ax.invert_yaxis()
+    ax.set_xscale("symlog", linthresh=1e-3)
+    top = max((r.measures.hellinger for r in rows if np.isfinite(r.measures.hellinger)), default=1)
+    ax.set_xlim(0, max(top, 1e-3) * 1.6)  # distances are >= 0: no negative half
+    ax.set_xlabel(
+        "Hellinger distance to the true table (utility loss; left is better)", fontsize=11
+    )
+    ax.tick_params(axis="x", labelsize=10)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    return fig
+
+
+_NO_ONES = (
+    "The original table has no cells of 1, so the disclosure-risk axis (the share of the "
+    "original's cells of 1 published as 1) is undefined for every method: the plot shows "
+    "utility alone, one dot per method."
+)
+
+
+def _map(rows: Sequence[ComparisonRow], ones: int, name: str) -> tuple[Any, str]:
+    """The table's plot and, when the risk axis is undefined, the sentence saying why."""
+    if ones:
+        return png(_ru_map(rows, ones), alt=f"risk-utility map of {name}"), ""
+    return png(_utility_only(rows), alt=f"utility of each method on {name}"), _NO_ONES
 
 
 def _heatmaps(rows: Sequence[ComparisonRow], title: str) -> Any:
@@ -176,12 +220,14 @@ def render_html(cmp: Comparison, *, heatmap_epsilon: float | None = None, title:
         original = next((r for r in rows if r.method == "original"), None)
         ones = int(original.measures.ones) if original is not None else 0
         published = [r for r in rows if r.method != "original"]
+        plot, plot_note = _map(published, ones, name)
         tables.append(
             {
                 "name": name,
                 "anchor": f"table-{i}",
                 "description": cmp.descriptions[name],
-                "map": png(_ru_map(published, ones), alt=f"risk-utility map of {name}"),
+                "map": plot,
+                "map_note": plot_note,
                 "rows": [
                     {
                         "label": r.label,

@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import pytest
-from tables_support import REPO, TABLES_BIRTHS, make_births
+from tables_support import REPO, TABLES_BIRTHS, make_births, tables_of
 
 from synthflow.cli import main
 from synthflow.config import ReleaseSpec
@@ -352,3 +353,56 @@ def test_degenerate_settings_are_refused_on_private_data(
     assert main(_private(births_csv, out, *args)) == 2
     assert message in capsys.readouterr().err
     assert not out.exists() or not any(out.iterdir())
+
+
+def _plotted_points(fig: Any) -> int:
+    """Finite points drawn on a figure's axes (lines and scatter dots)."""
+    n = 0
+    for ax in fig.axes:
+        for line in ax.get_lines():
+            x, y = (np.asarray(v, dtype=float) for v in line.get_data())
+            n += int(np.sum(np.isfinite(x) & np.isfinite(y)))
+        for coll in ax.collections:
+            n += int(np.isfinite(np.asarray(coll.get_offsets(), dtype=float)).all(axis=1).sum())
+    return n
+
+
+def test_every_table_gets_a_plot_with_points(
+    births_spec: ReleaseSpec, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A table whose original has no cells of 1 (no risk axis) still plots its methods.
+
+    #38 item 8: with --release, the births comparison's two national/monthly tables had
+    empty risk-utility maps: the risk axis (share of the original's 1s kept) is 0/0.
+    """
+    from synthflow.tables import report
+
+    frame = make_births(400, seed=9)
+    tables = tables_of(
+        births_spec,
+        {"name": "sex", "columns": ["birth_sex"]},  # 2 cells of about 200: no 1s
+        {"name": "weight_by_sex", "columns": ["birth_weight", "birth_sex", "birth_month"]},
+    )
+    tr = Transformer(births_spec, {})
+    release = Microdata(tr.to_labels(tr.forward(frame)), births_spec, labelled=True)
+    cmp = compare(
+        Microdata(frame, births_spec), tables, rng=PrivacyRNG.from_seed(0), release=release,
+        release_epsilon=4.0, epsilons=(1.0,),
+    )  # fmt: skip
+    maps: dict[str, Any] = {}
+    real = report.png
+
+    def keep(fig: Any, *, alt: str, **kw: Any) -> Any:
+        maps[alt] = fig
+        return real(fig, alt=alt, **kw)
+
+    monkeypatch.setattr(report, "png", keep)
+    html = render_html(cmp)
+    plots = {alt: fig for alt, fig in maps.items() if not alt.startswith("transitions")}
+    assert len(plots) == 2
+    for alt, fig in plots.items():
+        # every published row: 2 cell-key + 3 rounding + 4 DP methods + the release
+        assert _plotted_points(fig) >= 10, alt
+    assert "risk-utility map of weight_by_sex" in plots
+    assert "utility of each method on sex" in plots
+    assert html.count("The original table has no cells of 1") == 1
