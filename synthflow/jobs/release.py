@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from synthflow._progress import tqdm
+from synthflow._progress import private_count_line
 from synthflow.acceptance import fit_dp_regression
 from synthflow.acceptance.noise_check import space_noise_warning
 from synthflow.candidates import read_candidates, read_pass_rates
@@ -44,16 +44,19 @@ def hopeless_release(
     candidates: list[Configuration],
     n: int,
     pass_rates: list[float | None],
+    *,
+    fit_once: bool = False,
 ) -> str:
     """Why private selection would spend its budget for (almost) nothing; '' if it would not.
 
     Public facts only: the spec, the candidates' bins, n, and the shortlist's pass
-    estimates on public data. Two reasons: a DP criterion whose release noise is at
-    least the room a perfect candidate has (:mod:`~synthflow.acceptance.noise_check`),
-    or no candidate that ever passed in the public sweep.
+    estimates on public data. Two reasons: a DP criterion that a perfect candidate would
+    pass in fewer than 2 releases in 3 (the one noise rule,
+    :mod:`~synthflow.acceptance.noise_check`), or no candidate that ever passed in the
+    public sweep.
     """
     reasons = []
-    noisy = space_noise_warning(spec, candidates, n)
+    noisy = space_noise_warning(spec, candidates, n, fit_once=fit_once)
     if noisy:
         reasons.append(noisy)
     known = [p for p in pass_rates if p is not None]
@@ -180,7 +183,9 @@ def run_release(
     hopeless = (
         ""
         if resuming
-        else hopeless_release(spec, candidates, len(raw), read_pass_rates(candidates_path))
+        else hopeless_release(
+            spec, candidates, len(raw), read_pass_rates(candidates_path), fit_once=fit_once
+        )
     )
     if hopeless and not force:
         raise ConfigError(
@@ -214,30 +219,29 @@ def run_release(
         def fit(ledger: Ledger, r: PrivacyRNG) -> Any:
             return fit_dp_regression(spec, tr, original, ledger=ledger, rng=r)
 
-    # The number of attempts is private (it depends on the data): by default the display
-    # shows only that selection is running and for how long; --show-attempts shows the
-    # count on the steward's terminal inside the enclave.
-    bar = tqdm(
-        desc="private selection",
-        unit="attempt",
-        disable=not show_progress,
-        bar_format=None if show_attempts else "{desc}: running for {elapsed}",
+    # The number of attempts is private (it depends on the data): by default the line
+    # shows only that selection is running and for how long, redrawn every second by its
+    # own clock (never as an attempt ends); --show-attempts shows the count on the
+    # steward's terminal inside the enclave.
+    line = private_count_line(
+        "private selection", unit="attempt", show_count=show_attempts, disable=not show_progress
     )
     try:
-        outcome = private_selection(
-            spec,
-            candidates,
-            attempt=_attempt_fn(spec, raw, show_progress=False, public=public),
-            enclave_dir=private_dir,
-            rng=rng,
-            stop_probability=stop_probability,
-            fit_once=fit_once,
-            fit=fit,
-            max_attempts=max_attempts,
-            on_attempt=lambda k, ok: bar.update(k - bar.n),  # the selection's attempt number
-            dataset_ledger=shared,
-            rows=len(raw),
-        )
+        with line as set_count:
+            outcome = private_selection(
+                spec,
+                candidates,
+                attempt=_attempt_fn(spec, raw, show_progress=False, public=public),
+                enclave_dir=private_dir,
+                rng=rng,
+                stop_probability=stop_probability,
+                fit_once=fit_once,
+                fit=fit,
+                max_attempts=max_attempts,
+                on_attempt=lambda k, _ok: set_count(k),  # the selection's attempt number
+                dataset_ledger=shared,
+                rows=len(raw),
+            )
     except KeyboardInterrupt:
         if not _spent(private_dir):
             raise
@@ -257,8 +261,6 @@ def run_release(
             f"after epsilon {spent:g} was charged; nothing is lost: free space or fix the path, "
             "then re-run the same command to continue the same selection without a new charge"
         ) from exc
-    finally:
-        bar.close()
     if outcome.configuration is None:
         return None
     # (candidate, report, extra); a selection saved by an older version has no extra.

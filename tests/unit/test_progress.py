@@ -1,0 +1,58 @@
+"""The private progress line: elapsed time only, redrawn by its own clock every second."""
+
+from __future__ import annotations
+
+import io
+import re
+import time
+
+from synthflow._progress import elapsed_line, private_count_line, ticking, tqdm
+
+
+def _frames(text: str) -> list[str]:
+    """The distinct redraws of a tqdm line written to a file."""
+    return [f.strip() for f in re.split(r"[\r\n]", text) if f.strip()]
+
+
+def test_the_elapsed_line_redraws_itself_without_updates() -> None:
+    out = io.StringIO()
+    with elapsed_line("private selection", file=out, interval=0.05):
+        time.sleep(0.6)
+    frames = _frames(out.getvalue())
+    # tqdm alone would draw it twice (open, close); the clock redraws it in between
+    assert len(frames) >= 6
+    assert set(frames) == {"private selection: running for 00:00"}
+
+
+def test_the_count_is_hidden_and_does_not_trigger_a_redraw() -> None:
+    """Neither what the line shows nor when it changes depends on the private count."""
+    out = io.StringIO()
+    with private_count_line(
+        "private selection", unit="attempt", show_count=False, file=out, interval=3600
+    ) as set_count:
+        for k in range(1, 50):
+            set_count(k)
+    frames = _frames(out.getvalue())
+    assert frames == ["private selection: running for 00:00"] * len(frames)
+    assert len(frames) <= 2  # drawn when it opens and when it closes, never per attempt
+
+
+def test_show_count_shows_the_count_on_the_stewards_terminal() -> None:
+    out = io.StringIO()
+    with private_count_line(
+        "private selection", unit="attempt", show_count=True, file=out, interval=0.05
+    ) as set_count:
+        set_count(4)
+        time.sleep(0.2)
+    assert re.search(r"private selection: 4attempt", out.getvalue())
+
+
+def test_a_disabled_line_starts_no_thread() -> None:
+    import threading
+
+    before = threading.active_count()
+    with elapsed_line("quiet", disable=True, interval=0.01):
+        assert threading.active_count() == before
+    bar = tqdm(disable=True)
+    with ticking(bar, 0.01):
+        assert threading.active_count() == before
