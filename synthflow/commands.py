@@ -6,7 +6,7 @@ import argparse
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from synthflow._cli import add_command, check_json, write_json
 from synthflow.errors import ConfigError
@@ -45,19 +45,69 @@ def _space(args: argparse.Namespace) -> int:
         write_json(args.json, [c.to_json() for c in configs])
         if args.json == "-":
             return 0
-    width = max(len(spec.column_names), len("letters"))
-    print(f"{'id':<22} {'model':<10} {'min':>3}  {'letters':<{width}}  hyperparameters")
-    for c in configs:
-        hp = " ".join(f"{k}={v}" for k, v in c.hyperparameters_items)
-        print(f"{c.id:<22} {c.model:<10} {c.min_count:>3}  {c.letters:<{width}}  {hp}")
-    print(
-        f"{len(configs)} configurations; letters = transformation per column "
-        f"({', '.join(spec.column_names)})",
-        file=sys.stderr,
-    )
+    if args.all:
+        width = max(len(spec.column_names), len("letters"))
+        print(f"{'id':<22} {'model':<10} {'min':>3}  {'letters':<{width}}  hyperparameters")
+        for c in configs:
+            hp = " ".join(f"{k}={v}" for k, v in c.hyperparameters_items)
+            print(f"{c.id:<22} {c.model:<10} {c.min_count:>3}  {c.letters:<{width}}  {hp}")
+        print(
+            f"{len(configs)} configurations; letters = transformation per column "
+            f"({', '.join(spec.column_names)})",
+            file=sys.stderr,
+        )
+    else:
+        print(_space_summary(spec, configs))
     if args.rows is not None:
         _noise_report(spec, configs, args.rows)
     return 0
+
+
+def _values(values: set[Any]) -> str:
+    """Distinct values, numbers in numeric order, then text."""
+
+    def key(v: Any) -> tuple[int, float, str]:
+        return (0, float(v), "") if isinstance(v, int | float) else (1, 0.0, str(v))
+
+    return ", ".join(str(v) for v in sorted(values, key=key))
+
+
+def _n(k: int, noun: str) -> str:
+    return f"{k:,} {noun}{'' if k == 1 else 's'}"
+
+
+def _space_summary(spec: ReleaseSpec, configs: list[Configuration]) -> str:
+    """``space`` without ``--all``: counts per generator, and the axes of the space."""
+    lines = []
+    by_model: dict[str, list[Configuration]] = {}
+    for c in configs:
+        by_model.setdefault(c.model, []).append(c)
+    for model, group in by_model.items():
+        settings = {c.hyperparameters_items for c in group}
+        letters = {c.letters for c in group}
+        counts = {c.min_count for c in group}
+        lines.append(
+            f"{model}: {len(group):,} configurations ({_n(len(settings), 'hyperparameter setting')}"
+            f" x {_n(len(letters), 'transformation')} x {len(counts)} min_count)"
+        )
+        grid: dict[str, set[Any]] = {}
+        for items in settings:
+            for k, v in items:
+                grid.setdefault(k, set()).add(str(v) if isinstance(v, list | dict) else v)
+        width = max((len(k) for k in grid), default=0)
+        lines += [f"  {k:<{width}}  {_values(vs)}" for k, vs in sorted(grid.items())]
+    lines.append(f"{len(configs):,} configurations in all ({_n(len(by_model), 'generator')})")
+    letters = {c.letters for c in configs}
+    lines.append(f"min_count: {_values({c.min_count for c in configs})}")
+    lines.append(
+        f"transformations: {len(letters)} combinations of a letter per column "
+        f"(SPEC sec. 3); per column:"
+    )
+    width = max(len(n) for n in spec.column_names)
+    for i, name in enumerate(spec.column_names):
+        lines.append(f"  {name:<{width}}  {_values({x[i] for x in letters})}")
+    lines.append("Every configuration (id, model, min_count, letters, hyperparameters): --all")
+    return "\n".join(lines)
 
 
 def _noise_report(spec: ReleaseSpec, configs: list[Configuration], n: int) -> None:
@@ -204,10 +254,19 @@ def _demo(args: argparse.Namespace) -> int:
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``space``, ``validate``, ``schema``, ``run`` and ``demo`` to the CLI."""
     p = add_command(
-        sub, "space", help="list every configuration of a spec's space", options=("json",)
+        sub,
+        "space",
+        help="summarise a spec's configuration space by generator (--all: every configuration)",
+        options=("json",),
     )
     p.add_argument("spec", help="release spec file, or the name of a bundled spec (births)")
     p.add_argument("--model", help="only these comma-separated generator families")
+    p.add_argument(
+        "--all",
+        action="store_true",
+        help="print every configuration, one a line (id, model, min_count, letters, "
+        "hyperparameters); default: counts per generator and the axes of the space",
+    )
     p.add_argument(
         "--rows",
         type=int,
