@@ -317,7 +317,7 @@ def test_space_into_a_closed_pipe_is_quiet(births_spec):
     import sys
 
     proc = subprocess.run(
-        f"{sys.executable} -m synthflow space {births_spec.path} | head -1",
+        f"{sys.executable} -m synthflow space {births_spec.path} --all | head -1",
         shell=True,
         capture_output=True,
         text=True,
