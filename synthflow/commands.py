@@ -6,7 +6,7 @@ import argparse
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from synthflow._cli import add_command, check_json, write_json
 from synthflow.errors import ConfigError
@@ -22,7 +22,7 @@ __all__ = ["register"]
 
 def _space(args: argparse.Namespace) -> int:
     from synthflow.config.load import load_spec
-    from synthflow.space import expand_space
+    from synthflow.space import expand_space, summarise_space
 
     check_json(args.json, protected=(args.spec,))
     spec = load_spec(args.spec)
@@ -57,57 +57,10 @@ def _space(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     else:
-        print(_space_summary(spec, configs))
+        print(summarise_space(spec, configs))
     if args.rows is not None:
         _noise_report(spec, configs, args.rows)
     return 0
-
-
-def _values(values: set[Any]) -> str:
-    """Distinct values, numbers in numeric order, then text."""
-
-    def key(v: Any) -> tuple[int, float, str]:
-        return (0, float(v), "") if isinstance(v, int | float) else (1, 0.0, str(v))
-
-    return ", ".join(str(v) for v in sorted(values, key=key))
-
-
-def _n(k: int, noun: str) -> str:
-    return f"{k:,} {noun}{'' if k == 1 else 's'}"
-
-
-def _space_summary(spec: ReleaseSpec, configs: list[Configuration]) -> str:
-    """``space`` without ``--all``: counts per generator, and the axes of the space."""
-    lines = []
-    by_model: dict[str, list[Configuration]] = {}
-    for c in configs:
-        by_model.setdefault(c.model, []).append(c)
-    for model, group in by_model.items():
-        settings = {c.hyperparameters_items for c in group}
-        letters = {c.letters for c in group}
-        counts = {c.min_count for c in group}
-        lines.append(
-            f"{model}: {len(group):,} configurations ({_n(len(settings), 'hyperparameter setting')}"
-            f" x {_n(len(letters), 'transformation')} x {len(counts)} min_count)"
-        )
-        grid: dict[str, set[Any]] = {}
-        for items in settings:
-            for k, v in items:
-                grid.setdefault(k, set()).add(str(v) if isinstance(v, list | dict) else v)
-        width = max((len(k) for k in grid), default=0)
-        lines += [f"  {k:<{width}}  {_values(vs)}" for k, vs in sorted(grid.items())]
-    lines.append(f"{len(configs):,} configurations in all ({_n(len(by_model), 'generator')})")
-    letters = {c.letters for c in configs}
-    lines.append(f"min_count: {_values({c.min_count for c in configs})}")
-    lines.append(
-        f"transformations: {len(letters)} combinations of a letter per column "
-        f"(SPEC sec. 3); per column:"
-    )
-    width = max(len(n) for n in spec.column_names)
-    for i, name in enumerate(spec.column_names):
-        lines.append(f"  {name:<{width}}  {_values({x[i] for x in letters})}")
-    lines.append("Every configuration (id, model, min_count, letters, hyperparameters): --all")
-    return "\n".join(lines)
 
 
 def _noise_report(spec: ReleaseSpec, configs: list[Configuration], n: int) -> None:

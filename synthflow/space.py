@@ -23,6 +23,7 @@ __all__ = [
     "expand_space",
     "find_configuration",
     "match_configuration",
+    "summarise_space",
     "validate_grids",
 ]
 
@@ -165,3 +166,54 @@ def match_configuration(
         f"spec {spec.path!r} has no configuration with model {model!r}, hyperparameters "
         f"{hyperparameters}, transformations {letters} and min_count {min_count}"
     )
+
+
+def _values(values: set[Any]) -> str:
+    """Distinct values, numbers in numeric order, then text."""
+
+    def key(v: Any) -> tuple[int, float, str]:
+        return (0, float(v), "") if isinstance(v, int | float) else (1, 0.0, str(v))
+
+    return ", ".join(str(v) for v in sorted(values, key=key))
+
+
+def _n(k: int, noun: str) -> str:
+    return f"{k:,} {noun}{'' if k == 1 else 's'}"
+
+
+def summarise_space(spec: ReleaseSpec, configs: list[Configuration]) -> str:
+    """What ``synthflow space`` prints without ``--all`` (a summary of ``configs``).
+
+    Per generator its number of configurations and its grid's values, then the total,
+    min_count and the letters of each column.
+    """
+    lines = []
+    by_model: dict[str, list[Configuration]] = {}
+    for c in configs:
+        by_model.setdefault(c.model, []).append(c)
+    for model, group in by_model.items():
+        settings = {c.hyperparameters_items for c in group}
+        letters = {c.letters for c in group}
+        counts = {c.min_count for c in group}
+        lines.append(
+            f"{model}: {len(group):,} configurations ({_n(len(settings), 'hyperparameter setting')}"
+            f" x {_n(len(letters), 'transformation')} x {len(counts)} min_count)"
+        )
+        grid: dict[str, set[Any]] = {}
+        for items in settings:
+            for k, v in items:
+                grid.setdefault(k, set()).add(str(v) if isinstance(v, list | dict) else v)
+        width = max((len(k) for k in grid), default=0)
+        lines += [f"  {k:<{width}}  {_values(vs)}" for k, vs in sorted(grid.items())]
+    lines.append(f"{len(configs):,} configurations in all ({_n(len(by_model), 'generator')})")
+    letters = {c.letters for c in configs}
+    lines.append(f"min_count: {_values({c.min_count for c in configs})}")
+    lines.append(
+        f"transformations: {len(letters)} combinations of a letter per column "
+        f"(SPEC sec. 3); per column:"
+    )
+    width = max(len(n) for n in spec.column_names)
+    for i, name in enumerate(spec.column_names):
+        lines.append(f"  {name:<{width}}  {_values({x[i] for x in letters})}")
+    lines.append("Every configuration (id, model, min_count, letters, hyperparameters): --all")
+    return "\n".join(lines)
