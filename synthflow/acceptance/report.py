@@ -43,11 +43,17 @@ from synthflow.acceptance._report_sections import (
     _one_way,
     _violations,
 )
+from synthflow.acceptance.noise_check import (
+    PERFECT_PASS_MIN,
+    NoiseFigure,
+    noise_figures,
+    public_sample,
+)
 from synthflow.acceptance.results import AcceptanceReport
 from synthflow.config.model import ReleaseSpec
 from synthflow.transform import Transformer
 
-__all__ = ["DP_OMITTED", "EXACT_BANNER", "noise_dominated", "render_report", "write_report"]
+__all__ = ["DP_OMITTED", "EXACT_BANNER", "render_report", "write_report"]
 
 __all__ = ["DP_OMITTED", "EXACT_BANNER", "render_report", "write_report"]
 
@@ -69,7 +75,7 @@ def _ratio(value: float, threshold: float) -> float:
     return value / threshold if threshold > 0 else math.nan
 
 
-def _criteria_table(report: AcceptanceReport) -> str:
+def _criteria_table(report: AcceptanceReport, figures: dict[str, NoiseFigure]) -> str:
     rows = []
     for c in report.criteria:
         row: dict[str, Any] = {
@@ -84,12 +90,9 @@ def _criteria_table(report: AcceptanceReport) -> str:
             row["mechanism"] = c.mechanism
             row["sensitivity"] = c.sensitivity
             row["noise sd"] = c.noise_sd
-            # The functional mechanism's noise is on the fit's statistics (standardised
-            # units), not on the criterion's value: no ratio to the threshold.
-            row["noise sd / threshold"] = (
-                _ratio(c.noise_sd, abs(c.threshold))
-                if c.mechanism == "laplace" and c.noise_sd is not None
-                else math.nan
+            figure = figures.get(c.name)
+            row["perfect candidate passes"] = (
+                f"{figure.perfect_pass:.0%}" if figure is not None else "-"
             )
         rows.append(row)
     table = _table(pd.DataFrame(rows))
@@ -97,24 +100,12 @@ def _criteria_table(report: AcceptanceReport) -> str:
         table += (
             "<p class='note'>noise sd: the standard deviation of the Laplace noise added to "
             "the value (for the functional mechanism: of the noise on each statistic of the "
-            "regression fit, in standardised units). A noise sd near or above the threshold "
-            "makes the decision close to random.</p>"
+            "regression fit, in standardised units). perfect candidate passes: how often a "
+            "candidate identical to the original would pass this release at this n, from "
+            "public facts and the spec's public sample (the pre-flight's and the datasheet's "
+            f"own figure); below {PERFECT_PASS_MIN:.0%} the decision is mostly the noise's.</p>"
         )
     return table
-
-
-def noise_dominated(report: AcceptanceReport) -> list[str]:
-    """Laplace-released criteria whose noise sd is at least their threshold.
-
-    Their decision is close to a coin toss: a candidate far above the threshold passes
-    often, one far below fails often. (The functional mechanism's noise is on the fit's
-    statistics, not on the measure, so it is not compared here.)
-    """
-    return [
-        c.name
-        for c in report.criteria
-        if c.mechanism == "laplace" and c.noise_sd is not None and c.noise_sd >= abs(c.threshold)
-    ]
 
 
 def _criteria_plot(report: AcceptanceReport) -> str:
@@ -170,10 +161,11 @@ def render_report(
             f"(epsilon {report.epsilon_total:g}); the other statistics describe the public "
             "candidate only."
         )
+    figures = {} if exact else _figures(spec, transformer, len(original))
     sections = [
         _h(2, "Criteria against thresholds"),
         _criteria_plot(report),
-        _criteria_table(report),
+        _criteria_table(report, figures),
     ]
     if t is not None:
         sections.append(_diagnostics_section(transformer, t, r))
@@ -198,7 +190,7 @@ def render_report(
         passed=report.passed,
         n_passed=sum(c.passed for c in report.criteria),
         n_criteria=len(report.criteria),
-        noise_dominated=[] if exact else noise_dominated(report),
+        noise_dominated=[f.message() for f in figures.values() if f.dominated],
         n_candidate=len(candidate),
         n_original=len(original),
         colour_original=_ORIG,
@@ -206,6 +198,12 @@ def render_report(
         # Fragments built here from escaped text and our own PNGs.
         sections=[Markup(x) for x in sections if x],
     )
+
+
+def _figures(spec: ReleaseSpec, transformer: Transformer, n: int) -> dict[str, NoiseFigure]:
+    """The one noise rule's figures at the original's public size ``n``."""
+    sample = public_sample(spec)
+    return {f.criterion: f for f in noise_figures(spec, transformer, n, sample)}
 
 
 def write_report(

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
 
     from synthflow.acceptance.dp import Released
     from synthflow.acceptance.exact import Context
+    from synthflow.acceptance.noise_check import NoiseFigure
     from synthflow.config.model import Column, CriterionSpec, ReleaseSpec
     from synthflow.ledger import Ledger
     from synthflow.rng import PrivacyRNG
@@ -110,23 +111,34 @@ class CriterionKind:
         """The public parameters at their most favourable (the smallest noise possible)."""
         return {"n": n}
 
-    def noise_and_room(
+    def noise_figure(
         self,
         c: CriterionSpec,
         spec: ReleaseSpec,
         transformer: Transformer,
         n: int,
         public: np.ndarray | None = None,
-    ) -> tuple[float, float]:
-        """The release noise's sd for a perfect candidate at ``n`` rows, and its room.
+        *,
+        fit_once: bool = False,
+    ) -> NoiseFigure:
+        """How often a perfect candidate passes the release at ``n`` rows (the one rule).
 
-        The room lies between the perfect value and the (pseudo-)threshold. ``public``:
-        the codes of the spec's public sample, for kinds whose noise depends on the data's
-        design (the regression); None when the spec names none.
+        :mod:`synthflow.acceptance.noise_check` says what the figure is. This default is
+        Laplace noise at the best-case public parameters. ``public``: the codes of the
+        spec's public sample, for kinds whose noise depends on the data's design (the
+        regression); None when the spec names none.
         """
+        from synthflow.acceptance.noise_check import NoiseFigure, laplace_perfect_pass
+
         best = self.best_case_public(c, transformer, n)
         sens, threshold = self.sensitivity_and_threshold(c, spec, best, c.epsilon)
-        return math.sqrt(2) * sens / c.epsilon, threshold - self.perfect_value
+        room = threshold - self.perfect_value
+        return NoiseFigure(
+            criterion=c.name,
+            noise=math.sqrt(2) * sens / c.epsilon,
+            room=room,
+            perfect_pass=laplace_perfect_pass(room, sens / c.epsilon),
+        )
 
     def planning_extra(self, c: CriterionSpec, ctx: Context) -> dict[str, Any]:
         """What the planner needs besides the statistic to re-draw the release."""

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
     from synthflow.acceptance.dp import Released
     from synthflow.acceptance.exact import Context
+    from synthflow.acceptance.noise_check import NoiseFigure
     from synthflow.ledger import Ledger
     from synthflow.rng import PrivacyRNG
     from synthflow.transform import Transformer
@@ -100,18 +101,26 @@ class RegressionCoefficients(RegressionKind):
     once_per_release = True
     release_first = True
 
-    def noise_and_room(
+    def noise_figure(
         self,
         c: CriterionSpec,
         spec: ReleaseSpec,
         transformer: Transformer,
         n: int,
         public: np.ndarray | None = None,
-    ) -> tuple[float, float]:
-        """The DP fit's median coefficient error alone (a simulation on public data)."""
+        *,
+        fit_once: bool = False,
+    ) -> NoiseFigure:
+        """A perfect candidate's error over simulated DP fits (the planner's simulation)."""
         from synthflow.acceptance import noise_check
 
-        return noise_check.regression_noise(c, transformer, n, public), c.threshold
+        if public is None:
+            errors = noise_check.reference_errors(c, transformer, n)
+        else:
+            errors, _ = noise_check.regression_draws(
+                spec, transformer, n, public, fit_once=fit_once
+            )
+        return noise_check.simulated_figure(c, errors)
 
     def report_section(
         self,

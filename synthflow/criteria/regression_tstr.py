@@ -13,6 +13,7 @@ if TYPE_CHECKING:
 
     from synthflow.acceptance.dp import Released
     from synthflow.acceptance.exact import Context
+    from synthflow.acceptance.noise_check import NoiseFigure
     from synthflow.ledger import Ledger
     from synthflow.rng import PrivacyRNG
     from synthflow.transform import Transformer
@@ -40,6 +41,32 @@ class RegressionTSTR(RegressionKind):
         xo, yo, _, _, yb = ctx.regression_design("original", c.column, c.features)
         _, m_r = ols_models(c, ctx)
         return {"candidate_mae": regression.mae(m_r, xo, yo, yb)}
+
+    def noise_figure(
+        self,
+        c: CriterionSpec,
+        spec: ReleaseSpec,
+        transformer: Transformer,
+        n: int,
+        public: np.ndarray | None = None,
+        *,
+        fit_once: bool = False,
+    ) -> NoiseFigure:
+        """A perfect candidate's |MAE gap| over simulated DP fits, plus its Laplace noise.
+
+        Without a public sample, the Laplace term alone (the fit's share is not known).
+        """
+        import numpy as np
+
+        from synthflow.acceptance import noise_check
+
+        if public is None:
+            return super().noise_figure(c, spec, transformer, n, None, fit_once=fit_once)
+        _, gaps = noise_check.regression_draws(spec, transformer, n, public, fit_once=fit_once)
+        sens, _ = self.sensitivity_and_threshold(c, spec, {"n": n}, c.epsilon)
+        # A simulation on public data: a seeded generator, not the release's sampler.
+        laplace = np.random.default_rng(1).laplace(scale=sens / c.epsilon, size=len(gaps))
+        return noise_check.simulated_figure(c, gaps + laplace)
 
     def exact(self, c: CriterionSpec, ctx: Context) -> float:
         """The exact value (:func:`synthflow.acceptance.exact._exact_tstr`)."""

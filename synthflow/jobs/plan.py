@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from synthflow.acceptance.noise_check import binning_figures
 from synthflow.candidates import write_candidates
 from synthflow.config.load import load_spec
 from synthflow.data import load_data
@@ -181,6 +182,20 @@ def plan_budget(
         ),
     )
     configs = {cid: arms_cfg for cid, arms_cfg in ((a.config_id, a.configuration) for a in arms)}
+    # The one noise rule at the planned budgets and the plan's n: the figures the
+    # pre-flight, validate, the DP report and the datasheet give at that n.
+    checked = binning_figures(
+        planned,
+        [configs[cid]["transformations"] for cid in chosen.candidates],
+        len(frame),
+        fit_once=chosen.fit_once,
+    )
+    plan["noise_figures"] = checked["figures"]
+    if checked["problem"]:
+        plan["reason"] = checked["problem"]
+        _write_json(out / "plan.json", plan)
+        write_plan_html(out / "plan.html", plan, paths, None)
+        raise NoPlanError(f"no plan: {checked['problem']}; see {out / 'plan.html'}")
     write_candidates(
         out / "candidates.yaml",
         header={

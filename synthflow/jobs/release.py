@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from synthflow._outputs import removed_if_refused
 from synthflow._progress import private_count_line
 from synthflow.acceptance import fit_dp_regression
 from synthflow.acceptance.noise_check import space_noise_warning
@@ -24,14 +25,19 @@ from synthflow.errors import (
 )
 from synthflow.flow import check_configurations
 from synthflow.jobs._attempt import _attempt_fn
-from synthflow.jobs._release_checks import _check_plan_holds, _check_writable, _read_plan, _spent
+from synthflow.jobs._release_checks import (
+    _check_dataset_budget,
+    _check_plan_holds,
+    _check_writable,
+    _read_plan,
+    _spent,
+    _unconfirmed_provenance,
+)
 from synthflow.jobs._rules import privacy_rng
 from synthflow.ledger import Ledger, command_ledger, file_sha256
-from synthflow.release._datasheet import provenance_warning
 from synthflow.release.cost import selection_cost
 from synthflow.release.publish import write_release
 from synthflow.release.selection import private_selection
-from synthflow.resources import bundled_spec_of
 from synthflow.rng import PrivacyRNG
 from synthflow.space import Configuration
 from synthflow.transform import Transformer
@@ -50,10 +56,9 @@ def hopeless_release(
     """Why private selection would spend its budget for (almost) nothing; '' if it would not.
 
     Public facts only: the spec, the candidates' bins, n, and the shortlist's pass
-    estimates on public data. Two reasons: a DP criterion that a perfect candidate would
-    pass in fewer than 2 releases in 3 (the one noise rule,
-    :mod:`~synthflow.acceptance.noise_check`), or no candidate that ever passed in the
-    public sweep.
+    estimates on public data. Two reasons: a noise-dominated DP criterion (the one noise
+    rule, :mod:`~synthflow.acceptance.noise_check`), or no candidate that ever passed in
+    the public sweep.
     """
     reasons = []
     noisy = space_noise_warning(spec, candidates, n, fit_once=fit_once)
@@ -67,16 +72,6 @@ def hopeless_release(
             "out of attempts"
         )
     return "\n".join(reasons)
-
-
-def _unconfirmed_provenance(spec: ReleaseSpec, datasheet: Any) -> str | None:
-    """The datasheet's warning when its provenance is a bundled spec's (said on stderr too)."""
-    bundled = bundled_spec_of(spec.sha256) if datasheet is None else None
-    if bundled is None:
-        return None
-    warning = provenance_warning(bundled, spec.datasheet.source)
-    print(f"synthflow release: warning: {warning}", file=sys.stderr)
-    return warning
 
 
 def run_release(
@@ -205,6 +200,7 @@ def run_release(
         if ledger_path is not None or not public
         else None
     )
+    _check_dataset_budget(shared, cost, ledger_path, resuming=resuming)  # before the enclave
     fit = None
     if fit_once:
         letters = {tuple(sorted(c.transformations.items())) for c in candidates}
@@ -219,15 +215,14 @@ def run_release(
         def fit(ledger: Ledger, r: PrivacyRNG) -> Any:
             return fit_dp_regression(spec, tr, original, ledger=ledger, rng=r)
 
-    # The number of attempts is private (it depends on the data): by default the line
-    # shows only that selection is running and for how long, redrawn every second by its
-    # own clock (never as an attempt ends); --show-attempts shows the count on the
-    # steward's terminal inside the enclave.
+    # The number of attempts is private: by default the line shows only for how long
+    # selection runs, redrawn every second by its own clock (never as an attempt ends);
+    # --show-attempts shows the count on the steward's terminal inside the enclave.
     line = private_count_line(
         "private selection", unit="attempt", show_count=show_attempts, disable=not show_progress
     )
     try:
-        with line as set_count:
+        with removed_if_refused(private_dir), line as set_count:  # refused: no empty dir
             outcome = private_selection(
                 spec,
                 candidates,

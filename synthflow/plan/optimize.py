@@ -187,7 +187,9 @@ class Planner:
         if self.coef is not None:
             for a in arms:
                 if a.letters not in self.sims:
-                    self.sims[a.letters] = RegressionSim(spec, frame, dict(a.letters), self.coef)
+                    self.sims[a.letters] = RegressionSim.from_frame(
+                        spec, frame, dict(a.letters), self.coef
+                    )
             progress(f"regression fit per candidate: {len(self.records)} runs")
             self.per_candidate = self._candidate_fits()
             self.perfect_per_candidate = np.max(

@@ -168,15 +168,7 @@ class FitDraws:
 class RegressionSim:
     """Re-draws the DP regression fit of one transformation's public D_T."""
 
-    def __init__(
-        self,
-        spec: ReleaseSpec,
-        frame: pd.DataFrame,
-        transformations: dict[str, str],
-        coef: CriterionSpec,
-    ) -> None:
-        tr = Transformer(spec, transformations)
-        codes = code_matrix(tr.forward(frame), tr, what="original")
+    def __init__(self, codes: np.ndarray, tr: Transformer, coef: CriterionSpec) -> None:
         target = str(coef.column)
         self.x, self.y, self.features, self.xb, self.yb = regression.design(
             codes, tr, target, coef.features
@@ -188,6 +180,18 @@ class RegressionSim:
         self.std_data = regression.Standardization.from_data(self.x, self.y, self.xb, self.yb)
         self.ols_mae = self.mae(np.array([self.ols.intercept]), np.array([self.ols.coef]))[0]
         self._stats: dict[str, np.ndarray] = {}
+
+    @classmethod
+    def from_frame(
+        cls,
+        spec: ReleaseSpec,
+        frame: pd.DataFrame,
+        transformations: dict[str, str],
+        coef: CriterionSpec,
+    ) -> RegressionSim:
+        """The simulation of a raw public ``frame`` binned by ``transformations``."""
+        tr = Transformer(spec, transformations)
+        return cls(code_matrix(tr.forward(frame), tr, what="original"), tr, coef)
 
     def mae(self, intercepts: np.ndarray, coefs: np.ndarray) -> np.ndarray:
         """MAE on D_T of each model (the evaluation's :func:`regression.mae_many`)."""

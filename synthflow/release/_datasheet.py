@@ -3,21 +3,22 @@
 Sections follow "Datasheets for Datasets" (Gebru et al. 2021) where they apply. Every
 number in it is public: the spec's fields and bins, DP-released values with their
 noise, the budget, statistics of the released synthetic file (disclosure-risk
-measures, the projection's row count) and simulations on that file. Nothing is read
-from the original data.
+measures, the projection's row count) and the one noise rule's figures (simulations on
+the spec's public sample at the release's size). Nothing is read from the original data.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
 
 from synthflow._html import render
-from synthflow.acceptance import AcceptanceReport, regression
-from synthflow.acceptance._common import code_matrix
+from synthflow.acceptance import AcceptanceReport
+from synthflow.acceptance.noise_check import PERFECT_PASS_MIN, NoiseFigure
 from synthflow.config.model import CriterionSpec, ReleaseSpec
 from synthflow.release.cost import SelectionCost
 from synthflow.release.risk import risk_measures
@@ -25,7 +26,6 @@ from synthflow.space import Configuration
 from synthflow.transform import Transformer
 
 __all__ = [
-    "NOISE_DOMINATES",
     "PLACEHOLDERS",
     "criterion_meaning",
     "placeholders",
@@ -60,10 +60,6 @@ def placeholders(spec: ReleaseSpec) -> list[str]:
     return out
 
 
-NOISE_DOMINATES = 0.5
-"""A decision is flagged as decided mostly by noise when the released value's noise sd
-exceeds this share of the threshold's magnitude (one typical draw could flip it)."""
-
 _MISSING = "not stated in the spec"
 
 
@@ -87,23 +83,25 @@ def _g(x: float | None) -> str:
     return f"{x:.4g}"
 
 
-def _verdict(passed: bool, noise_sd: float | None, threshold: float) -> str:
-    """'passed'/'failed', flagged when the noise is large next to the threshold."""
+def _verdict(passed: bool, figure: NoiseFigure | None) -> str:
+    """'passed'/'failed', flagged when the noise decides more than the candidate.
+
+    The flag is the one noise rule (:mod:`synthflow.acceptance.noise_check`): a perfect
+    candidate would pass this release less than ``PERFECT_PASS_MIN`` of the time.
+    """
     verdict = "passed" if passed else "failed"
-    if noise_sd is not None and noise_sd > NOISE_DOMINATES * abs(threshold):
+    if figure is not None and figure.dominated:
         verdict += "; **decided mostly by noise**"
     return verdict
 
 
 def _criteria(
     spec: ReleaseSpec,
-    transformer: Transformer,
-    candidate: pd.DataFrame,
     report: AcceptanceReport,
+    figures: dict[str, NoiseFigure],
 ) -> tuple[list[dict[str, str]], list[str]]:
     by_name = {c.name: c for c in spec.criteria}
     rows, notes = [], []
-    codes = None
     for r in report.criteria:
         c = by_name[r.name]
         threshold = f"{r.threshold:.4g}"
@@ -120,26 +118,17 @@ def _criteria(
                 else f"`{r.name}`: its released value was compared with {r.threshold:.4g}, "
                 f"not with the spec's threshold {c.threshold:g}."
             )
-        noise_sd: float | None = r.noise_sd
         noise = _g(r.noise_sd)
-        if (r.mechanism or "").startswith("functional") and c.column:
-            # The functional mechanism's noise is on the fit's statistics; its effect on
-            # this value is simulated on the released (public) data.
-            if codes is None:
-                codes = code_matrix(candidate, transformer, what="synthetic")
-            x, y, feats, xb, yb = regression.design(codes, transformer, c.column, c.features)
-            floor, noise_sd = regression.coefficient_error_noise(
-                x, y, features=feats, x_bounds=xb, y_bounds=yb, epsilon=c.epsilon
-            )
-            noise = f"{noise_sd:.4g} (simulated)"
+        figure = figures.get(r.name)
+        if figure is not None and figure.simulated:
+            noise = f"{figure.noise:.4g} (simulated median)"
             notes.append(
                 f"`{r.name}`: its DP noise is added to the regression fit's statistics, not "
-                f"to the value. Re-drawing that noise on the released file as if it were the "
-                f"original gives the value a typical noise (robust sd) of {noise_sd:.4g} and "
-                f"a median of {floor:.4g} for a candidate identical to the original (a "
-                "simulation on public data)."
+                f"to the value. Re-drawing that noise on the spec's public sample resampled "
+                f"to the release's size gives a candidate identical to the "
+                f"original a median value of {figure.noise:.4g}; it would pass "
+                f"{figure.perfect_pass:.0%} of releases (a simulation on public data)."
             )
-        verdict = _verdict(r.passed, noise_sd, r.threshold)
         rows.append(
             {
                 "name": r.name,
@@ -147,7 +136,8 @@ def _criteria(
                 "threshold": threshold,
                 "value": f"{r.value:.4g}",
                 "noise": noise,
-                "verdict": verdict,
+                "perfect": "-" if figure is None else f"{figure.perfect_pass:.0%}",
+                "verdict": _verdict(r.passed, figure),
             }
         )
     if any(r.value < 0 for r in report.criteria):
@@ -183,6 +173,7 @@ def render_datasheet(
     note: str | None = None,
     signed_by: str | None = None,
     provenance_warning: str | None = None,
+    noise: Sequence[NoiseFigure] | None = None,
 ) -> str:
     """The datasheet text.
 
@@ -199,6 +190,9 @@ def render_datasheet(
         signed_by: SHA-256 fingerprint of the publisher's Ed25519 key, if signed.
         provenance_warning: Printed above everything when the provenance fields may
             not describe these data (:func:`provenance_warning`).
+        noise: The one noise rule's figures at the release's n
+            (:func:`synthflow.acceptance.noise_check.noise_figures`, recorded in
+            acceptance.json): a criterion they call noise-dominated is flagged.
     """
     ds = spec.datasheet
     labels = transformer.to_labels(candidate)
@@ -211,7 +205,8 @@ def render_datasheet(
         sensitive=spec.disclosure.sensitive,
         max_msu_size=spec.disclosure.max_msu_size,
     )
-    criteria, notes = _criteria(spec, transformer, candidate, report)
+    figures = {f.criterion: f for f in noise or ()}
+    criteria, notes = _criteria(spec, report, figures)
     n = len(candidate)
     projection = (
         f"{projection_rows:,} of {n:,} rows ({projection_rows / n:.2%}) were replaced by "
@@ -224,6 +219,7 @@ def render_datasheet(
         title=ds.title or f"Synthetic data release: {spec.name}",
         note=note,
         provenance_warning=provenance_warning,
+        perfect_min=f"{PERFECT_PASS_MIN:.0%}",
         description=spec.description or f"Synthetic microdata, one row per {spec.unit}.",
         rows=f"{n:,}",
         unit=spec.unit,

@@ -152,10 +152,26 @@ def _provenance_warnings(
         report.warnings.append(f"datasheet placeholder: {item}")
 
 
+def _check_noise_figures(
+    report: AuditReport, acc: dict[str, Any], spec: ReleaseSpec, tr: Transformer, fit_once: bool
+) -> None:
+    """The one noise rule's figures (datasheet flags), recomputed from public facts."""
+    from synthflow.acceptance.noise_check import noise_figures, public_sample  # noqa: PLC0415
+
+    try:
+        sample = public_sample(spec)
+    except ConfigError as exc:  # a public sample beside the publisher's spec, not shipped
+        report.warnings.append(f"noise figures not recomputed: {exc}")
+        return
+    figures = noise_figures(spec, tr, int(acc["rows"]), sample, fit_once=fit_once)
+    ok = _same([f.as_dict() for f in figures], acc.get("noise_figures"))
+    report.add("noise figures", ok, "" if ok else "differ from those recomputed (public sample, n)")
+
+
 _ACCEPTANCE_FIELDS = frozenset(
     {"synthflow_version", "spec", "configuration", "rows", "data_sha256", "neighbouring",
      "criteria", "passed", "evaluation_epsilon_charged", "budget", "projection_rows",
-     "budget_plan", "note", "signed_by", "datasheet", "provenance_warning"}
+     "budget_plan", "note", "signed_by", "datasheet", "provenance_warning", "noise_figures"}
 )  # fmt: skip
 """Every field ``write_release`` writes in acceptance.json; any other is refused."""
 _CRITERION_FIELDS = frozenset(
@@ -305,6 +321,7 @@ def _check_datasheet(  # noqa: PLR0917  (the audit's parts, in its order)
     threshold and noise) is then the one acceptance.json states and the checks above
     verify; an edit of the README alone, MANIFEST rehashed, fails here, naming its line.
     """
+    from synthflow.acceptance.noise_check import NoiseFigure  # noqa: PLC0415
     from synthflow.acceptance.results import AcceptanceReport, CriterionResult  # noqa: PLC0415
     from synthflow.release._datasheet import render_datasheet  # noqa: PLC0415
 
@@ -352,6 +369,7 @@ def _check_datasheet(  # noqa: PLR0917  (the audit's parts, in its order)
             note=acc.get("note"),
             signed_by=(acc.get("signed_by") or {}).get("public_key_sha256"),
             provenance_warning=acc.get("provenance_warning"),
+            noise=[NoiseFigure.from_dict(f) for f in acc.get("noise_figures") or ()],
         )
     except (KeyError, TypeError, ValueError) as exc:
         report.add("datasheet regenerated", False, f"cannot be regenerated ({type(exc).__name__})")
@@ -596,6 +614,7 @@ def audit_release(
             spec_cost = None
     _check_statements(report, acc, spec, cfg.to_json(), spec_cost)
     _check_datasheet(report, root, acc, spec, cfg, tr, codes, spec_cost)
+    _check_noise_figures(report, acc, spec, tr, cost.fit_once)
     # 7. epsilon arithmetic
     eps_eval = math.fsum(crit.epsilon for crit in spec.criteria)
     ok_e = _close(cost.evaluation_epsilon, eps_eval) and _close(

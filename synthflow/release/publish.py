@@ -24,6 +24,7 @@ from synthflow.acceptance import (
     AcceptanceReport,
 )
 from synthflow.acceptance._common import code_matrix
+from synthflow.acceptance.noise_check import noise_figures, public_sample
 from synthflow.config.model import DatasheetSpec, ReleaseSpec
 from synthflow.ledger import file_sha256
 from synthflow.release._datasheet import render_datasheet
@@ -105,6 +106,10 @@ def write_release(
     shutil.copyfile(spec.path, tmp / "spec.yaml")
     data_sha256 = sha256_file(tmp / DATA_FILE)
     params = public_parameters(spec, transformer, candidate, fit_once=cost.fit_once)
+    # The one noise rule's figures at the release's size (public sample and n only).
+    figures = noise_figures(
+        spec, transformer, len(candidate), public_sample(spec), fit_once=cost.fit_once
+    )
     criteria = []
     for r in report.criteria:
         entry = r.to_json()
@@ -121,6 +126,7 @@ def write_release(
         "passed": report.passed,
         "evaluation_epsilon_charged": report.epsilon_total,
         "budget": cost.to_json(),
+        "noise_figures": [f.as_dict() for f in figures],
     }
     if projection_rows is not None:
         acceptance["projection_rows"] = projection_rows
@@ -150,6 +156,7 @@ def write_release(
             note=note,
             signed_by=signed_by,
             provenance_warning=provenance_warning,
+            noise=figures,
         ),
         "utf-8",
     )

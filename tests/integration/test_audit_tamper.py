@@ -159,6 +159,12 @@ CASES: dict[str, tuple[Callable[[Path], None], tuple[str, ...]]] = {
     "provenance_warning.removed": (_acc(provenance_warning=_DELETE), ("provenance warning",)),
     "datasheet": (_acc(datasheet={"title": "Official"}), ("provenance warning",)),
     "an unknown field": (_acc(differentially_private=True), ("acceptance.json fields",)),
+    # The one noise rule's figures: a flag hidden by raising a probability is recomputed.
+    "noise_figures": (
+        _acc(noise_figures__0__perfect_pass=1.0),
+        ("noise figures", "datasheet regenerated"),
+    ),
+    "noise_figures.removed": (_acc(noise_figures=_DELETE), ("noise figures",)),
     # the data
     "a constraint-violating record": (_data(_violating_group), ("synthetic constraints",)),
     "a unique record": (

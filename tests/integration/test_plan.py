@@ -216,6 +216,20 @@ def test_release_with_the_plan_records_it_and_audits(
     assert tvd["passed"] and tvd["value"] < tvd["threshold"]
     report = audit_release(rel)
     assert report.ok, report.failures
+    # One noise rule (#38 item 2): the plan, the release's datasheet and acceptance.json,
+    # and validate at the same n give the same figures, from the same function.
+    binning = acc["configuration"]["transformations"]
+    at_plan = next(e for e in plan["noise_figures"] if e["transformations"] == binning)
+    assert at_plan["n"] == acc["rows"]
+    assert at_plan["figures"] == acc["noise_figures"]
+    datasheet = (rel / "README.md").read_text()
+    for f in acc["noise_figures"]:
+        row = next(
+            line for line in datasheet.splitlines() if line.startswith(f"| `{f['criterion']}`")
+        )
+        assert f"| {f['perfect_pass']:.0%} |" in row
+        assert ("decided mostly by noise" in row) == f["noise_dominated"]
+    assert not any(f["noise_dominated"] for f in acc["noise_figures"])  # the plan admits none
     # a plan of another spec is refused before anything is spent
     with pytest.raises(ConfigError, match="planned another spec"):
         run_release(

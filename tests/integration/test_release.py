@@ -642,16 +642,18 @@ def test_torn_transcript_line_is_named_with_safe_advice(tmp_path, small_spec):
 
 
 def test_datasheet_flags_decisions_decided_by_noise():
-    from synthflow.release._datasheet import NOISE_DOMINATES, _verdict
+    from synthflow.acceptance.noise_check import PERFECT_PASS_MIN, NoiseFigure
+    from synthflow.release._datasheet import _verdict
 
-    # A regression value (threshold 30) with noise sd 1408.6: decided by the noise.
-    assert _verdict(True, 1408.6, 30.0) == "passed; **decided mostly by noise**"
-    # A marginal error (threshold 0.01) with noise sd 0.0014: decided by the data.
-    assert _verdict(True, 0.0014, 0.01) == "passed"
-    assert _verdict(False, None, 0.01) == "failed"
-    # The flag starts exactly above NOISE_DOMINATES times the threshold.
-    assert _verdict(True, NOISE_DOMINATES * 2.0, 2.0) == "passed"
-    assert "noise" in _verdict(True, NOISE_DOMINATES * 2.0 * 1.001, 2.0)
+    def fig(p):
+        return NoiseFigure(criterion="c", noise=1.0, room=1.0, perfect_pass=p)
+
+    # The one noise rule: flagged when a perfect candidate passes < 2 releases in 3.
+    assert _verdict(True, fig(0.18)) == "passed; **decided mostly by noise**"
+    assert _verdict(True, fig(0.99)) == "passed"
+    assert _verdict(False, None) == "failed"
+    assert _verdict(True, fig(PERFECT_PASS_MIN)) == "passed"
+    assert "noise" in _verdict(True, fig(PERFECT_PASS_MIN - 1e-9))
 
 
 def test_hopeless_spec_is_refused_before_any_charge(tmp_path, small_csv):

@@ -20,7 +20,7 @@ def test_the_elapsed_line_redraws_itself_without_updates() -> None:
         time.sleep(0.6)
     frames = _frames(out.getvalue())
     # tqdm alone would draw it twice (open, close); the clock redraws it in between
-    assert len(frames) >= 6
+    assert len(frames) >= 4  # about 12 at this interval; a loaded machine draws fewer
     assert set(frames) == {"private selection: running for 00:00"}
 
 
@@ -50,9 +50,14 @@ def test_show_count_shows_the_count_on_the_stewards_terminal() -> None:
 def test_a_disabled_line_starts_no_thread() -> None:
     import threading
 
-    before = threading.active_count()
+    def ours() -> list[str]:
+        return [t.name for t in threading.enumerate() if t.name == "synthflow-progress"]
+
     with elapsed_line("quiet", disable=True, interval=0.01):
-        assert threading.active_count() == before
+        assert ours() == []
     bar = tqdm(disable=True)
     with ticking(bar, 0.01):
-        assert threading.active_count() == before
+        assert ours() == []
+    with elapsed_line("shown", file=io.StringIO(), interval=0.01):
+        assert ours() == ["synthflow-progress"]
+    assert ours() == []  # stopped and joined on exit

@@ -245,28 +245,24 @@ def test_dp_report_shows_the_dp_fit_next_to_the_candidate_ols(births, exact_run,
     assert shown in exact_html and shown not in dp_html
 
 
-def test_dp_report_says_how_many_passed_and_warns_of_noise_dominated_criteria(dp_run):
-    from synthflow.acceptance.evaluate import AcceptanceReport, CriterionResult
-    from synthflow.acceptance.report import noise_dominated
+def test_dp_report_says_how_many_passed_and_warns_of_noise_dominated_criteria(births, dp_run):
+    import html
 
+    from synthflow.acceptance.noise_check import noise_figures, public_sample
+
+    spec, tr, _, _ = births
     doc = json.loads((dp_run / "result.json").read_text())
     html_text = (dp_run / "report.html").read_text(encoding="utf-8")
     passed = sum(c["passed"] for c in doc["criteria"])
     assert f"passed {passed} of {len(doc['criteria'])} criteria" in html_text
-    noisy = [
-        c["name"]
-        for c in doc["criteria"]
-        if c["mechanism"] == "laplace" and c["noise_sd"] >= abs(c["threshold"])
-    ]
-    if noisy:  # at 10K rows the 1-way ratio's noise exceeds its pseudo-threshold
-        assert "Noise larger than the threshold" in html_text
-        assert all(n in html_text.split("Noise larger than the threshold")[1][:400] for n in noisy)
-    # the rule itself: Laplace noise sd >= |threshold|; the functional mechanism is exempt
-    crits = tuple(
-        CriterionResult(
-            name=n, kind="k", value=0.0, threshold=1.0, passed=True, mechanism=m, noise_sd=sd
-        )
-        for n, m, sd in (("a", "laplace", 1.0), ("b", "laplace", 0.99), ("c", "functional", 9))
-    )
-    rep = AcceptanceReport(criteria=crits, passed=True, epsilon_total=1.0, exact=False)
-    assert noise_dominated(rep) == ["a"]
+    # The banner lists the one noise rule's flagged criteria, with the same figures the
+    # pre-flight and the datasheet print (10K rows: the regression is noise-dominated).
+    n = len(load_data(DATA, spec, public=True).frame)
+    figs = noise_figures(spec, tr, n, public_sample(spec))
+    flagged = [f for f in figs if f.dominated]
+    assert {f.criterion for f in flagged} >= {"regression_coef_error"}
+    banner = html_text.split("Decided mostly by noise")[1][:4000]
+    for f in flagged:
+        assert html.escape(f.message()) in banner
+    for f in figs:
+        assert f"{f.perfect_pass:.0%}" in html_text

@@ -5,9 +5,18 @@ from __future__ import annotations
 import dataclasses
 import math
 
+import numpy as np
 import pytest
 
-from synthflow.acceptance.noise_check import noise_warnings, regression_noise
+from synthflow.acceptance.noise_check import (
+    DRAWS,
+    PERFECT_PASS_MIN,
+    laplace_perfect_pass,
+    noise_figures,
+    noise_warnings,
+    public_sample,
+    reference_errors,
+)
 from synthflow.transform import Transformer
 
 
@@ -17,11 +26,13 @@ def _with_epsilon(spec, name, eps):
     return dataclasses.replace(spec, criteria=crits)
 
 
-def test_marginals_floor_is_sqrt2_over_n_epsilon_and_warns_at_the_threshold(births_spec):
+def test_marginals_figure_is_laplace_and_flags_below_two_in_three(births_spec):
+    # The marginal error's release is Laplace with b = 1 / (n eps): a perfect candidate
+    # (value 0) passes with P(Lap(b) < t) = 1 - exp(-t / b) / 2, which is 2/3 exactly
+    # at t / b = ln 1.5, i.e. at eps = ln 1.5 / (n t).
     tr = Transformer(births_spec, {"mother_age": "b"})
     n = 50_000
-    # threshold 0.01: the floor sqrt(2) / (n eps) reaches it at eps = sqrt(2) / (n 0.01)
-    edge = math.sqrt(2) / (n * 0.01)
+    edge = math.log(1.5) / (n * 0.01)
     above = _with_epsilon(births_spec, "marginal_max_abs_error", edge * 1.01)
     below = _with_epsilon(births_spec, "marginal_max_abs_error", edge * 0.99)
     names = lambda s: {w.criterion for w in noise_warnings(s, tr, n)}  # noqa: E731
@@ -29,57 +40,71 @@ def test_marginals_floor_is_sqrt2_over_n_epsilon_and_warns_at_the_threshold(birt
     hit = next(w for w in noise_warnings(below, tr, n) if w.criterion == "marginal_max_abs_error")
     assert hit.noise == pytest.approx(math.sqrt(2) / (n * edge * 0.99))
     assert hit.room == 0.01
+    assert hit.perfect_pass == pytest.approx(1 - 0.5 * 1.5 ** (-0.99))
+    assert hit.perfect_pass < PERFECT_PASS_MIN
+
+
+def test_laplace_perfect_pass_matches_sampled_noise():
+    # 200,000 draws: the empirical pass rate's sd is below 0.0011, so 0.005 is 4.5 sd.
+    z = np.random.default_rng(3).laplace(scale=2.0, size=200_000)
+    for room in (-1.0, 0.0, 0.7, 3.0):
+        assert laplace_perfect_pass(room, 2.0) == pytest.approx(np.mean(z < room), abs=0.005)
 
 
 def test_births_at_release_size_is_clean_and_small_samples_are_not(births_spec):
-    tr = Transformer(births_spec, {"mother_age": "b"})
-    assert noise_warnings(births_spec, tr, 167_000) == []
-    small = {w.criterion for w in noise_warnings(births_spec, tr, 10_000)}
-    assert {"marginal_max_abs_error", "regression_coef_error"} <= small
+    tr = Transformer(births_spec, {"mother_age": "b", "parity": "a", "gestation_week": "a"})
+    sample = public_sample(births_spec)
+    assert noise_warnings(births_spec, tr, 167_000, sample) == []
+    small = {w.criterion for w in noise_warnings(births_spec, tr, 10_000, sample)}
+    assert {"regression_coef_error", "regression_tstr_mae_error"} <= small
+    # Every DP criterion has a figure, in the spec's order, with a probability.
+    figs = noise_figures(births_spec, tr, 10_000, sample)
+    assert [f.criterion for f in figs] == [c.name for c in births_spec.criteria]
+    assert all(0 <= f.perfect_pass <= 1 for f in figs)
 
 
 def test_regression_noise_falls_as_one_over_n(births_spec):
     # The functional mechanism's sums grow with n while the noise does not: the error of
-    # the fit scales like 1/n (simulated, 200 draws: within 15% of the ratio 4).
+    # the fit scales like 1/n (simulated, 400 draws: within 15% of the ratio 4).
     tr = Transformer(births_spec, {"mother_age": "b"})
     c = births_spec.criterion("regression_coef_error")
-    ratio = regression_noise(c, tr, 20_000) / regression_noise(c, tr, 80_000)
-    assert 3.4 < ratio < 4.6
+    med = lambda n: float(np.median(reference_errors(c, tr, n)))  # noqa: E731
+    assert 3.4 < med(20_000) / med(80_000) < 4.6
 
 
-def test_the_regression_floor_is_simulated_on_the_public_sample(births_spec, capsys):
+def test_the_regression_figure_is_the_planners_simulation_on_the_public_sample(births_spec, capsys):
     # #38 item 2: on independent features the floor was 10 at 167K rows (planner ~21):
     # validate let an 86K-row release be spent that the datasheet then flagged (a perfect
     # candidate's median error 45 against the threshold 30). births names its public
-    # sample; the floor is the datasheet's own simulation on it, resampled to n rows.
-    import numpy as np
-
-    from synthflow.acceptance import regression
-    from synthflow.acceptance.noise_check import public_sample
+    # sample; the figure is the planner's RegressionSim on it, resampled to n rows.
     from synthflow.cli import main
     from synthflow.jobs.release import hopeless_release
+    from synthflow.plan.simulate import RegressionSim
     from synthflow.space import expand_space
 
-    tr = Transformer(births_spec, {"mother_age": "b", "parity": "a", "gestation_week": "a"})
+    release = [cfg for cfg in expand_space(births_spec) if cfg.id.startswith("workload")][:1]
+    tr = Transformer(births_spec, release[0].transformations)
     c = births_spec.criterion("regression_coef_error")
     frame = public_sample(births_spec)
     assert frame is not None and len(frame) > 100_000
     codes = tr.forward(frame).to_numpy(np.int64)
     n = 86_728
-    floor = regression_noise(c, tr, n, codes)
+    fig = next(f for f in noise_figures(births_spec, tr, n, frame) if f.criterion == c.name)
     rows = np.random.default_rng(0).integers(0, len(codes), n)  # the same resample
-    x, y, feats, xb, yb = regression.design(codes[rows], tr, c.column, c.features)
-    same, _ = regression.coefficient_error_noise(
-        x, y, features=feats, x_bounds=xb, y_bounds=yb, epsilon=c.epsilon
-    )
-    assert floor == same  # one simulation: the noise check's number is the datasheet's
-    assert floor > c.threshold > regression_noise(c, tr, n)  # independent design: below
-    # validate names it at 86,728 rows, not at the release size
+    sim = RegressionSim(codes[rows], tr, c)
+    errors, _ = sim.perfect_errors(sim.draws(sim.std_data, c.epsilon, DRAWS, seed=0))
+    assert fig.perfect_pass == float(np.mean(errors < c.threshold))  # one simulation
+    assert fig.noise == float(np.median(errors))
+    assert fig.dominated and fig.noise > c.threshold
+    # the reference design (independent features) understates it
+    assert float(np.median(reference_errors(c, tr, n))) < c.threshold
+    # validate names it at 86,728 rows, with the same figure, not at the release size
     assert main(["validate", "births", "--rows", str(n)]) == 0
-    assert "regression_coef_error: release noise" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert f"regression_coef_error: a perfect candidate passes {fig.perfect_pass:.0%}" in err
     assert main(["validate", "births", "--rows", "167000"]) == 0
     assert "no criterion is dominated" in capsys.readouterr().err
     # the release's pre-flight (refuses without --force) says the same
-    release = [cfg for cfg in expand_space(births_spec) if cfg.id.startswith("workload")][:1]
-    assert "regression_coef_error" in hopeless_release(births_spec, release, n, [0.5])
+    text = hopeless_release(births_spec, release, n, [0.5])
+    assert f"regression_coef_error: a perfect candidate passes {fig.perfect_pass:.0%}" in text
     assert hopeless_release(births_spec, release, 167_000, [0.5]) == ""
