@@ -2,17 +2,20 @@
 
 Every command that writes a named output file checks it here first, before any work
 (and before any budget is spent), so a typo cannot replace a sweep store, a shortlist
-or a report without the user asking for it.
+or a report without the user asking for it. A command refused after it made its output
+directory removes that directory again while it is empty (:func:`removed_if_refused`),
+so that a refusal leaves nothing behind.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from synthflow.errors import ConfigError
 
-__all__ = ["check_output_file"]
+__all__ = ["check_output_file", "removed_if_refused"]
 
 
 def check_output_file(
@@ -46,3 +49,33 @@ def check_output_file(
     if not p.parent.exists():
         raise ConfigError(f"the directory of {option} {str(p)!r} does not exist; create it first")
     return p
+
+
+def _missing(path: Path) -> list[Path]:
+    """``path`` and its ancestors that do not exist yet, deepest first."""
+    out = []
+    p = Path(path).absolute()
+    while not p.exists() and p != p.parent:
+        out.append(p)
+        p = p.parent
+    return out
+
+
+@contextmanager
+def removed_if_refused(*paths: str | Path) -> Iterator[None]:
+    """Remove the directories the block made for ``paths`` if it raises while they are empty.
+
+    ``paths`` and their missing parents, deepest first. Only empty directories go
+    (``rmdir``): whatever the command wrote (a charged ledger, a partial result) stays.
+    A path that existed before the block is never touched.
+    """
+    new = [d for p in paths for d in _missing(Path(p))]
+    try:
+        yield
+    except BaseException:
+        for d in sorted(set(new), key=lambda d: len(d.parts), reverse=True):
+            try:
+                d.rmdir()
+            except OSError:  # not empty, not a directory, or never made
+                pass
+        raise

@@ -1,8 +1,9 @@
-"""The release job's checks before anything is charged: outputs writable, the plan holds."""
+"""The release job's checks before anything is charged: outputs, plan, budget, provenance."""
 
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -10,8 +11,17 @@ from synthflow.errors import (
     ConfigError,
 )
 from synthflow.ledger import Ledger
+from synthflow.release._datasheet import provenance_warning
+from synthflow.resources import bundled_spec_of
 
-__all__ = ["_check_plan_holds", "_check_writable", "_read_plan", "_spent"]
+__all__ = [
+    "_check_dataset_budget",
+    "_check_plan_holds",
+    "_check_writable",
+    "_read_plan",
+    "_spent",
+    "_unconfirmed_provenance",
+]
 
 
 def _spent(private_dir: Path) -> float:
@@ -36,6 +46,22 @@ def _check_writable(option: str, path: Path) -> None:
             f"{option} {str(path)!r} cannot be written ({str(existing)!r} is read-only for "
             "this user); choose a writable directory. Nothing was spent"
         )
+
+
+def _check_dataset_budget(
+    shared: Ledger | None, cost: Any, ledger_path: Any, *, resuming: bool
+) -> None:
+    """Refuse a new selection the dataset's ledger cannot afford, before its enclave exists.
+
+    A charge refused later would leave a started selection in a new --private-dir.
+    """
+    if shared is None or resuming or shared.can_afford(cost.total, cost.total_delta):
+        return
+    raise ConfigError(
+        f"this release costs epsilon {cost.total:g} ({cost.to_json()['formula']}) but the "
+        f"dataset's ledger {str(ledger_path)!r} has {shared.remaining_epsilon:g} left of "
+        f"its total {shared.total_epsilon:g}; nothing was spent"
+    )
 
 
 def _check_plan_holds(plan: dict[str, Any], total: float, candidate_ids: list[str]) -> None:
@@ -75,3 +101,13 @@ def _read_plan(path: str | Path, spec: Any) -> dict[str, Any]:
             "give the spec.yaml written beside that plan"
         )
     return plan
+
+
+def _unconfirmed_provenance(spec: Any, datasheet: Any) -> str | None:
+    """The datasheet's warning when its provenance is a bundled spec's (said on stderr too)."""
+    bundled = bundled_spec_of(spec.sha256) if datasheet is None else None
+    if bundled is None:
+        return None
+    warning = provenance_warning(bundled, spec.datasheet.source)
+    print(f"synthflow release: warning: {warning}", file=sys.stderr)
+    return warning

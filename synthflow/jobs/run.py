@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from synthflow._outputs import removed_if_refused
 from synthflow.config.model import ReleaseSpec
 from synthflow.data import load_data
 from synthflow.errors import ConfigError
@@ -65,31 +66,34 @@ def run_configuration(
     rng = privacy_rng(seed, public=public)
     _check_out(out)
     loaded = load_data(data, spec, public=public)
-    _prepare_out(out)
-    ledger = command_ledger(
-        data=loaded.frame,
-        public=public,
-        ledger_path=ledger_path,
-        total_epsilon=spec.privacy.total_epsilon,
-        total_delta=spec.privacy.total_delta,
-        fallback=out / "ledger.jsonl",
-    )
-    result = run_flow(
-        spec,
-        configuration,
-        loaded.frame,
-        ledger=ledger,
-        rng=rng,
-        public=public,
-        show_progress=show_progress,
-    )
-    write_candidate(
-        result,
-        out,
-        spec=spec,
-        ledger=ledger,
-        rng=rng,
-        cleaning=loaded.report,
-        data_path=str(data),
-    )
+    # Made before anything is charged (a charged run must be able to write its result);
+    # removed again while empty if the run is refused (private data without --ledger).
+    with removed_if_refused(out):
+        _prepare_out(out)
+        ledger = command_ledger(
+            data=loaded.frame,
+            public=public,
+            ledger_path=ledger_path,
+            total_epsilon=spec.privacy.total_epsilon,
+            total_delta=spec.privacy.total_delta,
+            fallback=out / "ledger.jsonl",
+        )
+        result = run_flow(
+            spec,
+            configuration,
+            loaded.frame,
+            ledger=ledger,
+            rng=rng,
+            public=public,
+            show_progress=show_progress,
+        )
+        write_candidate(
+            result,
+            out,
+            spec=spec,
+            ledger=ledger,
+            rng=rng,
+            cleaning=loaded.report,
+            data_path=str(data),
+        )
     return out

@@ -20,6 +20,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
+from synthflow._outputs import removed_if_refused
 from synthflow._progress import tqdm
 from synthflow.config.load import with_generator_epsilon
 from synthflow.config.model import ReleaseSpec
@@ -124,53 +125,66 @@ def run_sweep(
         spec, models=models, sample=sample, seed=seed, ids=ids, letters=letters
     )
     t_start = time.perf_counter()
-    with SweepStore.open(
-        store,
-        spec_sha256=spec.sha256,
-        data_sha256=file_sha256(data),
-        seed=seed,
-        spec_generator_epsilon=own,
-    ) as db:
-        done = db.finished()
-        wanted = {(c.id, float(e), r) for c in configs for e in epsilons for r in range(repeats)}
-        todo = [
-            (c, float(e), r)
-            for c in configs
-            for e in epsilons
-            for r in range(repeats)
-            if (c.id, float(e), r) not in done
-        ]
-        new = passed = 0
-        with ExitStack() as stack:
-            connect = None
-            if todo and address:
-                connect = _ClusterConnect(address)  # connects while the data are read
-                stack.callback(connect.close)
-            frame = load_data(data, spec, public=True).frame
-            db.add_configurations(configs)
-            runners: RunWorkers | None = None
-            if connect is not None:
-                client, warm = connect.client()
-                stack.callback(client.cancel, warm)
-                runners = DaskWorkers(client, spec, frame, evaluator)
-            elif todo:
-                n = min(workers or os.cpu_count() or 1, len(todo))
-                runners = LocalWorkers(n, spec, frame, evaluator)
-            if runners is not None:
-                stack.callback(runners.close)
-                new, passed = _execute(
-                    db,
-                    runners=runners,
-                    spec=spec,
-                    configs=configs,
-                    n=len(frame),
-                    todo=todo,
-                    seed=seed,
-                    show_progress=show_progress,
-                )
-            else:
-                _warn_noise(space_noise_warning(spec, configs, len(frame)))
-        stored = len(wanted & db.finished())
+    # A store this sweep creates is removed again if the sweep is refused before any run
+    # is stored (data without the spec's columns, say), with the directories made for it:
+    # a refused command leaves nothing behind, and the next try is not refused as "a
+    # store of other data".
+    new_store = not Path(store).exists()
+    with removed_if_refused(Path(store).parent):
+        try:
+            with SweepStore.open(
+                store,
+                spec_sha256=spec.sha256,
+                data_sha256=file_sha256(data),
+                seed=seed,
+                spec_generator_epsilon=own,
+            ) as db:
+                done = db.finished()
+                wanted = {
+                    (c.id, float(e), r) for c in configs for e in epsilons for r in range(repeats)
+                }
+                todo = [
+                    (c, float(e), r)
+                    for c in configs
+                    for e in epsilons
+                    for r in range(repeats)
+                    if (c.id, float(e), r) not in done
+                ]
+                new = passed = 0
+                with ExitStack() as stack:
+                    connect = None
+                    if todo and address:
+                        connect = _ClusterConnect(address)  # connects while the data are read
+                        stack.callback(connect.close)
+                    frame = load_data(data, spec, public=True).frame
+                    db.add_configurations(configs)
+                    runners: RunWorkers | None = None
+                    if connect is not None:
+                        client, warm = connect.client()
+                        stack.callback(client.cancel, warm)
+                        runners = DaskWorkers(client, spec, frame, evaluator)
+                    elif todo:
+                        n = min(workers or os.cpu_count() or 1, len(todo))
+                        runners = LocalWorkers(n, spec, frame, evaluator)
+                    if runners is not None:
+                        stack.callback(runners.close)
+                        new, passed = _execute(
+                            db,
+                            runners=runners,
+                            spec=spec,
+                            configs=configs,
+                            n=len(frame),
+                            todo=todo,
+                            seed=seed,
+                            show_progress=show_progress,
+                        )
+                    else:
+                        _warn_noise(space_noise_warning(spec, configs, len(frame)))
+                stored = len(wanted & db.finished())
+        except BaseException:
+            if new_store:
+                _drop_unused_store(Path(store))
+            raise
     return SweepSummary(
         configurations=len(configs) * len(epsilons),
         repeats=repeats,
@@ -179,6 +193,18 @@ def run_sweep(
         passed_dp_new=passed,
         seconds=time.perf_counter() - t_start,
     )
+
+
+def _drop_unused_store(path: Path) -> None:
+    """Remove a store that holds no finished run (this sweep made it, then was refused)."""
+    try:
+        with SweepStore.open_existing(path) as db:
+            if db.finished():
+                return
+    except Exception:  # unreadable: leave it for the user to see
+        return
+    for suffix in ("", "-journal", "-wal", "-shm"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
 
 
 def space_noise_warning(spec: ReleaseSpec, configs: list[Configuration], n: int) -> str | None:
