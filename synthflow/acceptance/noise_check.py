@@ -244,7 +244,7 @@ def noise_warnings(
     return [f for f in figures if f.dominated]
 
 
-def describe(warnings: list[NoiseWarning], n: int) -> str:
+def describe(warnings: list[NoiseFigure], n: int) -> str:
     """A paragraph for the terminal (public figures only)."""
     lines = "\n  ".join(w.message() for w in warnings)
     return (
