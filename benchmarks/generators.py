@@ -15,6 +15,9 @@ allocator not), at the cost of slowing pure-Python code down.
 Settings (SPEC sec. 9 grid points, see ``SETTINGS``):
 
 * workload: one_way_share 0.2, constrained_share 0.4 (3000 mirror-descent iterations).
+  ``workload_mbi`` (only with ``--only``) is the same fit through the old estimation
+  path, mbi 1.1.0's jax ``mirror_descent`` (compiled afresh in each fit), for a cold-fit
+  comparison with the numpy estimator (``synthflow/generators/_pgm_dense.py``).
 * PrivBayes: theta flavor, theta 16, epsilon_split 0.25.
 * MWEM: num_query 1024, num_iterations 1000, num_inner_updates 25.
 * PEP: num_query 4096, num_iterations 100, num_inner_updates 25, marginal 2 (its best
@@ -31,6 +34,7 @@ Run (from the repository root; reads ../shared/public_data)::
 
     python benchmarks/generators.py                       # every non-GAN generator, 160K rows
     python benchmarks/generators.py --rows 10000 --only mst,aim
+    python benchmarks/generators.py --only workload,workload_mbi   # cold fit: new vs old
 """
 
 from __future__ import annotations
@@ -75,6 +79,8 @@ SETTINGS: dict[str, dict[str, Any]] = {
     "patectgan": {"delta": 1e-9, "epochs": 2, "batch_size": 500},
 }
 AIM_DEFAULTS = {"delta": 1e-9}
+OLD_PATHS = {"workload_mbi": "workload"}
+"""Benchmark-only names: a generator run through its former estimation path."""
 
 
 def _rss_mib() -> float:
@@ -85,6 +91,12 @@ def _rss_mib() -> float:
 def run_one(name: str, data: Path, rows: int | None, *, trace: bool, aim_defaults: bool) -> dict:
     """Run one flow of ``name`` in this process and measure it."""
 
+    label = name
+    if name in OLD_PATHS:  # the former estimation path: mbi's mirror descent for every model
+        import synthflow.generators._pgm as pgm  # noqa: PLC0415
+
+        pgm.fits_dense = lambda *_: False  # type: ignore[assignment]
+        name = OLD_PATHS[name]
     spec = load_spec(REPO / "configs" / "births.yaml")
     raw = load_data(data, spec, public=True).frame
     if rows is not None and rows < len(raw):
@@ -117,7 +129,7 @@ def run_one(name: str, data: Path, rows: int | None, *, trace: bool, aim_default
         tracemalloc.stop()
     exact = exact_values(spec, result.transformer, result.original, result.candidate)
     return {
-        "generator": name,
+        "generator": label,
         "settings": hp,
         "rows": len(raw),
         "fit_s": result.timings["fit_s"],
@@ -150,11 +162,11 @@ def main(argv: list[str] | None = None) -> int:
         print("RESULT " + json.dumps(out), flush=True)
         return 0
     names = args.only.split(",") if args.only else [n for n in sorted(REGISTRY) if n not in GANS]
-    unknown = sorted(set(names) - set(SETTINGS))
+    unknown = sorted(set(names) - set(SETTINGS) - set(OLD_PATHS))
     if unknown:
         p.error(f"unknown generators {unknown}; known: {sorted(SETTINGS)}")
     header = (
-        f"{'generator':<10} {'rows':>7} {'fit s':>8} {'sample s':>8} {'flow s':>8} "
+        f"{'generator':<12} {'rows':>7} {'fit s':>8} {'sample s':>8} {'flow s':>8} "
         f"{'base MiB':>8} {'peak MiB':>8} {'heap MiB':>8} {'marg err':>9} {'unmatched':>9}"
     )
     print(header, flush=True)
@@ -181,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
             continue
         r = json.loads(lines[-1][len("RESULT ") :])
         print(
-            f"{name:<10} {r['rows']:>7} {r['fit_s']:>8.2f} {r['sample_s']:>8.2f} "
+            f"{name:<12} {r['rows']:>7} {r['fit_s']:>8.2f} {r['sample_s']:>8.2f} "
             f"{r['flow_s']:>8.1f} {r['base_mib']:>8.0f} {r['peak_rss_mib']:>8.0f} "
             f"{r['heap_peak_mib']:>8.0f} {r['marginal_max_abs_error']:>9.4f} "
             f"{r['faithfulness_unmatched']:>9.4f}   {json.dumps(r['settings'])}",

@@ -27,11 +27,12 @@ marginals carry almost no sampling noise on top of the model's error.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from synthflow.generators._pgm_dense import fits_dense, mirror_descent_dense
 from synthflow.generators._pgm_tables import (
     Clique,
     _broadcast,
@@ -92,27 +93,54 @@ def estimate(
         zeros: Clique -> boolean mask of forbidden cells (public rules).
         iters: Mirror-descent iterations.
     """
-    mbi = _mbi()
-    domain = mbi.Domain(tuple(names), tuple(int(s) for s in sizes))  # type: ignore[attr-defined]
     zeros = dict(zeros or {})
     cliques: list[Clique] = []
     for cl in [m.clique for m in measurements] + list(zeros):
         if cl not in cliques:
             cliques.append(cl)
-    potentials = mbi.CliqueVector.zeros(domain, cliques)  # type: ignore[attr-defined]
-    dtype = np.asarray(potentials[cliques[0]].values).dtype  # float32, or float64 with jax x64
+    sizes = tuple(int(s) for s in sizes)
+    index = {n: i for i, n in enumerate(names)}
     # Start from the independent model of the noisy 1-way marginals (post-processing of
     # released values) rather than the uniform one: mirror descent then converges in far
-    # fewer iterations.
+    # fewer iterations. Forbidden cells start (and stay) at probability zero.
+    start = {cl: np.zeros([sizes[index[a]] for a in cl]) for cl in cliques}
     for m in measurements:
         if len(m.clique) == 1:
             p = np.clip(np.asarray(m.noisy, dtype=float), 0.5, None)
-            potentials[m.clique] = mbi.Factor(  # type: ignore[attr-defined]
-                domain.project(m.clique), np.log(p / p.sum()).astype(dtype)
-            )
+            start[m.clique] = np.log(p / p.sum())
     for cl, mask in zeros.items():
-        values = np.where(mask, _FORBIDDEN, 0.0).astype(dtype)
-        potentials[cl] = mbi.Factor(domain.project(cl), values)  # type: ignore[attr-defined]
+        start[cl] = np.where(mask, _FORBIDDEN, 0.0)
+    if fits_dense(sizes, cliques):
+        joint = mirror_descent_dense(
+            names,
+            sizes,
+            [(m.clique, np.asarray(m.noisy), float(m.stddev)) for m in measurements],
+            start,
+            total=float(total),
+            iters=iters,
+        )
+        return TreeSampler.from_joint(joint, names=tuple(names), cliques=cliques, zeros=zeros)
+    return _estimate_mbi(names, sizes, measurements, start, total=total, zeros=zeros, iters=iters)
+
+
+def _estimate_mbi(
+    names: Sequence[str],
+    sizes: Sequence[int],
+    measurements: Sequence[Measurement],
+    start: Mapping[Clique, np.ndarray],
+    *,
+    total: int,
+    zeros: Mapping[Clique, np.ndarray],
+    iters: int,
+) -> TreeSampler:
+    """Estimate with mbi's jax mirror descent: models whose joint table is too large to hold."""
+    mbi = _mbi()
+    domain = mbi.Domain(tuple(names), tuple(int(s) for s in sizes))  # type: ignore[attr-defined]
+    cliques = list(start)
+    potentials = mbi.CliqueVector.zeros(domain, cliques)  # type: ignore[attr-defined]
+    dtype = np.asarray(potentials[cliques[0]].values).dtype  # float32, or float64 with jax x64
+    for cl, values in start.items():
+        potentials[cl] = mbi.Factor(domain.project(cl), np.asarray(values).astype(dtype))  # type: ignore[attr-defined]
     linear = [
         mbi.LinearMeasurement(  # type: ignore[attr-defined]
             np.asarray(m.noisy, dtype=dtype).ravel(), m.clique, stddev=float(m.stddev)
@@ -150,14 +178,53 @@ class TreeSampler:
         zeros: Mapping[Clique, np.ndarray],
     ) -> TreeSampler:
         """Conditional tables of an mbi ``MarkovRandomField`` along its junction tree."""
-        mbi = _mbi()
         potentials = model.potentials  # type: ignore[attr-defined]
         cliques = [tuple(cl) for cl in potentials.cliques]
-        jtree, order = mbi.junction_tree.make_junction_tree(  # type: ignore[attr-defined]
-            potentials.domain, cliques
+        return cls._along_tree(
+            _Projector(model), potentials.domain, cliques, names=names, sizes=sizes, zeros=zeros
         )
+
+    @classmethod
+    def from_joint(
+        cls,
+        joint: np.ndarray,
+        *,
+        names: tuple[str, ...],
+        cliques: Sequence[Clique],
+        zeros: Mapping[Clique, np.ndarray],
+    ) -> TreeSampler:
+        """Conditional tables of a model held as its whole joint table (axes: ``names``).
+
+        The same steps as :meth:`from_model` (the junction tree of ``cliques`` decides
+        the order and each column's parents); the marginals are sums of ``joint``.
+        """
+        mbi = _mbi()
+        sizes = tuple(int(s) for s in joint.shape)
+        domain = mbi.Domain(names, sizes)  # type: ignore[attr-defined]
+
+        def project(attrs: tuple[str, ...]) -> np.ndarray:
+            drop = tuple(i for i, a in enumerate(names) if a not in attrs)
+            kept = [a for a in names if a in attrs]
+            return np.transpose(joint.sum(axis=drop), [kept.index(a) for a in attrs])
+
+        return cls._along_tree(
+            project, domain, list(cliques), names=names, sizes=sizes, zeros=zeros
+        )
+
+    @classmethod
+    def _along_tree(
+        cls,
+        projector: Callable[[tuple[str, ...]], np.ndarray],
+        domain: object,
+        cliques: list[Clique],
+        *,
+        names: tuple[str, ...],
+        sizes: tuple[int, ...],
+        zeros: Mapping[Clique, np.ndarray],
+    ) -> TreeSampler:
+        mbi = _mbi()
+        jtree, order = mbi.junction_tree.make_junction_tree(domain, cliques)  # type: ignore[attr-defined]
         nodes = [tuple(n) for n in jtree.nodes]
-        projector = _Projector(model)
         index = {n: i for i, n in enumerate(names)}
         steps: list[_Step] = []
         used: list[str] = []
