@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -181,29 +180,6 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _demo(args: argparse.Namespace) -> int:
-    from synthflow.release.main_job import DEFAULT_DATA, run_main_job
-
-    out = Path(args.out) if args.out else Path("runs") / time.strftime("demo-%Y%m%d-%H%M%S")
-    print(
-        "synthflow demo: sweep on a public NVSS-like draw, shortlist, private selection, "
-        f"release and audit on the embedded default data ({DEFAULT_DATA})",
-        file=sys.stderr,
-    )
-    result = run_main_job(
-        out,
-        sample=args.sample,
-        repeats=args.repeats,
-        workers=args.workers,
-        show_progress=not args.quiet,
-        models=tuple(m.strip() for m in args.models.split(",") if m.strip()),
-        exact_fallback=args.exact_fallback,
-    )
-    print(f"\nsynthflow demo finished:\n{result.summary()}\n", file=sys.stderr)
-    print(result.release_dir.resolve())  # the last line: the release directory
-    return 0 if result.audit.ok else 1
-
-
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``space``, ``validate``, ``schema``, ``run`` and ``demo`` to the CLI."""
     p = add_command(
@@ -267,28 +243,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.set_defaults(func=_run)
 
-    p = add_command(
-        sub,
-        "demo",
-        help="main job: a whole release on the embedded default data; prints its path",
-    )
-    p.add_argument(
-        "--out", metavar="DIR", help="new output directory (default: runs/demo-<timestamp>)"
-    )
-    p.add_argument(
-        "--sample", type=int, metavar="K", help="configurations to pre-screen (default: all)"
-    )
-    p.add_argument("--repeats", type=int, default=2, metavar="R", help="runs per configuration")
-    p.add_argument(
-        "--models", default="workload", help="generator families to screen (comma-separated)"
-    )
-    p.add_argument(
-        "--exact-fallback",
-        action="store_true",
-        help="if nothing passes with DP noise, shortlist configurations passing without "
-        "noise (selection may then never release)",
-    )
-    p.add_argument(
-        "--workers", type=int, metavar="N", help="sweep worker processes (default: CPU count)"
-    )
-    p.set_defaults(func=_demo)
+    from synthflow.release.demo_cli import register_demo
+
+    register_demo(sub)

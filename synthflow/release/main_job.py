@@ -1,5 +1,12 @@
 """The main job: a whole release on the embedded default data (``synthflow demo``).
 
+By default the job starts from the **shipped pre-screen** (:data:`PRESCREEN`): the sweep
+store, shortlist and sweep report of step 1-2 below, made once on public data (seed
+2024) and shipped in ``public_data/``. They are public (a simulated draw, seeded), so
+shipping them reveals nothing; ``synthflow demo --screen`` re-makes them (minutes), and
+``--screen --prescreen-out public_data/`` refreshes the shipped copies. The release itself
+(step 3) always runs.
+
 1. Simulate a public draw of NVSS-like data from the committed calibration (a seed
    other than the committed default's) and pre-screen the ``workload`` configurations
    with the release's binning on it (sweep on local worker processes, SQLite store).
@@ -20,6 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -35,7 +43,13 @@ from synthflow.public import Calibration, default_calibration_path, simulate, wr
 from synthflow.release.audit import AuditReport, audit_release
 from synthflow.resources import bundled_spec, public_data_file
 
-__all__ = ["MainJobResult", "restrict_transformations", "run_main_job"]
+__all__ = [
+    "PRESCREEN",
+    "MainJobResult",
+    "restrict_transformations",
+    "run_main_job",
+    "save_prescreen",
+]
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +69,13 @@ DEMO_DATASHEET = DatasheetSpec(
     motivation="show the whole release pipeline on data anyone may read",
 )
 """The demo's provenance: its data are the embedded stand-in, not the births registry."""
+PRESCREEN = {
+    "sweep.db": "demo_prescreen.db",
+    "candidates.yaml": "demo_prescreen_candidates.yaml",
+    "sweep_report.html": "demo_prescreen_report.html",
+}
+"""The pre-screen's files in a demo's output -> their shipped names in ``public_data/``."""
+SEED = 2024
 RELEASE_BINNING = {"mother_age": "b", "parity": "a", "gestation_week": "a"}
 """The binning the 2024 release selected (SPEC sec. 3); the main job screens only it."""
 
@@ -111,43 +132,28 @@ class MainJobResult:
         )
 
 
-def run_main_job(
+def _screen(
+    spec: ReleaseSpec,
     out: Path,
     *,
-    sample: int | None = None,
-    repeats: int = 2,
-    workers: int | None = None,
-    min_pass: float = 0.10,
-    seed: int = 2024,
-    max_attempts: int = 1000,
-    show_progress: bool = True,
-    models: tuple[str, ...] = ("workload",),
-    exact_fallback: bool = False,
-) -> MainJobResult:
-    """Sweep, shortlist, private selection, release and audit; see the module docstring.
-
-    Raises:
-        ConfigError: If ``out`` exists or no configuration reaches ``min_pass``.
-    """
+    sample: int | None,
+    repeats: int,
+    workers: int | None,
+    seed: int,
+    models: tuple[str, ...],
+    show_progress: bool,
+) -> None:
+    """Steps 1: a seeded public draw and the sweep of the release binning on it."""
     from synthflow.sweep.engine import run_sweep  # noqa: PLC0415
-    from synthflow.sweep.report import write_report  # noqa: PLC0415
-    from synthflow.sweep.shortlist import estimate, write_shortlist  # noqa: PLC0415
 
-    if out.exists():
-        raise ConfigError(f"{str(out)!r} exists; the main job writes a new directory")
-    spec_path = bundled_spec(DEFAULT_SPEC)
-    data_path = public_data_file(DEFAULT_DATA)
-    spec = load_spec(spec_path)
-    out.mkdir(parents=True)
     public = out / "public_draw.csv.gz"
     calibration = Calibration.from_yaml(default_calibration_path())
     # Public data: a seeded simulation is fine (SPEC sec. 10).
     write_sample(simulate(calibration, PUBLIC_ROWS, np.random.default_rng(seed)), public)
-    store = out / "sweep.db"
     summary = run_sweep(
         restrict_transformations(spec, RELEASE_BINNING),
         public,
-        store,
+        out / "sweep.db",
         repeats=repeats,
         workers=workers,
         models=list(models),
@@ -156,6 +162,90 @@ def run_main_job(
         show_progress=show_progress,
     )
     log.info("sweep: %s", summary)
+
+
+def _copy_prescreen(spec: ReleaseSpec, out: Path) -> None:
+    """The shipped pre-screen into ``out``, after checking it was made for this spec."""
+    import yaml  # noqa: PLC0415
+
+    shipped = {name: public_data_file(ship) for name, ship in PRESCREEN.items()}
+    doc = yaml.safe_load(shipped["candidates.yaml"].read_text(encoding="utf-8"))
+    if doc.get("spec_sha256") != spec.sha256:
+        raise ConfigError(
+            "the shipped pre-screen was made for another version of the births spec; run "
+            "'synthflow demo --screen' (it sweeps again, a few minutes)"
+        )
+    for name, path in shipped.items():
+        shutil.copyfile(path, out / name)
+    text = (out / "candidates.yaml").read_text(encoding="utf-8")
+    (out / "candidates.yaml").write_text(  # the store's path: the copy beside it
+        text.replace(f"store: {doc['store']}", f"store: {out / 'sweep.db'}"), encoding="utf-8"
+    )
+
+
+def save_prescreen(run_dir: Path, dest: Path) -> list[Path]:
+    """Copy a screened demo's pre-screen into ``dest`` under its shipped names."""
+    dest.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, ship in PRESCREEN.items():
+        target = dest / ship
+        shutil.copyfile(run_dir / name, target)
+        written.append(target)
+    text = (dest / PRESCREEN["candidates.yaml"]).read_text(encoding="utf-8")
+    (dest / PRESCREEN["candidates.yaml"]).write_text(
+        text.replace(str(run_dir / "sweep.db"), PRESCREEN["sweep.db"]), encoding="utf-8"
+    )
+    return written
+
+
+def run_main_job(
+    out: Path,
+    *,
+    screen: bool = False,
+    sample: int | None = None,
+    repeats: int = 2,
+    workers: int | None = None,
+    min_pass: float = 0.10,
+    seed: int = SEED,
+    max_attempts: int = 1000,
+    show_progress: bool = True,
+    models: tuple[str, ...] = ("workload",),
+    exact_fallback: bool = False,
+    prescreen_out: Path | None = None,
+) -> MainJobResult:
+    """Pre-screen (shipped, or ``screen``), private selection, release and audit.
+
+    ``prescreen_out``: with ``screen``, also copy the new pre-screen there under its
+    shipped names (:data:`PRESCREEN`). See the module docstring.
+
+    Raises:
+        ConfigError: If ``out`` exists or no configuration reaches ``min_pass``.
+    """
+    from synthflow.sweep.report import write_report  # noqa: PLC0415
+    from synthflow.sweep.shortlist import estimate, write_shortlist  # noqa: PLC0415
+
+    if out.exists():
+        raise ConfigError(f"{str(out)!r} exists; the main job writes a new directory")
+    if prescreen_out is not None and not screen:
+        raise ConfigError("--prescreen-out needs --screen (it saves a new pre-screen)")
+    spec_path = bundled_spec(DEFAULT_SPEC)
+    data_path = public_data_file(DEFAULT_DATA)
+    spec = load_spec(spec_path)
+    out.mkdir(parents=True)
+    store = out / "sweep.db"
+    if screen:
+        _screen(
+            spec,
+            out,
+            sample=sample,
+            repeats=repeats,
+            workers=workers,
+            seed=seed,
+            models=models,
+            show_progress=show_progress,
+        )
+    else:
+        _copy_prescreen(spec, out)
     estimates = estimate(store, basis="dp")
     basis: Literal["dp", "exact"] = "dp"
     threshold = min_pass
@@ -167,10 +257,12 @@ def run_main_job(
             100 * min_pass,
         )
         estimates, basis, threshold = estimate(store, basis="exact"), "exact", 0.5
-    shortlist = write_shortlist(
-        store, estimates, out / "candidates.yaml", min_pass=threshold, basis=basis
-    )
-    write_report(store, out / "sweep_report.html", min_pass=threshold, basis=basis, spec=spec)
+    shortlist = out / "candidates.yaml"
+    if screen:
+        write_shortlist(store, estimates, shortlist, min_pass=threshold, basis=basis)
+        write_report(store, out / "sweep_report.html", min_pass=threshold, basis=basis, spec=spec)
+        if prescreen_out is not None:
+            save_prescreen(out, prescreen_out)
     if not any(e.p >= threshold for e in estimates):
         raise ConfigError(
             f"no configuration of the {len(estimates)} screened passed with DP noise in "

@@ -52,6 +52,9 @@ def test_wheel_runs_the_demo_outside_the_checkout(tmp_path):
         "synthflow/_configs/example_small.yaml",
         "synthflow/_public_data/nvss_like_2019.csv.gz",
         "synthflow/_public_data/nvss2019_calibration.yaml",
+        "synthflow/_public_data/demo_prescreen.db",  # the demo's shipped pre-screen
+        "synthflow/_public_data/demo_prescreen_candidates.yaml",
+        "synthflow/_public_data/demo_prescreen_report.html",
         "synthflow/templates/style.css",
         "synthflow/templates/base.html.j2",
         "synthflow/spec.schema.json",
