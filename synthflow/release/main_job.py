@@ -25,22 +25,24 @@ shipping them reveals nothing; ``synthflow demo --screen`` re-makes them (minute
 
 from __future__ import annotations
 
-import dataclasses
 import logging
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-import numpy as np
-
 from synthflow.config.load import load_spec
-from synthflow.config.model import DatasheetSpec, ReleaseSpec
+from synthflow.config.model import DatasheetSpec
 from synthflow.errors import ConfigError
 from synthflow.jobs.release import run_release
 from synthflow.ledger import Ledger
-from synthflow.public import Calibration, default_calibration_path, simulate, write_sample
 from synthflow.release.audit import AuditReport, audit_release
+from synthflow.release.prescreen import (
+    PRESCREEN,
+    copy_prescreen,
+    restrict_transformations,
+    save_prescreen,
+    screen_public_draw,
+)
 from synthflow.resources import bundled_spec, public_data_file
 
 __all__ = [
@@ -57,7 +59,6 @@ DEFAULT_SPEC = "births"
 """The bundled spec of the main job (``configs/births.yaml``, shipped in the package)."""
 DEFAULT_DATA = "nvss_like_2019.csv.gz"
 """The bundled default public data file (``public_data/``, shipped in the package)."""
-PUBLIC_ROWS = 167_000
 DEMO_DATASHEET = DatasheetSpec(
     title="synthflow demo: DP synthetic births from the embedded NVSS-like sample",
     publisher="nobody: a demonstration made by 'synthflow demo', not a publication",
@@ -69,30 +70,7 @@ DEMO_DATASHEET = DatasheetSpec(
     motivation="show the whole release pipeline on data anyone may read",
 )
 """The demo's provenance: its data are the embedded stand-in, not the births registry."""
-PRESCREEN = {
-    "sweep.db": "demo_prescreen.db",
-    "candidates.yaml": "demo_prescreen_candidates.yaml",
-    "sweep_report.html": "demo_prescreen_report.html",
-}
-"""The pre-screen's files in a demo's output -> their shipped names in ``public_data/``."""
 SEED = 2024
-RELEASE_BINNING = {"mother_age": "b", "parity": "a", "gestation_week": "a"}
-"""The binning the 2024 release selected (SPEC sec. 3); the main job screens only it."""
-
-
-def restrict_transformations(spec: ReleaseSpec, letters: dict[str, str]) -> ReleaseSpec:
-    """The same spec with each listed column reduced to one transformation alternative.
-
-    The sub-space's configurations keep their ids (they are content-derived) and the
-    spec keeps its hash, so a shortlist made on the sub-space is valid for the spec.
-    """
-    columns = tuple(
-        dataclasses.replace(c, transformations=(c.transformation(letters[c.name]),))
-        if c.name in letters
-        else c
-        for c in spec.columns
-    )
-    return dataclasses.replace(spec, columns=columns)
 
 
 @dataclass(frozen=True)
@@ -132,72 +110,6 @@ class MainJobResult:
         )
 
 
-def _screen(
-    spec: ReleaseSpec,
-    out: Path,
-    *,
-    sample: int | None,
-    repeats: int,
-    workers: int | None,
-    seed: int,
-    models: tuple[str, ...],
-    show_progress: bool,
-) -> None:
-    """Steps 1: a seeded public draw and the sweep of the release binning on it."""
-    from synthflow.sweep.engine import run_sweep  # noqa: PLC0415
-
-    public = out / "public_draw.csv.gz"
-    calibration = Calibration.from_yaml(default_calibration_path())
-    # Public data: a seeded simulation is fine (SPEC sec. 10).
-    write_sample(simulate(calibration, PUBLIC_ROWS, np.random.default_rng(seed)), public)
-    summary = run_sweep(
-        restrict_transformations(spec, RELEASE_BINNING),
-        public,
-        out / "sweep.db",
-        repeats=repeats,
-        workers=workers,
-        models=list(models),
-        sample=sample,
-        seed=seed,
-        show_progress=show_progress,
-    )
-    log.info("sweep: %s", summary)
-
-
-def _copy_prescreen(spec: ReleaseSpec, out: Path) -> None:
-    """The shipped pre-screen into ``out``, after checking it was made for this spec."""
-    import yaml  # noqa: PLC0415
-
-    shipped = {name: public_data_file(ship) for name, ship in PRESCREEN.items()}
-    doc = yaml.safe_load(shipped["candidates.yaml"].read_text(encoding="utf-8"))
-    if doc.get("spec_sha256") != spec.sha256:
-        raise ConfigError(
-            "the shipped pre-screen was made for another version of the births spec; run "
-            "'synthflow demo --screen' (it sweeps again, a few minutes)"
-        )
-    for name, path in shipped.items():
-        shutil.copyfile(path, out / name)
-    text = (out / "candidates.yaml").read_text(encoding="utf-8")
-    (out / "candidates.yaml").write_text(  # the store's path: the copy beside it
-        text.replace(f"store: {doc['store']}", f"store: {out / 'sweep.db'}"), encoding="utf-8"
-    )
-
-
-def save_prescreen(run_dir: Path, dest: Path) -> list[Path]:
-    """Copy a screened demo's pre-screen into ``dest`` under its shipped names."""
-    dest.mkdir(parents=True, exist_ok=True)
-    written = []
-    for name, ship in PRESCREEN.items():
-        target = dest / ship
-        shutil.copyfile(run_dir / name, target)
-        written.append(target)
-    text = (dest / PRESCREEN["candidates.yaml"]).read_text(encoding="utf-8")
-    (dest / PRESCREEN["candidates.yaml"]).write_text(
-        text.replace(str(run_dir / "sweep.db"), PRESCREEN["sweep.db"]), encoding="utf-8"
-    )
-    return written
-
-
 def run_main_job(
     out: Path,
     *,
@@ -234,7 +146,7 @@ def run_main_job(
     out.mkdir(parents=True)
     store = out / "sweep.db"
     if screen:
-        _screen(
+        screen_public_draw(
             spec,
             out,
             sample=sample,
@@ -245,7 +157,7 @@ def run_main_job(
             show_progress=show_progress,
         )
     else:
-        _copy_prescreen(spec, out)
+        copy_prescreen(spec, out)
     estimates = estimate(store, basis="dp")
     basis: Literal["dp", "exact"] = "dp"
     threshold = min_pass

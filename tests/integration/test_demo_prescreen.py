@@ -19,7 +19,8 @@ from synthflow.config import load_spec
 from synthflow.errors import ConfigError
 from synthflow.ledger import file_sha256
 from synthflow.public import Calibration, default_calibration_path, simulate, write_sample
-from synthflow.release.main_job import PRESCREEN, PUBLIC_ROWS, SEED, run_main_job
+from synthflow.release.main_job import PRESCREEN, SEED, run_main_job
+from synthflow.release.prescreen import PUBLIC_ROWS, copy_prescreen
 from synthflow.resources import bundled_spec, public_data_file
 from synthflow.sweep.shortlist import estimate
 from synthflow.sweep.store import SweepStore
@@ -47,13 +48,11 @@ def test_shipped_prescreen_is_of_the_bundled_spec_and_the_seeded_public_draw(tmp
     assert "<html" in _shipped("sweep_report.html").read_text()[:400].lower()
 
 
-def test_a_stale_prescreen_is_refused_with_the_fix(tmp_path, monkeypatch):
-    import synthflow.release.main_job as job
-
+def test_a_stale_prescreen_is_refused_with_the_fix(tmp_path):
     spec = load_spec(bundled_spec("births"))
     other = spec.__class__(**{**spec.__dict__, "sha256": "0" * 64})
     with pytest.raises(ConfigError, match="demo --screen"):
-        job._copy_prescreen(other, tmp_path)
+        copy_prescreen(other, tmp_path)
     assert not list(tmp_path.iterdir())  # nothing copied
 
 
