@@ -71,6 +71,16 @@ def _wide(out: str, rows: int, seed: int) -> int:
     return 0
 
 
+def _draw(spec: str, public: str, rows: int, out: str, seed: int | None) -> int:
+    from synthflow.config import load_spec
+    from synthflow.public.draw import draw_public_file
+
+    if rows < 1:
+        raise ConfigError(f"--rows must be at least 1, not {rows}")
+    print(Path(draw_public_file(load_spec(spec), public, rows, out, seed=seed)).resolve())
+    return 0
+
+
 def register(subparsers: Any) -> None:
     """Add the ``public-data`` command to the main CLI's ``subparsers``."""
     parser = add_command(
@@ -135,6 +145,30 @@ def register(subparsers: Any) -> None:
     p.add_argument("--rows", type=int, default=32000, help="number of rows")
     p.add_argument("--seed", type=int, required=True, help="seed of the rows")
     p.set_defaults(func=lambda args: _wide(args.out, args.rows, args.seed))
+
+    p = add_command(
+        sub,
+        "draw",
+        help="draw N rows from a non-private model of a public sample, to screen at the "
+        "private file's size (synthflow.public.draw)",
+        options=("force", "seed"),
+        description="Fit a Chow-Liu tree to a public sample's 1- and 2-way tables over the "
+        "spec's bins (every binning alternative, group and constraint edge; no noise: "
+        "public data only), each regression criterion's target drawn from its features "
+        "by the sample's OLS fit and residuals, and draw --rows rows in the spec's raw "
+        "column format, rows breaking a raw constraint drawn again. Nothing private is "
+        "read. A sweep on a small public sample judges configurations at the wrong size: "
+        "sweep the draw, at the private file's size.",
+    )
+    p.add_argument("spec", metavar="SPEC", help="release spec (file or bundled name)")
+    p.add_argument(
+        "--from", dest="public", required=True, metavar="FILE", help="the public sample (CSV)"
+    )
+    p.add_argument("--rows", required=True, type=int, help="rows to draw (the private file's size)")
+    p.add_argument("--out", required=True, metavar="PATH", help="CSV(.gz) file to write")
+    p.set_defaults(
+        func=lambda args: _draw(args.spec, args.public, args.rows, _out(args), args.seed)
+    )
 
 
 def _out(args: argparse.Namespace) -> str:
