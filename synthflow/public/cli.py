@@ -73,7 +73,7 @@ def _wide(out: str, rows: int, seed: int) -> int:
 
 def _draw(spec: str, public: str, rows: int, out: str, seed: int | None) -> int:
     from synthflow.config import load_spec
-    from synthflow.public.draw import draw_public_file
+    from synthflow.public.draw_sample import draw_public_file
 
     if rows < 1:
         raise ConfigError(f"--rows must be at least 1, not {rows}")

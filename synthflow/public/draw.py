@@ -5,10 +5,10 @@ and a sweep on them judges configurations at the wrong size: the criteria's DP n
 the generators' error both shrink with n, so on 3,238 rows of the wide census table
 nothing passes that passes at the private file's 32,384. :func:`draw` fits a model of
 the public sample and samples any number of rows from it, in the spec's raw column
-format, so that ``synthflow sweep`` screens at the private file's size.
+format, so that ``synthflow sweep`` screens at the private file's size. This module
+fits the model; :mod:`synthflow.public.draw_sample` samples it.
 
-The model (nothing here is private: it reads the public sample only, and adds no
-noise):
+The model (nothing private: it reads the public sample only, and adds no noise):
 
 * **cells**: every column is cut at the edges of every binning alternative of the spec,
   of its ``groups`` and of the constraints' thresholds (the finest partition they all
@@ -28,42 +28,32 @@ noise):
   other tree descendants are drawn again given the new value.
 * **raw values**: an int column's value is drawn, within the cell drawn, from the
   sample's own values in that cell (their empirical frequencies).
-* **constraints**: rows breaking a raw constraint of the spec are drawn again (the
-  spec's structural zeros stay empty).
+* **constraints**: rows breaking a raw constraint are drawn again (structural zeros).
 
 Measured on the wide table (``configs/wide_census.yaml``; public sample 3,238 rows, the
 private file 32,384 rows of the same generator, 32,384 rows drawn; mean / largest total
-variation distance of the 105 2-way marginals, release binning, to the private file):
-the public sample 0.072 / 0.187; the draw 0.051 / 0.130 (the tree alone 0.055 / 0.167;
-two parents per column, PrivBayes' greedy choice without noise, 0.0545; the tree with
-the criteria's pairs forced in first 0.056 / 0.218); an independent 32,384-row sample
-0.031 / 0.079. The draw's income regression (intercept, age, education, hours, sex)
-is -6.5, 0.52, 4.10, 0.75, 8.39 against the private file's -6.3, 0.50, 4.03, 0.79,
-8.12, and PrivBayes (degree 1) scores on the draw as on the private file (regression
-coefficient error 23-28 against 28-30, faithfulness 0.37-0.41 against 0.39-0.43), where
-on the tree alone it scored 6-12 and 0.31: a draw simpler than the data would shortlist
-configurations that fail on it.
+variation distance of the 105 2-way marginals to the private file): the sample 0.072 /
+0.187; the draw 0.051 / 0.130 (tree alone 0.055 / 0.167; two parents per column 0.0545;
+criteria's pairs forced in 0.056 / 0.218); an independent 32,384-row sample 0.031 /
+0.079. The draw's income regression (age, education, hours, sex) is 0.52, 4.10, 0.75,
+8.39 against the private file's 0.50, 4.03, 0.79, 8.12, and PrivBayes scores on the draw
+as on the private file (coefficient error 23-28 against 28-30), where on the tree alone
+it scored 6-12: a draw simpler than the data would shortlist configurations that fail.
 """
 
 from __future__ import annotations
 
 import math
-import sys
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from synthflow._readers import _header
 from synthflow.config.model import Column, ReleaseSpec
-from synthflow.data import load_data
-from synthflow.errors import ConfigError, DataError, NotEnoughRowsError
-from synthflow.filtering import raw_violations
+from synthflow.criteria.regression_coefficients import RegressionKind
+from synthflow.errors import DataError
 
-__all__ = ["PublicModel", "cell_edges", "draw", "draw_public_file", "fit_public_model"]
-
-_MAX_ROUNDS = 50
+__all__ = ["PublicModel", "cell_edges", "fit_public_model"]
 
 
 def cell_edges(spec: ReleaseSpec, col: Column) -> np.ndarray:
@@ -247,7 +237,7 @@ def _regressions(
     out: list[_Regression] = []
     done: set[str] = set()
     for c in spec.criteria:
-        if c.kind not in ("regression_coefficients", "regression_tstr") or c.column in done:
+        if not isinstance(c.impl, RegressionKind) or c.column in done:
             continue
         done.add(c.column)
         features = tuple(spec.regression_features(c.column, c.features))
@@ -308,134 +298,3 @@ def fit_public_model(spec: ReleaseSpec, frame: pd.DataFrame) -> PublicModel:
         rows=len(frame),
         regressions=_regressions(spec, frame, nodes),
     )
-
-
-def _pick(counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """One draw per row of ``counts`` (rows of weights, each with a positive sum)."""
-    cdf = np.cumsum(counts, axis=1)
-    u = rng.random(len(counts)) * cdf[:, -1]
-    return np.minimum((u[:, None] >= cdf).sum(axis=1), counts.shape[1] - 1)
-
-
-def _sample_cells(
-    model: PublicModel, codes: np.ndarray, rng: np.random.Generator, nodes: list[int]
-) -> None:
-    """Draw the columns of ``model.nodes[k]`` for ``k`` in ``nodes`` (in order) into ``codes``."""
-    n = len(codes)
-    chunk = max(1, 2_000_000 // max(model.sizes))  # rows x cells of one _pick call
-    for node in (model.nodes[k] for k in nodes):
-        for start in range(0, n, chunk):
-            rows = slice(start, min(n, start + chunk))
-            if node.parents:
-                table = node.counts[codes[rows, node.parents[0]]]
-            else:
-                table = np.broadcast_to(node.counts, (rows.stop - rows.start, node.counts.size))
-            codes[rows, node.column] = _pick(table, rng)
-
-
-def _raw(model: PublicModel, codes: np.ndarray, j: int, rng: np.random.Generator) -> np.ndarray:
-    """Raw values of column ``j`` for its cells in ``codes``."""
-    col = model.spec.columns[j]
-    if col.kind == "categorical":
-        return np.asarray(col.categories, dtype=object)[codes[:, j]]
-    per_cell = model.values[j]
-    assert per_cell is not None
-    raw = np.empty(len(codes), dtype=np.int64)
-    for k in np.unique(codes[:, j]):
-        rows = np.flatnonzero(codes[:, j] == k)
-        vals, counts = per_cell[k]
-        raw[rows] = rng.choice(vals, size=len(rows), p=counts / counts.sum())
-    return raw
-
-
-def _rows(model: PublicModel, n: int, rng: np.random.Generator) -> pd.DataFrame:
-    """``n`` rows: the tree, then each regression target from its features."""
-    spec = model.spec
-    codes = np.zeros((n, len(model.sizes)), dtype=np.int64)
-    _sample_cells(model, codes, rng, list(range(len(model.nodes))))
-    frame = pd.DataFrame(
-        {c: _raw(model, codes, j, rng) for j, c in enumerate(spec.column_names)},
-        columns=list(spec.column_names),
-    )
-    for reg in model.regressions:
-        col = spec.columns[reg.target]
-        assert col.domain is not None
-        mean = _design(spec, frame, reg.features) @ reg.coef
-        value = np.round(mean + rng.choice(reg.residuals, size=n))
-        value = np.clip(value, col.domain[0], col.domain[1]).astype(np.int64)
-        frame[col.name] = value
-        edges = model.edges[reg.target]
-        assert edges is not None
-        codes[:, reg.target] = np.searchsorted(edges, value, side="right") - 1
-        _sample_cells(model, codes, rng, list(reg.redraw))
-        for pos in reg.redraw:
-            j = model.nodes[pos].column
-            frame[spec.column_names[j]] = _raw(model, codes, j, rng)
-    return frame
-
-
-def draw(model: PublicModel, n: int, rng: np.random.Generator) -> pd.DataFrame:
-    """``n`` rows from ``model``, raw release columns in spec order.
-
-    Rows breaking a raw constraint of the spec are replaced by new draws.
-
-    Raises:
-        NotEnoughRowsError: The constraints rejected nearly every draw for 50 rounds.
-    """
-    if n < 1:
-        raise ConfigError(f"the number of rows must be at least 1, not {n}")
-    parts: list[pd.DataFrame] = []
-    have = 0
-    for _ in range(_MAX_ROUNDS):
-        want = n - have if not parts else math.ceil((n - have) * 1.2) + 10
-        frame = _rows(model, want, rng)
-        drop = np.zeros(len(frame), dtype=bool)
-        for rule in model.spec.raw_constraints:
-            drop |= raw_violations(frame, rule)
-        frame = frame.loc[~drop]
-        parts.append(frame)
-        have += len(frame)
-        if have >= n:
-            return pd.concat(parts, ignore_index=True).iloc[:n].reset_index(drop=True)
-    raise NotEnoughRowsError(
-        f"the spec's raw constraints rejected most draws: {have} of {n} rows after "
-        f"{_MAX_ROUNDS} rounds; check the constraints against the public sample"
-    )
-
-
-def draw_public_file(
-    spec: ReleaseSpec,
-    public: str | Path,
-    rows: int,
-    out: str | Path,
-    *,
-    seed: int | None = None,
-) -> Path:
-    """Fit :func:`fit_public_model` on the public file and write ``rows`` drawn rows.
-
-    ``out`` is written as CSV (gzipped when it ends in ``.gz``); the caller checks it
-    (never overwritten silently). Returns ``out``.
-    """
-    if rows < 1:
-        raise ConfigError(f"--rows must be at least 1, not {rows}")
-    loaded = load_data(public, spec, public=True)
-    needed = set(spec.column_names) | {c.source.source for c in spec.columns if c.source}
-    extra = [c for c in _header(public) if c not in needed]
-    if extra:
-        print(
-            f"public-data draw: {str(public)!r} has column(s) the spec does not name, "
-            f"not drawn: {extra}",
-            file=sys.stderr,
-        )
-    model = fit_public_model(spec, loaded.frame)
-    if seed is None:
-        seed = int(np.random.SeedSequence().generate_state(1)[0])
-        print(f"public-data draw: seed {seed} (pass --seed {seed} to repeat)", file=sys.stderr)
-    frame = draw(model, rows, np.random.default_rng(seed))
-    print(
-        f"public-data draw: {rows} rows from a model of {model.rows} public rows "
-        "(Chow-Liu tree: " + ", ".join(f"{a}->{b}" for a, b in model.tree_edges) + ")",
-        file=sys.stderr,
-    )
-    frame.to_csv(out, index=False)
-    return Path(out)
