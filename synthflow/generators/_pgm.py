@@ -27,11 +27,13 @@ marginals carry almost no sampling noise on top of the model's error.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from synthflow.generators._junction import junction_tree
 from synthflow.generators._pgm_dense import fits_dense, mirror_descent_dense
 from synthflow.generators._pgm_tables import (
     Clique,
@@ -65,13 +67,11 @@ def model_size(
     The junction tree of the measured cliques decides memory and time; computed from
     the public domain only, so a generator can refuse *before* charging the ledger.
     """
-    mbi = _mbi()
-    domain = mbi.Domain(tuple(names), tuple(int(s) for s in sizes))  # type: ignore[attr-defined]
-    jtree, _ = mbi.junction_tree.make_junction_tree(domain, [tuple(c) for c in cliques])  # type: ignore[attr-defined]
-    nodes = [tuple(n) for n in jtree.nodes]
-    largest = max(nodes, key=domain.size) if nodes else ()
-    megabytes = sum(domain.size(n) for n in nodes) * 8 / 2**20
-    return float(megabytes), largest
+    size = dict(zip(names, (int(s) for s in sizes), strict=True))
+    nodes, _ = junction_tree(names, sizes, cliques)
+    cells = [math.prod(size[a] for a in n) for n in nodes]
+    largest = nodes[cells.index(max(cells))] if nodes else ()
+    return float(sum(cells) * 8 / 2**20), largest
 
 
 def estimate(
@@ -180,9 +180,7 @@ class TreeSampler:
         """Conditional tables of an mbi ``MarkovRandomField`` along its junction tree."""
         potentials = model.potentials  # type: ignore[attr-defined]
         cliques = [tuple(cl) for cl in potentials.cliques]
-        return cls._along_tree(
-            _Projector(model), potentials.domain, cliques, names=names, sizes=sizes, zeros=zeros
-        )
+        return cls._along_tree(_Projector(model), cliques, names=names, sizes=sizes, zeros=zeros)
 
     @classmethod
     def from_joint(
@@ -198,33 +196,26 @@ class TreeSampler:
         The same steps as :meth:`from_model` (the junction tree of ``cliques`` decides
         the order and each column's parents); the marginals are sums of ``joint``.
         """
-        mbi = _mbi()
         sizes = tuple(int(s) for s in joint.shape)
-        domain = mbi.Domain(names, sizes)  # type: ignore[attr-defined]
 
         def project(attrs: tuple[str, ...]) -> np.ndarray:
             drop = tuple(i for i, a in enumerate(names) if a not in attrs)
             kept = [a for a in names if a in attrs]
             return np.transpose(joint.sum(axis=drop), [kept.index(a) for a in attrs])
 
-        return cls._along_tree(
-            project, domain, list(cliques), names=names, sizes=sizes, zeros=zeros
-        )
+        return cls._along_tree(project, list(cliques), names=names, sizes=sizes, zeros=zeros)
 
     @classmethod
     def _along_tree(
         cls,
         projector: Callable[[tuple[str, ...]], np.ndarray],
-        domain: object,
         cliques: list[Clique],
         *,
         names: tuple[str, ...],
         sizes: tuple[int, ...],
         zeros: Mapping[Clique, np.ndarray],
     ) -> TreeSampler:
-        mbi = _mbi()
-        jtree, order = mbi.junction_tree.make_junction_tree(domain, cliques)  # type: ignore[attr-defined]
-        nodes = [tuple(n) for n in jtree.nodes]
+        nodes, order = junction_tree(names, sizes, cliques)
         index = {n: i for i, n in enumerate(names)}
         steps: list[_Step] = []
         used: list[str] = []
