@@ -32,6 +32,52 @@ def _png(fig: Any) -> str:
     return f'<img src="data:image/png;base64,{base64.b64encode(buf.getvalue()).decode()}"/>'
 
 
+def _sig(x: float | None, digits: int = 4) -> str:
+    """``x`` to ``digits`` significant digits, one format for a whole table.
+
+    Positional notation from 1e-4 to 1e6 (``0.0008553``, ``165344``), scientific outside
+    it (``6.048e-06``); trailing zeros dropped; never ``-0``: a value that rounds to zero
+    keeps its significant digits (``-0.001277``, not ``-0.00``). ``None`` and NaN: ``-``.
+    """
+    if x is None or not math.isfinite(x):
+        return "-" if x is None or math.isnan(x) else str(x)
+    if x == 0:
+        return "0"
+    rounded = float(f"{x:.{digits}g}")
+    magnitude = math.floor(math.log10(abs(rounded)))
+    if not -4 <= magnitude < 6:
+        mantissa, exponent = f"{rounded:.{digits - 1}e}".split("e")
+        mantissa = mantissa.rstrip("0").rstrip(".") if "." in mantissa else mantissa
+        return f"{mantissa}e{exponent}"
+    text = f"{rounded:.{max(0, digits - 1 - magnitude)}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+_BAR_WINDOW = 1.0
+"""The drawn noise bar stops this many spans (of 0, value and thresholds) beyond them."""
+
+
+def _strip_limits(
+    value: float, lines: list[float], half_bar: float
+) -> tuple[tuple[float, float], tuple[float, float], bool]:
+    """Axis limits, the drawn bar's ends and whether the bar was clipped.
+
+    The axis covers 0, the value and the threshold lines; the +-2 sd bar is drawn in
+    full when it ends within ``_BAR_WINDOW`` spans of them, else clipped there (the
+    caller marks the clipped ends and prints the full width), so that a bar thousands
+    of times wider than the threshold does not squash the value and threshold together.
+    """
+    lo, hi = min(0.0, value, *lines), max(value, *lines)
+    span = (hi - lo) or abs(value) or 1.0
+    window = (lo - _BAR_WINDOW * span, hi + _BAR_WINDOW * span)
+    bar = (value - half_bar, value + half_bar)
+    drawn = (max(bar[0], window[0]), min(bar[1], window[1]))
+    clipped = drawn != bar
+    a, b = min(lo, drawn[0]), max(hi, drawn[1])
+    pad = 0.08 * (b - a or 1.0)
+    return (a - pad, b + pad), drawn, clipped
+
+
 def _table(df: pd.DataFrame) -> str:
     if df.empty:
         return "<p class='note'>(none)</p>"

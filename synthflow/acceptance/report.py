@@ -37,6 +37,8 @@ from synthflow.acceptance._report_plots import (
     _h,
     _plt,
     _png,
+    _sig,
+    _strip_limits,
     _table,
 )
 from synthflow.acceptance._report_sections import (
@@ -49,11 +51,9 @@ from synthflow.acceptance.noise_check import (
     noise_figures,
     public_sample,
 )
-from synthflow.acceptance.results import AcceptanceReport
+from synthflow.acceptance.results import AcceptanceReport, CriterionResult
 from synthflow.config.model import ReleaseSpec
 from synthflow.transform import Transformer
-
-__all__ = ["DP_OMITTED", "EXACT_BANNER", "render_report", "write_report"]
 
 __all__ = ["DP_OMITTED", "EXACT_BANNER", "render_report", "write_report"]
 
@@ -75,27 +75,54 @@ def _ratio(value: float, threshold: float) -> float:
     return value / threshold if threshold > 0 else math.nan
 
 
-def _criteria_table(report: AcceptanceReport, figures: dict[str, NoiseFigure]) -> str:
+def _spec_threshold(c: CriterionResult, spec_thresholds: dict[str, float]) -> float | None:
+    """The spec's threshold where the release compared with another (a pseudo-threshold)."""
+    spec_t = spec_thresholds.get(c.name)
+    if spec_t is None or math.isclose(spec_t, c.threshold):
+        return None
+    return spec_t
+
+
+def _threshold_text(c: CriterionResult, spec_thresholds: dict[str, float]) -> str:
+    spec_t = _spec_threshold(c, spec_thresholds)
+    if spec_t is None:
+        return _sig(c.threshold)
+    return f"{_sig(c.threshold)} (pseudo; spec {_sig(spec_t)})"
+
+
+def _criteria_table(
+    report: AcceptanceReport,
+    figures: dict[str, NoiseFigure],
+    spec_thresholds: dict[str, float] | None = None,
+) -> str:
+    """Every number to 4 significant digits (:func:`_sig`), one format for the table."""
+    spec_thresholds = spec_thresholds or {}
     rows = []
     for c in report.criteria:
         row: dict[str, Any] = {
             "criterion": c.name,
-            "value": c.value,
-            "threshold": c.threshold,
-            "value / threshold": _ratio(c.value, c.threshold),
+            "value": _sig(c.value),
+            "threshold": _threshold_text(c, spec_thresholds),
+            "value / threshold": _sig(_ratio(c.value, c.threshold), 3),
             "passed": "yes" if c.passed else "NO",
         }
         if not report.exact:
-            row["epsilon"] = c.epsilon
+            row["epsilon"] = _sig(c.epsilon)
             row["mechanism"] = c.mechanism
-            row["sensitivity"] = c.sensitivity
-            row["noise sd"] = c.noise_sd
+            row["sensitivity"] = _sig(c.sensitivity)
+            row["noise sd"] = _sig(c.noise_sd)
             figure = figures.get(c.name)
             row["perfect candidate passes"] = (
                 f"{figure.perfect_pass:.0%}" if figure is not None else "-"
             )
         rows.append(row)
     table = _table(pd.DataFrame(rows))
+    if any(_spec_threshold(c, spec_thresholds) is not None for c in report.criteria):
+        table += (
+            "<p class='note'>pseudo: the value was compared with a pseudo-threshold below "
+            "the spec's threshold (set by the criterion's false-positive rate, so that "
+            "noise alone rarely passes a candidate above the spec's threshold).</p>"
+        )
     if not report.exact:
         table += (
             "<p class='note'>noise sd: the standard deviation of the Laplace noise added to "
@@ -108,31 +135,59 @@ def _criteria_table(report: AcceptanceReport, figures: dict[str, NoiseFigure]) -
     return table
 
 
-def _criteria_plot(report: AcceptanceReport) -> str:
-    """One strip per criterion: value (dot, +-2 noise sd in DP mode) against threshold."""
+def _criteria_plot(
+    report: AcceptanceReport, spec_thresholds: dict[str, float] | None = None
+) -> str:
+    """One strip per criterion: value (dot, +-2 noise sd in DP mode) against threshold.
+
+    Where the release compared the value with a pseudo-threshold, both lines are drawn
+    and labelled: the pseudo-threshold (solid, the one that decided) and the spec's
+    (dashed). A noise bar far wider than the strip's values is clipped, with arrows at
+    the clipped ends and its full width printed beside the strip.
+    """
     plt = _plt()
+    spec_thresholds = spec_thresholds or {}
     crits = report.criteria
-    fig, axes = plt.subplots(len(crits), 1, figsize=(9, 0.8 * len(crits) + 0.6), squeeze=False)
+    fig, axes = plt.subplots(len(crits), 1, figsize=(9, 0.9 * len(crits) + 0.6), squeeze=False)
     for ax, c in zip(axes[:, 0], crits, strict=True):
         color = _GOOD if c.passed else _BAD
         sd = c.noise_sd or 0.0
-        lo = min(0.0, c.value - 2 * sd, c.threshold)
-        hi = max(c.value + 2 * sd, c.threshold)
-        pad = 0.08 * (hi - lo or 1.0)
-        ax.set_xlim(lo - pad, hi + pad)
+        spec_t = _spec_threshold(c, spec_thresholds)
+        lines = [c.threshold] if spec_t is None else [c.threshold, spec_t]
+        (x0, x1), (b0, b1), clipped = _strip_limits(c.value, lines, 2 * sd)
+        ax.set_xlim(x0, x1)
+        ax.set_ylim(-1, 1)
         ax.axvline(c.threshold, color="black", lw=2)
-        ax.axvspan(c.threshold, hi + pad, color=_BAD, alpha=0.07)
+        ax.axvspan(c.threshold, x1, color=_BAD, alpha=0.07)
+        if spec_t is not None:
+            ax.axvline(spec_t, color="0.35", lw=1.5, ls="--")
+            # pseudo-threshold's label on its far side from the spec's line
+            left = c.threshold < spec_t
+            for x, text, on_left in (
+                (c.threshold, f"pseudo-threshold {_sig(c.threshold, 3)}", left),
+                (spec_t, f"spec {_sig(spec_t, 3)}", not left),
+            ):
+                ax.annotate(
+                    text, (x, 1), xytext=(-4 if on_left else 4, -2), textcoords="offset points",
+                    ha="right" if on_left else "left", va="top", fontsize=9,
+                )  # fmt: skip
         if sd:
-            ax.errorbar(c.value, 0, xerr=2 * sd, fmt="none", ecolor="gray", capsize=4)
-        ax.plot(c.value, 0, "o", color=color, ms=9)
+            ax.plot([b0, b1], [0, 0], color="gray", lw=1.2)
+            full = (c.value - 2 * sd, c.value + 2 * sd)
+            for end, real, marker in ((b0, full[0], "<"), (b1, full[1], ">")):
+                ax.plot(end, 0, marker if end != real else "|", color="gray", ms=8)
+        ax.plot(c.value, 0, "o", color=color, ms=9, zorder=3)
         ax.set_yticks([])
         ax.set_ylabel(c.name, rotation=0, ha="right", va="center", fontsize=11)
         ratio = _ratio(c.value, c.threshold)
-        note = f"value {c.value:.4g} / threshold {c.threshold:.4g}"
-        note += f" = {ratio:.2f}" if not math.isnan(ratio) else ""
+        which = "threshold" if spec_t is None else "pseudo-threshold"
+        note = f"value {_sig(c.value)} / {which} {_sig(c.threshold)}"
+        note += f" = {_sig(ratio, 3)}" if not math.isnan(ratio) else ""
+        if clipped:
+            note += f"\nbar clipped (arrows): ±2 sd = ±{_sig(2 * sd, 3)}"
         ax.text(1.01, 0.5, note, transform=ax.transAxes, fontsize=10, va="center", color=color)
         ax.tick_params(axis="x", labelsize=9)
-    what = "DP value (dot, bar = +-2 noise sd)" if not report.exact else "exact value (dot)"
+    what = "DP value (dot, bar = ±2 noise sd)" if not report.exact else "exact value (dot)"
     axes[0, 0].set_title(f"{what} vs threshold (black line; fails right of it)", fontsize=12)
     fig.subplots_adjust(hspace=1.0)
     return _png(fig)
@@ -162,10 +217,11 @@ def render_report(
             "candidate only."
         )
     figures = {} if exact else _figures(spec, transformer, len(original))
+    spec_thresholds = {c.name: c.threshold for c in spec.criteria}
     sections = [
         _h(2, "Criteria against thresholds"),
-        _criteria_plot(report),
-        _criteria_table(report, figures),
+        _criteria_plot(report, spec_thresholds),
+        _criteria_table(report, figures, spec_thresholds),
     ]
     if t is not None:
         sections.append(_diagnostics_section(transformer, t, r))

@@ -163,8 +163,8 @@ class SamplingSpec:
 class DatasheetSpec:
     """What the release's datasheet says about provenance and distribution.
 
-    Every field is optional text; the datasheet says "not stated in the spec" for a
-    missing one, so that a reader sees what the publisher left out.
+    Every field is optional text; the datasheet lists the missing ones in one line
+    ("Not stated in the spec: ..."), so that a reader sees what the publisher left out.
     """
 
     title: str = ""

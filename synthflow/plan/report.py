@@ -27,42 +27,85 @@ _BLANK_REASON = (
 )
 
 
+def _epsilon_ticks(lo: float, hi: float) -> list[float]:
+    """Plain log-axis ticks from one at or below ``lo`` to one at or above ``hi``.
+
+    The finest of 1-9, 1-2-5 and powers of ten per decade that gives at most 8 ticks
+    (and at least 3 where it can), so every value in [lo, hi], the plan's among them,
+    lies between two labelled ticks.
+    """
+    if not (lo > 0 and hi >= lo):
+        return []
+    ticks: list[float] = []
+    for mantissas in (range(1, 10), (1, 2, 5), (1,)):
+        grid = [
+            float(f"{m * 10.0**k:.6g}")
+            for k in range(math.floor(math.log10(lo)) - 1, math.ceil(math.log10(hi)) + 2)
+            for m in mantissas
+        ]
+        start = max(t for t in grid if t <= lo * (1 + 1e-9))
+        stop = min(t for t in grid if t >= hi * (1 - 1e-9))
+        ticks = [t for t in grid if start <= t <= stop]
+        if len(ticks) <= 8:
+            break
+    return ticks
+
+
 def _epsilon_axis(ax: Any, values: list[float]) -> None:
-    """A log x axis of epsilon with plain tick labels (0.5, 1, 2), three or more."""
+    """A log x axis of epsilon with plain tick labels (0.5, 1, 2) covering ``values``."""
     from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter  # noqa: PLC0415
 
     ax.set_xscale("log")
     ax.set_xlabel(_EPS_AXIS, fontsize=_LABEL)
-    lo, hi = min(values), max(values)
-    ticks: list[float] = []
-    if lo > 0 and hi > 0:
-        decades = range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1)
-        for mantissas in ((1, 2, 5), range(1, 10)):
-            ticks = [m * 10.0**k for k in decades for m in mantissas if lo <= m * 10.0**k <= hi]
-            if len(ticks) >= 3:
-                break
-        if len(ticks) < 3:
-            ticks = [float(f"{v:.2g}") for v in np.geomspace(lo, hi, 4)]
+    ticks = _epsilon_ticks(min(values), max(values))
+    if len(ticks) < 3 and ticks:
+        ticks = sorted({*ticks, *(float(f"{v:.2g}") for v in np.geomspace(ticks[0], ticks[-1], 4))})
     ax.xaxis.set_major_locator(FixedLocator(ticks))
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
     ax.xaxis.set_minor_formatter(NullFormatter())
+    if ticks:
+        pad = (ticks[-1] / ticks[0]) ** 0.03 if ticks[-1] > ticks[0] else 1.5
+        ax.set_xlim(ticks[0] / pad, ticks[-1] * pad)
 
 
-def _frontier(paths: dict[str, list[PlanPoint]], chosen: PlanPoint | None) -> Markup:
+def _zoomed(values: list[float], target: float | None) -> tuple[float, float]:
+    """The y limits of a probability axis zoomed to ``values`` and the target line."""
+    shown = [v for v in [*values, *([] if target is None else [target])] if math.isfinite(v)]
+    if not shown:
+        return -0.02, 1.02
+    lo, hi = min(shown), max(shown)
+    pad = max(0.12 * (hi - lo), 0.01)
+    return max(-0.02, lo - pad), min(1.02, hi + pad)
+
+
+def _frontier(
+    paths: dict[str, list[PlanPoint]], chosen: PlanPoint | None, target: float | None = None
+) -> Markup:
     from matplotlib.figure import Figure  # noqa: PLC0415  (heavy)
 
-    fig = Figure(figsize=(12, 4.6))
+    # The legend goes under both charts: a long one beside them squeezes their axes.
+    fig = Figure(figsize=(12, 5.4 + 0.25 * math.ceil((len(paths) + 2) / 2)), layout="constrained")
     ax1, ax2 = fig.subplots(1, 2)
     for label, path in paths.items():
         pts = sorted(path, key=lambda p: p.total_epsilon)
         x = [p.total_epsilon for p in pts]
         ax1.plot(x, [p.release_probability for p in pts], marker=".", label=label)
         ax2.plot(x, [p.expected_attempts for p in pts], marker=".", label=label)
+    if target is not None:
+        ax1.axhline(target, color="0.3", ls="--", lw=1.2, label=f"target P(release) {target:g}")
     if chosen is not None:
         for ax, y in ((ax1, chosen.release_probability), (ax2, chosen.expected_attempts)):
             ax.plot(chosen.total_epsilon, y, "k*", markersize=15, label="the plan")
-    ax1.set_ylabel("predicted P(selection releases)\n(probability, 0 to 1)", fontsize=_LABEL)
-    ax1.set_ylim(-0.02, 1.02)
+        star = (chosen.total_epsilon, chosen.release_probability)
+        ax1.annotate(  # its value, which the tick labels only bracket
+            f"epsilon {chosen.total_epsilon:.4g}", star, xytext=(10, -4),
+            textcoords="offset points", fontsize=_TICK, va="top",
+        )  # fmt: skip
+    ax1.set_ylabel(
+        "predicted P(selection releases)\n(probability; axis zoomed to the data)",
+        fontsize=_LABEL,
+    )
+    ax1.set_ylim(*_zoomed([p.release_probability for ps in paths.values() for p in ps], target))
     ax2.set_ylabel("expected attempts of private selection\n(count)", fontsize=_LABEL)
     ax1.set_title("probability that selection releases", fontsize=_LABEL)
     ax2.set_title("attempts until selection ends", fontsize=_LABEL)
@@ -72,15 +115,21 @@ def _frontier(paths: dict[str, list[PlanPoint]], chosen: PlanPoint | None) -> Ma
             _epsilon_axis(ax, every)
         ax.tick_params(labelsize=_TICK)
         ax.grid(alpha=0.3, which="both")
-    ax2.legend(
-        loc="upper left",
-        bbox_to_anchor=(1.02, 1.0),
+    handles, labels = ax2.get_legend_handles_labels()
+    if target is not None:
+        line = next(h for h, lab in zip(*ax1.get_legend_handles_labels(), strict=True)
+                    if lab.startswith("target"))  # fmt: skip
+        handles, labels = [*handles, line], [*labels, f"target P(release) {target:g}"]
+    fig.legend(
+        handles,
+        labels,
+        loc="outside lower center",
+        ncol=2,
         frameon=False,
         fontsize=_LEGEND,
         title="generator budget, fit mode",
         title_fontsize=_LEGEND,
     )
-    fig.tight_layout()
     return png(fig, alt="frontier: P(release) and expected attempts against total epsilon")
 
 
@@ -123,6 +172,12 @@ def _noise_sd(sd: Any) -> str:
     return "-" if sd is None else f"{float(sd):.3g}"
 
 
+def _target(plan: dict[str, Any]) -> float | None:
+    """The release probability the plan had to reach (plan.json's options)."""
+    target = plan.get("options", {}).get("release_probability")
+    return None if target is None else float(target)
+
+
 def _context(
     plan: dict[str, Any], paths: dict[str, list[PlanPoint]], chosen: PlanPoint | None
 ) -> dict[str, Any]:
@@ -130,7 +185,7 @@ def _context(
         "warnings": list(plan.get("warnings", [])),
         "chosen": chosen,
         "reason": plan.get("reason", ""),
-        "frontier": _frontier(paths, chosen),
+        "frontier": _frontier(paths, chosen, _target(plan)),
         "formula": plan.get("formula", ""),
         "stop_probability": plan.get("options", {}).get("stop_probability"),
         "criteria": [],

@@ -60,7 +60,37 @@ def placeholders(spec: ReleaseSpec) -> list[str]:
     return out
 
 
-_MISSING = "not stated in the spec"
+_PROVENANCE = (
+    "motivation",
+    "source",
+    "population",
+    "period",
+    "publisher",
+    "licence",
+    "citation",
+    "contact",
+    "maintenance",
+)
+"""The spec's datasheet fields the datasheet prints, in its order (title has a default)."""
+
+
+def _plural(n: int, word: str, words: str | None = None) -> str:
+    """``1 rule``, ``2 rules``, ``0 rules`` (``words``: an irregular plural)."""
+    return f"{n:,} {word if n == 1 else words or word + 's'}"
+
+
+def _missing(spec: ReleaseSpec) -> str:
+    """The one line listing every provenance field the spec leaves out ('' if none).
+
+    The datasheet says this once, at the top, instead of "not stated" in every section.
+    """
+    missing = [f for f in _PROVENANCE if not getattr(spec.datasheet, f)]
+    blank = [f"`{c.name}`" for c in spec.columns if not c.description]
+    if len(blank) == len(spec.columns) and blank:
+        missing.insert(1, "the meaning of every column")
+    elif blank:
+        missing.insert(1, f"the meaning of {_plural(len(blank), 'column')} ({', '.join(blank)})")
+    return ", ".join(missing)
 
 
 def criterion_meaning(c: CriterionSpec, spec: ReleaseSpec) -> str:
@@ -223,25 +253,31 @@ def render_datasheet(
         description=spec.description or f"Synthetic microdata, one row per {spec.unit}.",
         rows=f"{n:,}",
         unit=spec.unit,
-        motivation=ds.motivation or _MISSING,
+        # "one birth's record", but "one record" (not "one record's record")
+        ones_record="one record" if spec.unit == "record" else f"one {spec.unit}'s record",
+        missing=_missing(spec),
+        motivation=ds.motivation,
+        meanings=any(c.description for c in spec.columns),
         codebook=[
             {
                 "name": c.name,
-                "description": c.description or _MISSING,
+                "description": c.description or "-",
                 "unit": c.unit or "-",
                 "labels": _values(transformer.transformations[c.name].labels),
             }
             for c in spec.columns
         ],
-        source=ds.source or _MISSING,
-        population=ds.population or _MISSING,
-        period=ds.period or _MISSING,
+        collection=[
+            (name.capitalize(), getattr(ds, name))
+            for name in ("source", "population", "period")
+            if getattr(ds, name)
+        ],
         model=configuration.model,
         hyperparameters=", ".join(f"{k}={v}" for k, v in configuration.hyperparameters.items())
         or "defaults",
         eps_gen=f"{cost.generator_epsilon:g}",
-        raw_rules=len(spec.raw_constraints),
-        syn_rules=len(spec.synthetic_constraints),
+        raw_rules=_plural(len(spec.raw_constraints), "rule"),
+        syn_rules=_plural(len(spec.synthetic_constraints), "rule"),
         letters=", ".join(f"{k} {v}" for k, v in configuration.transformations.items()),
         min_count=configuration.min_count,
         projection=projection,
@@ -250,10 +286,10 @@ def render_datasheet(
         total=f"{cost.total:g}",
         factor=f"{math.exp(cost.total):,.0f}" if cost.total < 700 else "astronomically many",
         split=_split(cost, report),
-        delta_words=(f" with delta = {cost.total_delta:g}" if cost.total_delta > 0 else ""),
+        delta_words=(f" with delta = {cost.total_delta:g}" if cost.papernot_steinke else ""),
         delta_meaning=(
             f", except with a probability of at most {cost.total_delta:g}"
-            if cost.total_delta > 0
+            if cost.papernot_steinke
             else ""
         ),
         selection_words=(
@@ -265,11 +301,6 @@ def render_datasheet(
             "bound combines the Renyi DP curves of the shortlisted generators and of the checks. "
             "How many tries that took is not published (it would leak information)."
             if cost.papernot_steinke
-            else "The data come from a single attempt: one configuration was drawn at random "
-            "from a shortlist screened on public data, generated once and checked once, and "
-            "would not have been published had it failed a check (nothing is tried again), "
-            "so the budget is the attempt's own (basic composition)."
-            if cost.single_attempt
             else "The factor 2 pays for private selection (Liu and Talwar, STOC 2019): "
             "configurations were tried at random from a shortlist screened on public data until "
             "one passed every check; how many tries that took is not published (it would leak "
@@ -291,10 +322,11 @@ def render_datasheet(
             "records_with_msu": f"{risk.records_with_msu:,}",
             "max_msu_size": risk.max_msu_size,
         },
-        publisher=ds.publisher or _MISSING,
-        licence=ds.licence or _MISSING,
-        citation=ds.citation or _MISSING,
-        contact=ds.contact or _MISSING,
-        maintenance=ds.maintenance or _MISSING,
+        distribution=[
+            (name.capitalize(), getattr(ds, name))
+            for name in ("publisher", "licence", "citation", "contact")
+            if getattr(ds, name)
+        ],
+        maintenance=ds.maintenance,
         signed_by=signed_by,
     )

@@ -1,13 +1,4 @@
-"""What a private selection costs: Liu-Talwar's 2x, fit-once, Papernot-Steinke, one attempt.
-
-**A single attempt** (stop probability 1: one configuration drawn, one flow and its DP
-evaluation, released if it passes, nothing otherwise) is the selection loop with
-``gamma = 1``. Its output (the release or nothing) is a post-processing of that one
-attempt's DP outputs, so by basic composition it costs one attempt, not two: ``eps_gen +
-eps_eval`` (with the once-per-release fit: ``eps_gen + eps_eval - eps_fit`` plus the
-fit's ``eps_fit``), and the generator's delta for an (epsilon, delta) candidate. It
-releases with probability ``p`` (one attempt's pass probability) instead of nearly
-always, which ``plan`` weighs against the halved cost.
+"""What a private selection costs: Liu-Talwar's 2x, fit-once, Papernot-Steinke.
 
 The one place the selection's total epsilon is computed: ``release`` charges it,
 ``validate`` checks it is affordable, ``plan`` searches over it and ``audit`` recomputes
@@ -32,10 +23,8 @@ __all__ = [
     "LIU_TALWAR",
     "PAPERNOT_STEINKE",
     "SELECTION_CHARGE",
-    "SELECTION_CHARGE_ONE",
     "SELECTION_CHARGE_PS",
     "SELECTION_REF",
-    "SINGLE_ATTEMPT",
     "SelectionCost",
     "delta_of",
     "selection_cost",
@@ -43,9 +32,7 @@ __all__ = [
 
 SELECTION_CHARGE = "private selection (Liu-Talwar, known threshold)"
 SELECTION_CHARGE_PS = "private selection (Papernot-Steinke, geometric repetitions)"
-SELECTION_CHARGE_ONE = "private selection (a single attempt, basic composition)"
 LIU_TALWAR = "liu-talwar"
-SINGLE_ATTEMPT = "single-attempt"
 PAPERNOT_STEINKE = "papernot-steinke"
 SELECTION_REF = "selection:"
 """Prefix of the ``ref`` of a selection's charges: ``selection:<random id>``, the id in
@@ -63,7 +50,7 @@ class SelectionCost:
     fit_epsilon: float
     """Budget of the regression fit when computed once per release, else 0."""
     theorem: str = LIU_TALWAR
-    """``liu-talwar`` (all candidates pure DP), ``papernot-steinke`` or ``single-attempt``."""
+    """``liu-talwar`` (all candidates pure DP) or ``papernot-steinke``."""
     stop_probability: float = 0.0
     selection_delta: float = 0.0
     """Papernot-Steinke: the delta the selection's Renyi curve is converted at."""
@@ -94,11 +81,6 @@ class SelectionCost:
         return self.theorem == PAPERNOT_STEINKE
 
     @property
-    def single_attempt(self) -> bool:
-        """Whether the selection is one attempt (stop probability 1, basic composition)."""
-        return self.theorem == SINGLE_ATTEMPT
-
-    @property
     def selection_epsilon(self) -> float:
         """The selection's own charge, the once-per-release fit (charged by itself) left out.
 
@@ -109,11 +91,11 @@ class SelectionCost:
         if self.papernot_steinke:
             assert self.repeat_epsilon is not None
             return max(self.repeat_epsilon - self.fit_epsilon, 0.0)
-        return (1 if self.single_attempt else 2) * self.attempt_epsilon
+        return 2 * self.attempt_epsilon
 
     @property
     def total(self) -> float:
-        """2 (eps_gen + eps_eval [- eps_fit]) [+ eps_fit] (one attempt: 1x), or P-S's."""
+        """Liu-Talwar: 2 (eps_gen + eps_eval [- eps_fit]) [+ eps_fit]; else Papernot-Steinke's."""
         if self.papernot_steinke:
             assert self.repeat_epsilon is not None
             return self.repeat_epsilon  # the once-per-release fit is inside its curve
@@ -121,9 +103,7 @@ class SelectionCost:
 
     @property
     def total_delta(self) -> float:
-        """Delta of the selection (0 under Liu-Talwar; one attempt: its generator's)."""
-        if self.single_attempt:
-            return self.attempt_delta
+        """Delta of the selection (0 under Liu-Talwar)."""
         return self.selection_delta if self.papernot_steinke else 0.0
 
     def to_json(self) -> dict[str, Any]:
@@ -151,19 +131,6 @@ class SelectionCost:
                 renyi_order=self.renyi_order,
                 total_delta=self.selection_delta,
             )
-        elif self.single_attempt:
-            doc.update(
-                selection_factor=1,
-                formula=(
-                    "(eps_gen + eps_eval - eps_fit) + eps_fit"
-                    if self.fit_once
-                    else "eps_gen + eps_eval"
-                )
-                + " (a single attempt: basic composition)",
-                stop_probability=1.0,
-                candidates=list(self.candidates),
-                total_delta=self.attempt_delta,
-            )
         else:
             doc.update(
                 selection_factor=2,
@@ -188,8 +155,7 @@ def selection_cost(
     """The cost of selection under ``spec``: Liu-Talwar unless a candidate has delta > 0.
 
     ``candidates``, ``rows`` (public) and ``stop_probability`` matter only when a
-    candidate is (epsilon, delta)-DP: then the cost is Papernot-Steinke's. A stop
-    probability of 1 is a single attempt (module docstring), whatever the candidates.
+    candidate is (epsilon, delta)-DP: then the cost is Papernot-Steinke's.
 
     Raises:
         ConfigError: If ``fit_once`` but the spec has no regression criterion; for an
@@ -207,14 +173,6 @@ def selection_cost(
         fit_epsilon=fit[0].epsilon if fit_once else 0.0,
     )
     deltas = {c.id: delta_of(c) for c in candidates}
-    if stop_probability == 1:
-        return replace(
-            base,
-            theorem=SINGLE_ATTEMPT,
-            stop_probability=1.0,
-            attempt_delta=max(deltas.values(), default=0.0),
-            candidates=tuple(c.id for c in candidates),
-        )
     if not any(d > 0 for d in deltas.values()):
         return base
     return _papernot_steinke_cost(

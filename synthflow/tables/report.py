@@ -55,39 +55,104 @@ _COLUMNS = (
 )
 
 
-def _ru_map(rows: Sequence[ComparisonRow], original_ones: int) -> Any:
-    """Risk-utility map: Hellinger distance (x) against share of original 1s kept (y)."""
-    from matplotlib.figure import Figure  # noqa: PLC0415
+_BUDGET_MARKERS = ("v", "s", "D", "^", "p", "h", "P", "X", "*", "<", ">", "d")
+"""Marker of each compared DP budget, smallest first (colour is the method's family)."""
 
-    fig = Figure(figsize=(10, 5.2))
-    ax = fig.subplots()
-    by_family: dict[str, list[ComparisonRow]] = {}
-    for r in rows:
-        by_family.setdefault(r.method, []).append(r)
-    for family, members in by_family.items():
-        members = sorted(members, key=lambda r: r.epsilon or 0.0)
-        x = [r.measures.hellinger for r in members]
-        y = [
-            r.measures.uniques_kept / original_ones if original_ones else math.nan for r in members
-        ]
-        style = "-o" if len(members) > 1 and members[0].epsilon is not None else "o"
-        ax.plot(x, y, style, color=_COLOURS[family], label=family, ms=7, lw=1.2)
-        for r, xi, yi in zip(members, x, y, strict=True):
-            if r.epsilon is not None and family != "dp-synthetic" and len(members) > 1:
-                ax.annotate(f"{r.epsilon:g}", (xi, yi), fontsize=8, xytext=(4, 3),
-                            textcoords="offset points", color=_COLOURS[family])  # fmt: skip
+
+def _distance_ticks(values: Sequence[float]) -> list[float]:
+    """Labelled ticks of a symlog distance axis: 1-2-5 per decade covering ``values``.
+
+    From the tick at or below the smallest positive value to the one at or above the
+    largest (powers of ten alone when 1-2-5 would give more than 10), and 0 when a
+    value is 0, so that every dot lies between two labelled ticks.
+    """
+    finite = [v for v in values if math.isfinite(v) and v >= 0]
+    positive = [v for v in finite if v > 0]
+    ticks: list[float] = [0.0] if len(positive) < len(finite) else []
+    if not positive:
+        return ticks or [0.0]
+    lo, hi = min(positive), max(positive)
+    decades = range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1)
+    for mantissas in ((1, 2, 5), (1,)):
+        grid = [float(f"{m * 10.0**k:.6g}") for k in decades for m in mantissas]
+        grid += [10.0 ** (decades[-1] + 1)]
+        start = max(t for t in grid if t <= lo * (1 + 1e-9))
+        stop = min(t for t in grid if t >= hi * (1 - 1e-9))
+        chosen = [t for t in grid if start <= t <= stop]
+        if len(chosen) <= 10:
+            break
+    return ticks + chosen
+
+
+def _distance_axis(ax: Any, values: Sequence[float]) -> None:
+    """Symlog x axis of the Hellinger distance with plain labelled ticks (0.2, 0.5, 1)."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter  # noqa: PLC0415
+
     ax.set_xscale("symlog", linthresh=1e-3)
+    ticks = _distance_ticks(values)
+    ax.xaxis.set_major_locator(FixedLocator(ticks))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    top = ticks[-1] * 1.15 if ticks[-1] > 0 else 1e-3
+    positive = [t for t in ticks if t > 0]
+    ax.set_xlim(0 if ticks[0] == 0 else positive[0] / 1.15, top)
     ax.set_xlabel(
         "Hellinger distance to the true table (utility loss; left is better)", fontsize=11
     )
+
+
+def _ru_map(rows: Sequence[ComparisonRow], original_ones: int) -> Any:
+    """Risk-utility map: Hellinger distance (x) against share of original 1s kept (y).
+
+    Dots only, never joined (the risk of one method need not change monotonically with
+    its budget, and a line between budgets reads as a trend). Colour is the method's
+    family; a DP method's budget is its marker's shape, in a second legend, so no text
+    label sits on the dots (they crowd along 0 and 1).
+    """
+    from matplotlib.figure import Figure  # noqa: PLC0415
+    from matplotlib.lines import Line2D  # noqa: PLC0415
+
+    fig = Figure(figsize=(10, 5.2))
+    ax = fig.subplots()
+    budgets = sorted({r.epsilon for r in rows if r.epsilon is not None and _budgeted(r)})
+    marker: dict[float | None, str] = {
+        e: _BUDGET_MARKERS[i % len(_BUDGET_MARKERS)] for i, e in enumerate(budgets)
+    }
+    families: list[str] = []
+    for r in rows:
+        y = r.measures.uniques_kept / original_ones if original_ones else math.nan
+        shape = marker.get(r.epsilon, "o") if _budgeted(r) else "o"
+        ax.plot(
+            r.measures.hellinger, y, shape, color=_COLOURS[r.method], ms=8, mec="white",
+            mew=0.6, alpha=0.9, linestyle="none",
+        )  # fmt: skip
+        if r.method not in families:
+            families.append(r.method)
+    _distance_axis(ax, [r.measures.hellinger for r in rows])
     ax.set_ylabel("share of original 1s published as 1\n(disclosure risk; lower is safer)",
                   fontsize=11)  # fmt: skip
-    ax.set_ylim(-0.03, 1.03)
+    ax.set_ylim(-0.05, 1.05)
     ax.tick_params(labelsize=10)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=9, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
+    method_legend = ax.legend(
+        [Line2D([], [], marker="o", ls="none", color=_COLOURS[f], ms=8) for f in families],
+        families, title="method (colour)", fontsize=9, title_fontsize=9,
+        loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False,
+    )  # fmt: skip
+    if budgets:
+        ax.add_artist(method_legend)
+        ax.legend(
+            [Line2D([], [], marker=marker[e], ls="none", color="0.35", ms=8) for e in budgets],
+            [f"{e:g}" for e in budgets], title="DP budget\n(epsilon, shape)", fontsize=9,
+            title_fontsize=9, loc="lower left", bbox_to_anchor=(1.01, 0.0), frameon=False,
+        )  # fmt: skip
     fig.tight_layout()
     return fig
+
+
+def _budgeted(r: ComparisonRow) -> bool:
+    """A DP table method's row at one of the compared budgets (not the release)."""
+    return r.epsilon is not None and r.method != "dp-synthetic"
 
 
 def _utility_only(rows: Sequence[ComparisonRow]) -> Any:
@@ -107,12 +172,7 @@ def _utility_only(rows: Sequence[ComparisonRow]) -> Any:
     )
     ax.set_yticks(y, [r.label for r in rows], fontsize=10)
     ax.invert_yaxis()
-    ax.set_xscale("symlog", linthresh=1e-3)
-    top = max((r.measures.hellinger for r in rows if np.isfinite(r.measures.hellinger)), default=1)
-    ax.set_xlim(0, max(top, 1e-3) * 1.6)  # distances are >= 0: no negative half
-    ax.set_xlabel(
-        "Hellinger distance to the true table (utility loss; left is better)", fontsize=11
-    )
+    _distance_axis(ax, [0.0, *(r.measures.hellinger for r in rows)])  # from 0: no negatives
     ax.tick_params(axis="x", labelsize=10)
     ax.grid(alpha=0.3)
     fig.tight_layout()

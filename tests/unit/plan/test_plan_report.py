@@ -116,3 +116,41 @@ def test_no_plan_report_says_why(tmp_path: Path) -> None:
     html = write_plan_html(tmp_path / "plan.html", plan, paths, None).read_text()
     assert "No plan meets the constraints" in html and "no mode reaches" in html
     assert html.count("<img") == 1 and "Budgets per criterion" not in html
+
+
+@pytest.mark.parametrize(
+    ("lo", "hi"), [(12.7, 50.0), (0.5, 50.0), (1.2, 2.0), (0.05, 0.3), (0.001, 100.0)]
+)
+def test_epsilon_ticks_bracket_the_data(lo: float, hi: float) -> None:
+    """The plan's point (the cheapest, at the left) lies between two labelled ticks."""
+    from synthflow.plan.report import _epsilon_ticks
+
+    ticks = _epsilon_ticks(lo, hi)
+    assert ticks[0] <= lo and ticks[-1] >= hi and len(ticks) <= 8
+    assert ticks == sorted(ticks)
+
+
+def test_release_axis_is_zoomed_with_the_target_marked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from synthflow.plan import report
+
+    figures: list[Any] = []
+    real = report.png
+    monkeypatch.setattr(report, "png", lambda fig, **kw: figures.append(fig) or real(fig, **kw))
+    plan, _, _ = _plan()
+    path = [_point(50.0, 0.95), _point(30.0, 0.94), _point(20.0, 0.93), _point(12.7, 0.9)]
+    chosen = path[-1]
+    plan["options"]["release_probability"] = 0.9
+    write_plan_html(tmp_path / "plan.html", plan, {chosen.mode: path}, chosen)
+    ax1 = figures[0].axes[0]
+    lo, hi = ax1.get_ylim()
+    assert 0.8 < lo < 0.9 and 0.95 < hi < 1.0  # not 0 to 1
+    assert "zoomed" in ax1.get_ylabel()
+    target = [line for line in ax1.get_lines() if line.get_label().startswith("target")]
+    assert target and target[0].get_ydata()[0] == 0.9
+    labels = [t.get_text() for t in ax1.get_xticklabels() if t.get_text()]
+    assert labels[0] == "10" and labels[-1] == "50"
+    assert any("12.7" in t.get_text() for t in ax1.texts)  # the plan's value, said
+    legend = [t.get_text() for t in figures[0].legends[0].get_texts()]
+    assert "target P(release) 0.9" in legend

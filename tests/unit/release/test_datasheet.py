@@ -12,7 +12,7 @@ from synthflow.config import ReleaseSpec, load_spec
 from synthflow.data import load_data
 from synthflow.flow import run_flow
 from synthflow.ledger import Ledger
-from synthflow.release._datasheet import render_datasheet
+from synthflow.release._datasheet import _plural, render_datasheet
 from synthflow.release.cost import selection_cost
 from synthflow.rng import PrivacyRNG
 from synthflow.space import expand_space
@@ -79,7 +79,7 @@ def _check(text: str, private: dict, report, spec: ReleaseSpec) -> None:
     for c in report.criteria:
         row = next(line for line in text.splitlines() if line.startswith(f"| `{c.name}` |"))
         assert f"{c.value:.4g}" in row and ("passed" in row or "failed" in row)
-        assert row.count("|") == 7
+        assert row.count("|") == 8  # 7 columns
     assert "replaced by copies of other records" in text  # the projection's row count
     assert "sample uniques" in text and "k-anonymity level" in text
     keys = spec.disclosure.key_variables
@@ -117,7 +117,24 @@ def test_affairs_datasheet(tmp_path):
     assert "Fair, R. C. (1978)" in text
 
 
-def test_missing_provenance_is_said(small_spec, small_csv):
+def test_missing_provenance_is_said_once(small_spec, small_csv):
     raw = load_data(small_csv, small_spec, public=True).frame
     text, _, _ = _release(small_spec, raw, "privbayes")
-    assert "Licence: not stated in the spec" in text
+    # one line lists every missing field, instead of "not stated" in every section
+    assert text.lower().count("not stated in the spec") == 1
+    line = next(x for x in text.splitlines() if "Not stated in the spec" in x)
+    for field in ("motivation", "source", "population", "period", "licence", "maintenance"):
+        assert field in line, field
+    assert "- Licence:" not in text and "- Source:" not in text
+    # English plurals: "1 rule", never "1 rules"
+    assert not re.search(r"\b1 rules\b", text)
+    n = len(small_spec.raw_constraints)
+    assert f"({_plural(n, 'rule')} in `spec.yaml`" in text
+    assert "record's record" not in text
+
+
+@pytest.mark.parametrize(
+    ("n", "text"), [(0, "0 rules"), (1, "1 rule"), (2, "2 rules"), (1200, "1,200 rules")]
+)
+def test_plural(n, text):
+    assert _plural(n, "rule") == text
