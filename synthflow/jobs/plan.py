@@ -25,7 +25,7 @@ from synthflow.plan.optimize import Planner, PlanOptions
 from synthflow.plan.report import write_plan_html
 from synthflow.plan.simulate import load_arms
 from synthflow.plan.specfile import write_planned_spec
-from synthflow.release.cost import SelectionCost, selection_cost
+from synthflow.release.cost import LIU_TALWAR, SINGLE_ATTEMPT, SelectionCost, selection_cost
 from synthflow.space import find_configuration
 from synthflow.sweep.shortlist import THIN_RUNS, wilson_interval
 
@@ -71,6 +71,7 @@ def plan_budget(
     seed: int = 0,
     force: bool = False,
     show_progress: bool = True,
+    single_attempt: bool = True,
 ) -> dict[str, Any]:
     """Plan the budgets; writes :data:`PLAN_FILES` into ``out`` and returns plan.json's content.
 
@@ -87,6 +88,7 @@ def plan_budget(
         release_probability=release_probability,
         max_total=max_total,
         seed=seed,
+        single_attempt=single_attempt,
     )
     options.check()
     if out.exists() and not out.is_dir():
@@ -162,8 +164,9 @@ def plan_budget(
         fit_epsilon=(
             chosen.epsilons[planner.coef.name] if chosen.fit_once and planner.coef else 0.0
         ),
+        theorem=SINGLE_ATTEMPT if chosen.stop_probability >= 1 else LIU_TALWAR,
     )
-    exact = _papernot_steinke_check(spec, chosen, len(frame), stop_probability, max_total)
+    exact = _papernot_steinke_check(spec, chosen, len(frame), chosen.stop_probability, max_total)
     if exact is not None:
         cost, problem = exact
         if problem:
@@ -219,6 +222,8 @@ def plan_budget(
             "generator_epsilon": chosen.generator_epsilon,
             "fit_once": chosen.fit_once,
             "fit_once_transformations": dict(chosen.transformations or ()) or None,
+            "stop_probability": chosen.stop_probability,
+            "selection": cost.theorem,
             "criteria": planner.criterion_details(chosen),
             "total_epsilon": cost.total,
             "formula": cost.to_json()["formula"],

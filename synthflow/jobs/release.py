@@ -141,8 +141,10 @@ def run_release(
                 "drop the flag (the plan's choice is used) or re-plan"
             )
         fit_once = bool(plan["fit_once"])
-        if stop_probability is None:
-            stop_probability = float(plan["options"]["stop_probability"])
+        if stop_probability is None:  # the plan's choice (1: a single attempt)
+            stop_probability = float(
+                plan.get("stop_probability", plan["options"]["stop_probability"])
+            )
     fit_once = bool(fit_once)
     stop_probability = 0.0 if stop_probability is None else stop_probability
     candidates = read_candidates(spec, candidates_path)
@@ -276,7 +278,9 @@ def run_release(
                     "planned_spec_sha256": plan["planned_spec_sha256"],
                     "total_epsilon": plan["total_epsilon"],
                     "predicted_release_probability": plan["release_probability"],
-                    "stop_probability": plan["options"]["stop_probability"],
+                    "stop_probability": plan.get(
+                        "stop_probability", plan["options"]["stop_probability"]
+                    ),
                 }
                 if plan is not None and plan_path is not None
                 else None

@@ -65,6 +65,7 @@ def _run(args: argparse.Namespace) -> dict[str, Any]:
         seed=args.seed,
         force=args.force,
         show_progress=not args.quiet,
+        single_attempt=not args.no_single_attempt,
     )
 
 
@@ -92,7 +93,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         type=float,
         default=0.05,
         metavar="G",
-        help="selection's stop probability gamma",
+        help="selection's stop probability gamma (for the modes of many attempts)",
+    )
+    p.add_argument(
+        "--no-single-attempt",
+        action="store_true",
+        help="do not consider a single attempt (stop probability 1, charged 1x instead of "
+        "2x; releases only if that attempt passes)",
     )
     p.add_argument(
         "--release-probability",

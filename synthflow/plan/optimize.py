@@ -8,6 +8,10 @@ the most total epsilon per unit of log-probability of a release lost, while ever
 constraint still holds. The path it walks is the frontier the report plots; its last
 feasible point is that mode's plan; the plan is the cheapest over modes.
 
+Each mode is also searched as a **single attempt** (stop probability 1: charged once,
+not twice, by basic composition; it releases only if its one attempt passes, so its
+P(release) is the per-attempt pass probability), unless ``single_attempt`` is off.
+
 Constraints (issue #14): the candidates' mean per-attempt pass probability >= the
 target; the probability that selection with stop probability G releases >= the
 release probability; for a once-per-release fit, the probability that the fit's own
@@ -46,7 +50,7 @@ from synthflow.plan.simulate import (
     planned_by_laplace,
     standardization_from_json,
 )
-from synthflow.release.cost import SelectionCost
+from synthflow.release.cost import LIU_TALWAR, SINGLE_ATTEMPT, SelectionCost
 
 __all__ = ["EPS_GRID", "REG_GRID", "PlanOptions", "PlanPoint", "Planner"]
 
@@ -67,6 +71,8 @@ class PlanOptions:
     false_pass_at: float = 2.0
     false_pass_rate: float = 0.05
     max_total: float | None = None
+    single_attempt: bool = True
+    """Also search single-attempt selections (stop probability 1, charged 1x not 2x)."""
     min_candidate_pass: float = 0.10
     fit_draws: int = 1000
     """Regression fits drawn per budget (once-per-release mode; a fifth per candidate)."""
@@ -117,6 +123,8 @@ class PlanPoint:
     all_configurations: dict[str, float] = field(default_factory=dict)
     grid_index: dict[str, int] = field(default_factory=dict)
     """The budget variables' grid positions (``__fit__``, ``__tstr__`` for the regression)."""
+    stop_probability: float = 0.0
+    """The selection's gamma at this point (1: a single attempt)."""
 
     def feasible(self, o: PlanOptions) -> bool:
         """Whether every constraint of ``o`` holds (the total cap aside)."""
@@ -133,7 +141,12 @@ class PlanPoint:
         """Short label of the generator budget and fit mode."""
         fit = "fit once" if self.fit_once else "fit per candidate"
         letters = "".join(v for _, v in self.transformations) if self.transformations else ""
-        return f"eps_gen {self.generator_epsilon:g}, {fit}" + (f" ({letters})" if letters else "")
+        one = ", single attempt" if self.stop_probability >= 1 else ""
+        return (
+            f"eps_gen {self.generator_epsilon:g}, {fit}"
+            + (f" ({letters})" if letters else "")
+            + one
+        )
 
 
 def _release_probability(q: np.ndarray, gamma: float) -> np.ndarray:
@@ -287,10 +300,12 @@ class Planner:
         generator_epsilon: float,
         letters: tuple[tuple[str, str], ...] | None,
         idx: dict[str, int],
+        single: bool = False,
     ) -> PlanPoint:
         """Predictions for one budget assignment (``idx``: grid index per variable).
 
-        ``letters`` set means a once-per-release fit on that transformation set.
+        ``letters`` set means a once-per-release fit on that transformation set;
+        ``single``: a single attempt (stop probability 1, basic composition).
         """
         fit_once = letters is not None
         arms = [
@@ -303,7 +318,7 @@ class Planner:
         base = np.ones(len(rows))
         for c in self.laplace:
             base *= self.tables[c.name][rows, idx[c.name]]
-        gamma = self.o.stop_probability
+        gamma = 1.0 if single else self.o.stop_probability
         weights = np.zeros((len(arms), len(rows)))
         for col, i in enumerate(rows):
             weights[arms.index(int(self.arm_of[i])), col] = 1.0
@@ -351,6 +366,7 @@ class Planner:
             generator_epsilon=generator_epsilon,
             evaluation_epsilon=math.fsum(epsilons.values()),
             fit_epsilon=fit_eps if fit_once else 0.0,
+            theorem=SINGLE_ATTEMPT if single else LIU_TALWAR,
         )
         by_config = {self.arms[a].config_id: float(p) for a, p in zip(arms, p_arm, strict=True)}
         return PlanPoint(
@@ -367,6 +383,7 @@ class Planner:
             candidates={cid: p for cid, p in by_config.items() if p >= self.o.min_candidate_pass},
             all_configurations=by_config,
             grid_index=dict(idx),
+            stop_probability=gamma,
         )
 
     # ------------------------------------------------------------------ search
@@ -386,11 +403,14 @@ class Planner:
         return top
 
     def greedy(
-        self, generator_epsilon: float, letters: tuple[tuple[str, str], ...] | None
+        self,
+        generator_epsilon: float,
+        letters: tuple[tuple[str, str], ...] | None,
+        single: bool = False,
     ) -> list[PlanPoint]:
         """The greedy path from the largest budgets down; feasible points only (may be empty)."""
         idx = self._variables()
-        point = self.evaluate(generator_epsilon, letters, idx)
+        point = self.evaluate(generator_epsilon, letters, idx, single)
         if not point.feasible(self.o):
             return [point]
         path = [point]
@@ -400,7 +420,7 @@ class Planner:
                 if k == 0:
                     continue
                 trial = {**idx, var: k - 1}
-                cand = self.evaluate(generator_epsilon, letters, trial)
+                cand = self.evaluate(generator_epsilon, letters, trial, single)
                 if not cand.feasible(self.o):
                     continue
                 saved = point.total_epsilon - cand.total_epsilon
@@ -415,14 +435,16 @@ class Planner:
             _, idx, point = best
             path.append(point)
 
-    def modes(self) -> list[tuple[float, tuple[tuple[str, str], ...] | None]]:
-        """(generator epsilon, fit-once transformation set or None) pairs to search."""
-        out: list[tuple[float, tuple[tuple[str, str], ...] | None]] = []
+    def modes(self) -> list[tuple[float, tuple[tuple[str, str], ...] | None, bool]]:
+        """(generator epsilon, fit-once transformation set or None, single attempt) to search."""
+        out: list[tuple[float, tuple[tuple[str, str], ...] | None, bool]] = []
+        singles = (False, True) if self.o.single_attempt else (False,)
         for eps in sorted({a.generator_epsilon for a in self.arms}):
-            out.append((eps, None))
-            if self.coef is not None:
-                for letters in sorted({a.letters for a in self.arms if a.generator_epsilon == eps}):
-                    out.append((eps, letters))
+            for single in singles:
+                out.append((eps, None, single))
+                if self.coef is not None:
+                    arms = {a.letters for a in self.arms if a.generator_epsilon == eps}
+                    out.extend((eps, letters, single) for letters in sorted(arms))
         return out
 
     def search(
@@ -431,8 +453,8 @@ class Planner:
         """The cheapest feasible plan over every mode (None if none), and every mode's path."""
         paths: dict[str, list[PlanPoint]] = {}
         best: PlanPoint | None = None
-        for eps, letters in self.modes():
-            path = self.greedy(eps, letters)
+        for eps, letters, single in self.modes():
+            path = self.greedy(eps, letters, single)
             label = path[0].mode
             paths[label] = path
             end = path[-1]

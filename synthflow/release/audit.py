@@ -35,7 +35,13 @@ from synthflow.criteria import kind_of, released_once
 from synthflow.errors import ConfigError, DataError
 from synthflow.filtering import binned_violations
 from synthflow.release import signing
-from synthflow.release.cost import LIU_TALWAR, PAPERNOT_STEINKE, SelectionCost, selection_cost
+from synthflow.release.cost import (
+    LIU_TALWAR,
+    PAPERNOT_STEINKE,
+    SINGLE_ATTEMPT,
+    SelectionCost,
+    selection_cost,
+)
 from synthflow.release.publish import (
     DATA_FILE,
     MANIFEST,
@@ -560,6 +566,24 @@ def audit_release(
             within_delta,
             "" if within_delta else f"{cost.total_delta} > {spec.privacy.total_delta}",
         )
+    elif theorem == SINGLE_ATTEMPT:
+        # One attempt (stop probability 1): basic composition, recomputed from the spec
+        # and the shortlist (whose largest generator delta is the release's delta).
+        try:
+            b = acc["budget"]
+            cost = selection_cost(
+                spec,
+                fit_once=cost.fit_once,
+                candidates=[find_configuration(spec, i) for i in b["candidates"]],
+                stop_probability=1.0,
+            )
+            ok_one = _close(b.get("total_delta", -1.0), cost.total_delta)
+            why = "" if ok_one else "the published delta is not the shortlist's"
+        except (ConfigError, KeyError, TypeError, ValueError) as exc:
+            ok_one, why = False, f"cannot recompute it: {exc}"
+        report.add("selection accounting (single attempt, recomputed)", ok_one, why)
+        if not ok_one:
+            return report
     elif theorem != LIU_TALWAR:
         report.add("selection theorem", False, f"unknown theorem {theorem!r}")
         return report
@@ -605,7 +629,7 @@ def audit_release(
         acc["passed"] is True and all(c["passed"] for c in acc["criteria"]),
         "" if acc["passed"] else "the release says it did not pass",
     )
-    if cost.papernot_steinke:  # recomputed from the spec and public inputs above
+    if cost.papernot_steinke or cost.single_attempt:  # recomputed from public inputs above
         spec_cost: SelectionCost | None = cost
     else:
         try:

@@ -128,11 +128,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--stop-probability",
         type=float,
         metavar="G",
-        help="gamma in [0, 1): chance to stop empty-handed after a failed attempt (default: "
-        "the plan's, else 0). Pure-DP shortlists cost 2 x one attempt for any gamma "
-        "(Liu-Talwar); a shortlist with (epsilon, delta) candidates (dpctgan, mst, aim) is "
-        "accounted by Papernot-Steinke and needs gamma > 0: a larger gamma costs less "
-        "epsilon but gives fewer attempts (mean 1/gamma)",
+        help="gamma in [0, 1]: chance to stop empty-handed after a failed attempt (default: "
+        "the plan's, else 0). Pure-DP shortlists cost 2 x one attempt for any gamma < 1 "
+        "(Liu-Talwar); gamma 1 is a single attempt, which costs 1 x (basic composition) "
+        "but releases only if that attempt passes; a shortlist with (epsilon, delta) "
+        "candidates (dpctgan, mst, aim) and gamma < 1 is accounted by Papernot-Steinke and "
+        "needs gamma > 0: a larger gamma costs less epsilon but gives fewer attempts "
+        "(mean 1/gamma)",
     )
     p.add_argument(
         "--plan",

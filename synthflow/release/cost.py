@@ -1,4 +1,13 @@
-"""What a private selection costs: Liu-Talwar's 2x, fit-once, Papernot-Steinke.
+"""What a private selection costs: Liu-Talwar's 2x, fit-once, Papernot-Steinke, one attempt.
+
+**A single attempt** (stop probability 1: one configuration drawn, one flow and its DP
+evaluation, released if it passes, nothing otherwise) is the selection loop with
+``gamma = 1``. Its output (the release or nothing) is a post-processing of that one
+attempt's DP outputs, so by basic composition it costs one attempt, not two: ``eps_gen +
+eps_eval`` (with the once-per-release fit: ``eps_gen + eps_eval - eps_fit`` plus the
+fit's ``eps_fit``), and the generator's delta for an (epsilon, delta) candidate. It
+releases with probability ``p`` (one attempt's pass probability) instead of nearly
+always, which ``plan`` weighs against the halved cost.
 
 The one place the selection's total epsilon is computed: ``release`` charges it,
 ``validate`` checks it is affordable, ``plan`` searches over it and ``audit`` recomputes
@@ -23,8 +32,10 @@ __all__ = [
     "LIU_TALWAR",
     "PAPERNOT_STEINKE",
     "SELECTION_CHARGE",
+    "SELECTION_CHARGE_ONE",
     "SELECTION_CHARGE_PS",
     "SELECTION_REF",
+    "SINGLE_ATTEMPT",
     "SelectionCost",
     "delta_of",
     "selection_cost",
@@ -32,7 +43,9 @@ __all__ = [
 
 SELECTION_CHARGE = "private selection (Liu-Talwar, known threshold)"
 SELECTION_CHARGE_PS = "private selection (Papernot-Steinke, geometric repetitions)"
+SELECTION_CHARGE_ONE = "private selection (a single attempt, basic composition)"
 LIU_TALWAR = "liu-talwar"
+SINGLE_ATTEMPT = "single-attempt"
 PAPERNOT_STEINKE = "papernot-steinke"
 SELECTION_REF = "selection:"
 """Prefix of the ``ref`` of a selection's charges: ``selection:<random id>``, the id in
@@ -50,7 +63,7 @@ class SelectionCost:
     fit_epsilon: float
     """Budget of the regression fit when computed once per release, else 0."""
     theorem: str = LIU_TALWAR
-    """``liu-talwar`` (all candidates pure DP) or ``papernot-steinke``."""
+    """``liu-talwar`` (all candidates pure DP), ``papernot-steinke`` or ``single-attempt``."""
     stop_probability: float = 0.0
     selection_delta: float = 0.0
     """Papernot-Steinke: the delta the selection's Renyi curve is converted at."""
@@ -81,6 +94,11 @@ class SelectionCost:
         return self.theorem == PAPERNOT_STEINKE
 
     @property
+    def single_attempt(self) -> bool:
+        """Whether the selection is one attempt (stop probability 1, basic composition)."""
+        return self.theorem == SINGLE_ATTEMPT
+
+    @property
     def selection_epsilon(self) -> float:
         """The selection's own charge, the once-per-release fit (charged by itself) left out.
 
@@ -91,11 +109,11 @@ class SelectionCost:
         if self.papernot_steinke:
             assert self.repeat_epsilon is not None
             return max(self.repeat_epsilon - self.fit_epsilon, 0.0)
-        return 2 * self.attempt_epsilon
+        return (1 if self.single_attempt else 2) * self.attempt_epsilon
 
     @property
     def total(self) -> float:
-        """Liu-Talwar: 2 (eps_gen + eps_eval [- eps_fit]) [+ eps_fit]; else Papernot-Steinke's."""
+        """2 (eps_gen + eps_eval [- eps_fit]) [+ eps_fit] (one attempt: 1x), or P-S's."""
         if self.papernot_steinke:
             assert self.repeat_epsilon is not None
             return self.repeat_epsilon  # the once-per-release fit is inside its curve
@@ -103,7 +121,9 @@ class SelectionCost:
 
     @property
     def total_delta(self) -> float:
-        """Delta of the selection (0 under Liu-Talwar)."""
+        """Delta of the selection (0 under Liu-Talwar; one attempt: its generator's)."""
+        if self.single_attempt:
+            return self.attempt_delta
         return self.selection_delta if self.papernot_steinke else 0.0
 
     def to_json(self) -> dict[str, Any]:
@@ -131,6 +151,19 @@ class SelectionCost:
                 renyi_order=self.renyi_order,
                 total_delta=self.selection_delta,
             )
+        elif self.single_attempt:
+            doc.update(
+                selection_factor=1,
+                formula=(
+                    "(eps_gen + eps_eval - eps_fit) + eps_fit"
+                    if self.fit_once
+                    else "eps_gen + eps_eval"
+                )
+                + " (a single attempt: basic composition)",
+                stop_probability=1.0,
+                candidates=list(self.candidates),
+                total_delta=self.attempt_delta,
+            )
         else:
             doc.update(
                 selection_factor=2,
@@ -155,7 +188,8 @@ def selection_cost(
     """The cost of selection under ``spec``: Liu-Talwar unless a candidate has delta > 0.
 
     ``candidates``, ``rows`` (public) and ``stop_probability`` matter only when a
-    candidate is (epsilon, delta)-DP: then the cost is Papernot-Steinke's.
+    candidate is (epsilon, delta)-DP: then the cost is Papernot-Steinke's. A stop
+    probability of 1 is a single attempt (module docstring), whatever the candidates.
 
     Raises:
         ConfigError: If ``fit_once`` but the spec has no regression criterion; for an
@@ -173,6 +207,14 @@ def selection_cost(
         fit_epsilon=fit[0].epsilon if fit_once else 0.0,
     )
     deltas = {c.id: delta_of(c) for c in candidates}
+    if stop_probability == 1:
+        return replace(
+            base,
+            theorem=SINGLE_ATTEMPT,
+            stop_probability=1.0,
+            attempt_delta=max(deltas.values(), default=0.0),
+            candidates=tuple(c.id for c in candidates),
+        )
     if not any(d > 0 for d in deltas.values()):
         return base
     return _papernot_steinke_cost(

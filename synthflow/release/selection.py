@@ -6,6 +6,12 @@ evaluation, stop at the first pass; after a failure stop empty-handed with proba
 for any gamma in [0, 1) and any number of attempts, so the ledger is charged once, up
 front, and the charge does not depend on how many attempts run.
 
+With ``stop_probability`` 1 the loop is **a single attempt**: one configuration, one
+flow and its evaluation, released if it passes and nothing otherwise. The outcome is a
+post-processing of that attempt's DP outputs, so it costs one attempt by basic
+composition (:mod:`synthflow.release.cost`), not two; a failure ends the selection
+(resuming never tries again).
+
 When a candidate is (epsilon, delta)-DP (DP-SGD GANs, MST, AIM), Liu-Talwar's pure
 bound does not apply and the same loop is accounted by **Papernot and Steinke**
 ("Hyperparameter Tuning with Renyi Differential Privacy", ICLR 2022, Theorem 2). The
@@ -48,6 +54,7 @@ from synthflow.errors import (
 from synthflow.ledger import Ledger
 from synthflow.release.cost import (
     SELECTION_CHARGE,
+    SELECTION_CHARGE_ONE,
     SELECTION_CHARGE_PS,
     SELECTION_REF,
     SelectionCost,
@@ -117,7 +124,8 @@ def private_selection(
             per-attempt ledger it is given; gets the regression fit (or None).
         enclave_dir: Private directory for the ledger, fit and transcript.
         rng: Privacy-critical randomness (secure in a release).
-        stop_probability: gamma in [0, 1): chance to stop empty-handed after a failure.
+        stop_probability: gamma in [0, 1]: chance to stop empty-handed after a failure
+            (1: a single attempt, charged once).
         fit_once: Compute the regression fit once before the loop (needs ``fit``).
         fit: Computes that fit, charging the ledger it is given.
         max_attempts: Pause (raise) after this many attempts in total; re-running
@@ -129,15 +137,15 @@ def private_selection(
             (its DP-SGD curve depends on the sampling rate).
 
     Raises:
-        ConfigError: For an empty candidate set or gamma outside [0, 1); with an
+        ConfigError: For an empty candidate set or gamma outside [0, 1]; with an
             (epsilon, delta) candidate, for gamma 0 or a spec without total_delta.
         BudgetExceededError: If the selection costs more than the spec's total budget.
         SelectionPaused: When ``max_attempts`` is reached (the selection can be continued).
     """
     if not candidates:
         raise ConfigError("no candidate configurations: the shortlist is empty")
-    if not 0 <= stop_probability < 1:
-        raise ConfigError(f"--stop-probability ({stop_probability}) must be in [0, 1)")
+    if not 0 <= stop_probability <= 1:
+        raise ConfigError(f"--stop-probability ({stop_probability}) must be in [0, 1]")
     cost = selection_cost(
         spec,
         fit_once=fit_once,
@@ -253,7 +261,13 @@ def _select(
     ended = _ended(enclave, events, by_id, cost)
     if ended is not None:
         return ended
-    label = SELECTION_CHARGE_PS if cost.papernot_steinke else SELECTION_CHARGE
+    label = (
+        SELECTION_CHARGE_PS
+        if cost.papernot_steinke
+        else SELECTION_CHARGE_ONE
+        if cost.single_attempt
+        else SELECTION_CHARGE
+    )
     if not charged:
         if not ledger.can_afford(cost.total, cost.total_delta):
             # raises: nothing charged
@@ -272,6 +286,8 @@ def _select(
                 f"{len(candidates)} candidates, Renyi order {cost.renyi_order:g}"
                 + (", once-per-release fit included" if cost.fit_once else "")
                 if cost.papernot_steinke
+                else f"{label}: 1 x {cost.attempt_epsilon:g}, one of {len(candidates)} candidates"
+                if cost.single_attempt
                 else f"{label}: 2 x {cost.attempt_epsilon:g} over {len(candidates)} candidates"
             ),
             epsilon=cost.selection_epsilon,
@@ -417,8 +433,11 @@ def _flip_coin(
     stop_probability: float,
     cost: SelectionCost,
 ) -> SelectionOutcome | None:
-    """The stop coin after failed attempt ``number``, recorded; the outcome if it stops."""
-    stop = rng.bernoulli(stop_probability)
+    """The stop coin after failed attempt ``number``, recorded; the outcome if it stops.
+
+    A single attempt (probability 1) stops without drawing anything.
+    """
+    stop = stop_probability >= 1 or rng.bernoulli(stop_probability)
     enclave.log({"event": "coin", "attempt": number, "stop": bool(stop)})
     if not stop:
         return None
