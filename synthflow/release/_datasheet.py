@@ -19,7 +19,13 @@ import pandas as pd
 from synthflow._html import render
 from synthflow.acceptance import AcceptanceReport
 from synthflow.acceptance.noise_check import PERFECT_PASS_MIN, NoiseFigure
-from synthflow.config.model import CriterionSpec, ReleaseSpec
+from synthflow.config.model import ReleaseSpec
+from synthflow.release._datasheet_criteria import (  # _verdict: re-exported for tests
+    _criteria,
+    _split,
+    _verdict,  # noqa: F401
+    criterion_meaning,
+)
 from synthflow.release.cost import SelectionCost
 from synthflow.release.risk import risk_measures
 from synthflow.space import Configuration
@@ -93,101 +99,11 @@ def _missing(spec: ReleaseSpec) -> str:
     return ", ".join(missing)
 
 
-def criterion_meaning(c: CriterionSpec, spec: ReleaseSpec) -> str:
-    """One sentence saying what a criterion measures, with its unit (its kind's)."""
-    from synthflow.criteria import kind_of  # noqa: PLC0415
-
-    return kind_of(c).meaning(c, spec)
-
-
 def _values(labels: tuple[str, ...]) -> str:
     shown = [f"`{v}`" for v in labels]
     if len(shown) > 12:
         shown = [*shown[:6], f"... ({len(labels) - 9} more) ...", *shown[-3:]]
     return ", ".join(shown)
-
-
-def _g(x: float | None) -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "-"
-    return f"{x:.4g}"
-
-
-def _verdict(passed: bool, figure: NoiseFigure | None) -> str:
-    """'passed'/'failed', flagged when the noise decides more than the candidate.
-
-    The flag is the one noise rule (:mod:`synthflow.acceptance.noise_check`): a perfect
-    candidate would pass this release less than ``PERFECT_PASS_MIN`` of the time.
-    """
-    verdict = "passed" if passed else "failed"
-    if figure is not None and figure.dominated:
-        verdict += "; **decided mostly by noise**"
-    return verdict
-
-
-def _criteria(
-    spec: ReleaseSpec,
-    report: AcceptanceReport,
-    figures: dict[str, NoiseFigure],
-) -> tuple[list[dict[str, str]], list[str]]:
-    by_name = {c.name: c for c in spec.criteria}
-    rows, notes = [], []
-    for r in report.criteria:
-        c = by_name[r.name]
-        threshold = f"{r.threshold:.4g}"
-        if not math.isclose(r.threshold, c.threshold):
-            threshold = f"{r.threshold:.4g} (spec {c.threshold:g}; see below)"
-            fpr = getattr(c.params, "false_positive_rate", None)
-            notes.append(
-                f"`{r.name}`: its released value was compared with a *pseudo-threshold* of "
-                f"{r.threshold:.4g}, below the spec's {c.threshold:g}. The value is capped "
-                "and its noise is large next to the cap, so a lower bar keeps a candidate "
-                "whose true value is above the spec's threshold from passing by luck more "
-                f"than {fpr:.0%} of the time (SPEC sec. 5)."
-                if c.impl.pseudo_threshold and fpr is not None
-                else f"`{r.name}`: its released value was compared with {r.threshold:.4g}, "
-                f"not with the spec's threshold {c.threshold:g}."
-            )
-        noise = _g(r.noise_sd)
-        figure = figures.get(r.name)
-        if figure is not None and figure.simulated:
-            noise = f"{figure.noise:.4g} (simulated median)"
-            notes.append(
-                f"`{r.name}`: its DP noise is added to the regression fit's statistics, not "
-                f"to the value. Re-drawing that noise on the spec's public sample resampled "
-                f"to the release's size gives a candidate identical to the "
-                f"original a median value of {figure.noise:.4g}; it would pass "
-                f"{figure.perfect_pass:.0%} of releases (a simulation on public data)."
-            )
-        rows.append(
-            {
-                "name": r.name,
-                "meaning": criterion_meaning(c, spec),
-                "threshold": threshold,
-                "value": f"{r.value:.4g}",
-                "noise": noise,
-                "perfect": "-" if figure is None else f"{figure.perfect_pass:.0%}",
-                "verdict": _verdict(r.passed, figure),
-            }
-        )
-    if any(r.value < 0 for r in report.criteria):
-        notes.append(
-            "A negative released value is a value near zero plus negative noise: the true "
-            "value of these measures is never negative."
-        )
-    return rows, notes
-
-
-def _split(cost: SelectionCost, report: AcceptanceReport) -> str:
-    parts = ", ".join(f"`{r.name}` {r.epsilon:g}" for r in report.criteria if r.epsilon)
-    formula = "Papernot-Steinke" if cost.papernot_steinke else cost.to_json()["formula"]
-    text = (
-        f"{formula} = {cost.total:g}: the generator {cost.generator_epsilon:g} "
-        f"and the checks {cost.evaluation_epsilon:g} ({parts})"
-    )
-    if cost.fit_once:
-        text += f", the regression fit made once for all tries ({cost.fit_epsilon:g})"
-    return text + "."
 
 
 def render_datasheet(
