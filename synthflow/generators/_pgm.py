@@ -5,7 +5,8 @@ differential privacy." ICML 2019. The estimation is ``mbi`` (Private-PGM, versio
 jax): :func:`estimate` finds the graphical model whose marginals best fit the noisy
 measurements (mirror descent over the marginal polytope, the public n as known total).
 Only noisy measurements, their cliques and their noise sd cross into it: everything
-here is post-processing.
+here is post-processing. The mirror-descent loop is ours (:mod:`._pgm_jax`, mbi's
+algorithm with a step compiled once per model structure, not once per fit).
 
 **Structural zeros.** A clique's forbidden cells (public rules) start with potential
 ``-1e9`` (probability ``exp(-1e9) = 0`` in float32 and float64), which mirror descent's
@@ -133,7 +134,13 @@ def _estimate_mbi(
     zeros: Mapping[Clique, np.ndarray],
     iters: int,
 ) -> TreeSampler:
-    """Estimate with mbi's jax mirror descent: models whose joint table is too large to hold."""
+    """Estimate with mbi's mirror descent in jax: models whose joint table is too large to hold.
+
+    The loop is :func:`synthflow.generators._pgm_jax.mirror_descent` (mbi's algorithm, its
+    step compiled once per model structure, the measurements traced arguments).
+    """
+    from synthflow.generators._pgm_jax import mirror_descent  # noqa: PLC0415  (imports jax)
+
     mbi = _mbi()
     domain = mbi.Domain(tuple(names), tuple(int(s) for s in sizes))  # type: ignore[attr-defined]
     cliques = list(start)
@@ -141,14 +148,11 @@ def _estimate_mbi(
     dtype = np.asarray(potentials[cliques[0]].values).dtype  # float32, or float64 with jax x64
     for cl, values in start.items():
         potentials[cl] = mbi.Factor(domain.project(cl), np.asarray(values).astype(dtype))  # type: ignore[attr-defined]
-    linear = [
-        mbi.LinearMeasurement(  # type: ignore[attr-defined]
-            np.asarray(m.noisy, dtype=dtype).ravel(), m.clique, stddev=float(m.stddev)
-        )
-        for m in measurements
-    ]
-    model = mbi.estimation.mirror_descent(  # type: ignore[attr-defined]
-        domain, linear, known_total=float(total), potentials=potentials, iters=iters
+    model = mirror_descent(
+        potentials,
+        [(m.clique, np.asarray(m.noisy, dtype=dtype), float(m.stddev)) for m in measurements],
+        total=float(total),
+        iters=iters,
     )
     return TreeSampler.from_model(model, names=tuple(names), sizes=tuple(sizes), zeros=zeros)
 
