@@ -231,6 +231,7 @@ def plan_budget(
             "release_probability": chosen.release_probability,
             "expected_attempts": chosen.expected_attempts,
             "perfect_candidate_fail_probability": chosen.perfect_fail,
+            "binding": planner.binding(chosen, paths),
             "candidates": chosen.candidates,
             "predictions": chosen.all_configurations,
         }

@@ -44,6 +44,9 @@ def _plan(args: argparse.Namespace) -> int:
         f"{len(plan['candidates'])} candidates; P(release) {plan['release_probability']:.3f}",
         file=sys.stderr,
     )
+    if not args.quiet:  # what stops each budget one step lower (plan.json 'binding')
+        for name, why in plan.get("binding", {}).items():
+            print(f"  binding {name}: {why}", file=sys.stderr)
     if args.json:
         write_json(args.json, plan)
     print_result(str(Path(args.out).resolve()), args.json)

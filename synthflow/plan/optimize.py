@@ -30,6 +30,7 @@ Kept whole: the planner's search and the constraints it checks are one algorithm
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -51,6 +52,7 @@ from synthflow.plan.simulate import (
     standardization_from_json,
 )
 from synthflow.release.cost import LIU_TALWAR, SINGLE_ATTEMPT, SelectionCost
+from synthflow.transform import Transformer
 
 __all__ = ["EPS_GRID", "REG_GRID", "PlanOptions", "PlanPoint", "Planner"]
 
@@ -183,6 +185,7 @@ class Planner:
         self.tstr: CriterionSpec | None = tstr[0] if tstr else None
         self.records = [r for a in arms for r in a.records]
         self.arm_of = np.repeat(np.arange(len(arms)), [len(a.records) for a in arms])
+        self.floor = self._noise_floor()
         self.law = NoiseLaw(options.seed)
         progress(f"Laplace criteria: {len(self.records)} runs x {len(EPS_GRID)} budgets")
         self.tables = {
@@ -211,6 +214,33 @@ class Planner:
             for letters in self.sims:
                 progress(f"regression fit once: {''.join(v for _, v in letters)}")
                 self.once[letters] = self._once_fits(letters)
+
+    def _noise_floor(self) -> dict[str, int]:
+        """Per Laplace criterion: the least grid index the one noise rule admits.
+
+        The rule of the release's pre-flight (:mod:`synthflow.acceptance.noise_check`):
+        below it, a perfect candidate would pass the criterion's release in fewer than
+        2 in 3 attempts at the sweep's n, on some swept binning. So the plan never picks
+        a budget that ``validate`` and the pre-flight would call noise-dominated.
+        """
+        from synthflow.acceptance.noise_check import PERFECT_PASS_MIN  # noqa: PLC0415
+
+        if not self.records:
+            return {}
+        n = int(self.records[0]["_run"]["n"])
+        transformers = [Transformer(self.spec, dict(t)) for t in {a.letters for a in self.arms}]
+        floor: dict[str, int] = {}
+        for c in self.laplace:
+            floor[c.name] = len(EPS_GRID)
+            for k, eps in enumerate(EPS_GRID):
+                at = dataclasses.replace(c, epsilon=float(eps))
+                if all(
+                    at.impl.noise_figure(at, self.spec, tr, n).perfect_pass >= PERFECT_PASS_MIN
+                    for tr in transformers
+                ):
+                    floor[c.name] = k
+                    break
+        return floor
 
     # ------------------------------------------------------------------ regression
     def _candidate_fits(self) -> tuple[np.ndarray, np.ndarray]:
@@ -417,7 +447,7 @@ class Planner:
         while True:
             best: tuple[float, dict[str, int], PlanPoint] | None = None
             for var, k in idx.items():
-                if k == 0:
+                if k <= self.floor.get(var, 0):
                     continue
                 trial = {**idx, var: k - 1}
                 cand = self.evaluate(generator_epsilon, letters, trial, single)
@@ -473,6 +503,68 @@ class Planner:
             if best is None or end.total_epsilon < best.total_epsilon:
                 best = end
         return best, paths
+
+    def broken(self, point: PlanPoint) -> list[str]:
+        """The constraints of the options that ``point`` breaks, in words (public figures)."""
+        o, out = self.o, []
+        if not point.candidates:
+            out.append(f"no candidate keeps a predicted pass >= {o.min_candidate_pass:g}")
+        if point.pass_probability < o.target_pass:
+            out.append(f"per-attempt pass {point.pass_probability:.3f} < {o.target_pass:g}")
+        if point.release_probability < o.release_probability:
+            out.append(f"P(release) {point.release_probability:.3f} < {o.release_probability:g}")
+        if point.perfect_fail > o.perfect_fail:
+            out.append(
+                f"the fit alone fails a perfect candidate {point.perfect_fail:.3f} > "
+                f"{o.perfect_fail:g}"
+            )
+        if not point.false_pass_ok:
+            out.append(
+                f"a candidate at {o.false_pass_at:g} x a threshold passes by noise more than "
+                f"{o.false_pass_rate:g}"
+            )
+        return out
+
+    def binding(
+        self, point: PlanPoint, paths: dict[str, list[PlanPoint]] | None = None
+    ) -> dict[str, str]:
+        """Per budget variable of ``point``: why it cannot go one grid step lower.
+
+        With the search's ``paths``, also ``generator_epsilon``: how each mode at a lower
+        swept generator budget ended.
+        """
+        names = {
+            "__fit__": self.coef.name if self.coef is not None else "__fit__",
+            "__tstr__": self.tstr.name if self.tstr is not None else "__tstr__",
+        }
+        single = point.stop_probability >= 1
+        out: dict[str, str] = {}
+        for var, k in point.grid_index.items():
+            if k == 0:
+                reason = "at the grid's smallest budget"
+            elif k <= self.floor.get(var, 0):
+                reason = (
+                    "the one noise rule: one step lower, a perfect candidate would pass its "
+                    "release in fewer than 2 of 3 attempts (the pre-flight would refuse it)"
+                )
+            else:
+                trial = {**point.grid_index, var: k - 1}
+                lower = self.evaluate(point.generator_epsilon, point.transformations, trial, single)
+                reason = "; ".join(self.broken(lower)) or "feasible, but above --max-total"
+            out[names.get(var, var)] = reason
+        if paths is not None:
+            ends = [
+                f"{label}: "
+                + (
+                    f"total {path[-1].total_epsilon:.3f}"
+                    if path[-1].feasible(self.o)
+                    else "; ".join(self.broken(path[-1])) + " even at its largest budgets"
+                )
+                for label, path in paths.items()
+                if path[0].generator_epsilon < point.generator_epsilon
+            ]
+            out["generator_epsilon"] = " | ".join(ends) or "the smallest swept generator budget"
+        return out
 
     def criterion_details(self, point: PlanPoint) -> list[dict[str, Any]]:
         """Per criterion of ``point``: budget, mechanism, sensitivity, noise, predicted pass."""

@@ -117,6 +117,21 @@ def test_plan_total_is_the_selection_formula(planned: tuple[Path, dict[str, Any]
     assert plan["total_epsilon"] <= spec.privacy.total_epsilon
 
 
+def test_plan_says_what_binds(planned: tuple[Path, dict[str, Any]]) -> None:
+    # #37: the frontier shows which constraint stops each budget one grid step lower.
+    _, plan = planned
+    binding = plan["binding"]
+    assert set(binding) == {c["name"] for c in plan["criteria"]} | {"generator_epsilon"}
+    assert all(isinstance(v, str) and v for v in binding.values())
+    # at the plan's end point no single step down is feasible and cheaper: each names a
+    # broken constraint, the grid's end or the noise rule
+    words = ("P(release)", "per-attempt pass", "perfect candidate", "threshold", "smallest",
+             "noise rule", "candidate keeps")  # fmt: skip
+    for name, why in binding.items():
+        if name != "generator_epsilon":
+            assert any(w in why for w in words), (name, why)
+
+
 def test_plan_meets_its_constraints(planned: tuple[Path, dict[str, Any]]) -> None:
     _, plan = planned
     assert plan["pass_probability"] >= plan["options"]["target_pass"]
