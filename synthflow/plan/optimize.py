@@ -510,9 +510,9 @@ class Planner:
         if not point.candidates:
             out.append(f"no candidate keeps a predicted pass >= {o.min_candidate_pass:g}")
         if point.pass_probability < o.target_pass:
-            out.append(f"per-attempt pass {point.pass_probability:.3f} < {o.target_pass:g}")
+            out.append(f"per-attempt pass {point.pass_probability:.4f} < {o.target_pass:g}")
         if point.release_probability < o.release_probability:
-            out.append(f"P(release) {point.release_probability:.3f} < {o.release_probability:g}")
+            out.append(f"P(release) {point.release_probability:.4f} < {o.release_probability:g}")
         if point.perfect_fail > o.perfect_fail:
             out.append(
                 f"the fit alone fails a perfect candidate {point.perfect_fail:.3f} > "
