@@ -238,12 +238,15 @@ def repeat_and_select_renyi(
     *,
     stop_probability: float,
     orders: Sequence[float] = RENYI_ORDERS,
+    eta: float = 1.0,
 ) -> np.ndarray:
     """Renyi DP curve of repeating a mechanism a geometric number of times, keeping the best.
 
     Papernot and Steinke (ICLR 2022), Theorem 2, with the truncated negative binomial of
-    shape ``eta = 1`` (the geometric distribution, ``P(K = k) = g (1 - g)^(k-1)``, mean
-    ``1 / g``): if one run is ``(a, e(a))``-RDP for all orders, the repetition is
+    shape ``eta`` (selection uses ``eta = 1``, the geometric distribution, ``P(K = k) =
+    g (1 - g)^(k-1)``, mean ``1 / g``; other shapes, mean ``eta (1 - g) / (g (1 -
+    g^eta))``, only for benchmarks/selection_accounting.py): if one run is
+    ``(a, e(a))``-RDP for all orders, the repetition is
     ``(a, e(a) + (1 + eta) min_b [(1 - 1/b) e(b) + log(1/g) / b] + log(E[K]) / (a - 1))``-RDP;
     a curve is non-decreasing in the order, so each order also takes the smallest value
     of any higher order.
@@ -253,8 +256,10 @@ def repeat_and_select_renyi(
     e = np.asarray(curve, dtype=float)
     if e.shape != a.shape:
         raise ValueError(f"curve has {e.size} values for {a.size} orders")
-    eta = 1.0
-    mean = 1.0 / stop_probability
+    if not eta > 0:
+        raise ValueError(f"eta ({eta}) must be > 0")
+    g = stop_probability
+    mean = 1.0 / g if eta == 1 else eta * (1 - g) / (g * (1 - g**eta))
     log_inv_gamma = -math.log(stop_probability)
     constant = (1 + eta) * float(np.min((1 - 1 / a) * e + log_inv_gamma / a))
     out = e + math.log(mean) / (a - 1) + constant
