@@ -541,24 +541,29 @@ def audit_release(
         fit_epsilon=acc["budget"]["regression_fit_once_epsilon"] or 0.0,
     )
     theorem = acc["budget"].get("theorem", LIU_TALWAR)
-    if theorem == PAPERNOT_STEINKE:
-        # Recompute the selection's Renyi accounting from public inputs: the spec, the
-        # shortlist's configurations, the row count and the stop probability.
+    if theorem in (PAPERNOT_STEINKE, SINGLE_ATTEMPT):
+        # Recompute the selection's accounting from public inputs: the spec, the
+        # shortlist's configurations (their largest generator delta), and for
+        # Papernot-Steinke the row count and the stop probability (a single attempt's is 1).
+        single = theorem == SINGLE_ATTEMPT
+        label = "single attempt" if single else "Papernot-Steinke"
         try:
             b = acc["budget"]
             cost = selection_cost(
                 spec,
                 fit_once=cost.fit_once,
                 candidates=[find_configuration(spec, i) for i in b["candidates"]],
-                rows=int(b["rows"]),
-                stop_probability=float(b["stop_probability"]),
+                rows=None if single else int(b["rows"]),
+                stop_probability=1.0 if single else float(b["stop_probability"]),
             )
-            ok_ps = cost.papernot_steinke and _close(b.get("total_delta", -1.0), cost.total_delta)
-            why = "" if ok_ps else "the published delta or candidates do not need Papernot-Steinke"
+            ok_sel = cost.theorem == theorem and _close(
+                b.get("total_delta", -1.0), cost.total_delta
+            )
+            why = "" if ok_sel else f"the published delta or candidates do not give {label}"
         except (ConfigError, KeyError, TypeError, ValueError) as exc:
-            ok_ps, why = False, f"cannot recompute it: {exc}"
-        report.add("selection accounting (Papernot-Steinke, recomputed)", ok_ps, why)
-        if not ok_ps:
+            ok_sel, why = False, f"cannot recompute it: {exc}"
+        report.add(f"selection accounting ({label}, recomputed)", ok_sel, why)
+        if not ok_sel:
             return report
         within_delta = cost.total_delta <= spec.privacy.total_delta + 1e-15
         report.add(
@@ -566,24 +571,6 @@ def audit_release(
             within_delta,
             "" if within_delta else f"{cost.total_delta} > {spec.privacy.total_delta}",
         )
-    elif theorem == SINGLE_ATTEMPT:
-        # One attempt (stop probability 1): basic composition, recomputed from the spec
-        # and the shortlist (whose largest generator delta is the release's delta).
-        try:
-            b = acc["budget"]
-            cost = selection_cost(
-                spec,
-                fit_once=cost.fit_once,
-                candidates=[find_configuration(spec, i) for i in b["candidates"]],
-                stop_probability=1.0,
-            )
-            ok_one = _close(b.get("total_delta", -1.0), cost.total_delta)
-            why = "" if ok_one else "the published delta is not the shortlist's"
-        except (ConfigError, KeyError, TypeError, ValueError) as exc:
-            ok_one, why = False, f"cannot recompute it: {exc}"
-        report.add("selection accounting (single attempt, recomputed)", ok_one, why)
-        if not ok_one:
-            return report
     elif theorem != LIU_TALWAR:
         report.add("selection theorem", False, f"unknown theorem {theorem!r}")
         return report

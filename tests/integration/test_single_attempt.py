@@ -117,3 +117,46 @@ def test_cli_single_attempt_release_audits(tmp_path, small_spec, small_csv):
             (out / "acceptance.json").write_text(json.dumps(acc))
             assert not audit_release(out).ok
     assert released >= 1
+
+
+def test_a_crashed_single_attempt_resumes_only_as_a_single_attempt(tmp_path, small_spec):
+    # The 1x charge holds for one attempt only: a selection started as a single attempt
+    # cannot be continued with gamma < 1 (many attempts) under that charge, and a crash
+    # inside the attempt is redone once (its output never left), never added to.
+    candidates = expand_space(small_spec)
+    dataset = Ledger(total_epsilon=10.0, path=tmp_path / "dataset.jsonl")
+    calls: list[str] = []
+
+    def crash(cfg, ledger, rng, fit):
+        calls.append(cfg.id)
+        ledger.charge("toy flow", epsilon=ledger.total_epsilon)
+        raise RuntimeError("killed inside the attempt")
+
+    common = dict(enclave_dir=tmp_path / "e", rng=PrivacyRNG.from_seed(5), dataset_ledger=dataset)
+    with pytest.raises(RuntimeError):
+        private_selection(small_spec, candidates, attempt=crash, stop_probability=1.0, **common)
+    assert dataset.spent_epsilon == pytest.approx(2.3)
+    for gamma in (0.0, 0.5):
+        with pytest.raises(ConfigError, match="stop-probability"):
+            private_selection(
+                small_spec,
+                candidates,
+                attempt=_counting_attempt(False, calls),
+                stop_probability=gamma,
+                **common,
+            )
+    out = private_selection(
+        small_spec,
+        candidates,
+        attempt=_counting_attempt(False, calls),
+        stop_probability=1.0,
+        **common,
+    )
+    assert out.configuration is None and out.attempts == 1
+    assert calls[0] == calls[1] and len(calls) == 2  # the same draw, redone once
+    with pytest.raises(ConfigError, match="already ended"):
+        private_selection(
+            small_spec, candidates, attempt=_counting_attempt(True, calls), stop_probability=1.0,
+            **common,
+        )  # fmt: skip
+    assert len(calls) == 2 and dataset.spent_epsilon == pytest.approx(2.3)
