@@ -3,10 +3,9 @@
 Every place that judges whether a criterion's release noise decides pass or fail calls
 :func:`noise_figures` (``validate --rows``, the release pre-flight, the sweep's warning,
 the DP evaluation report, the datasheet and ``plan``), so they print the same figures.
-For each DP criterion it gives, at ``n`` rows, from public facts only (spec, the
-configuration's bins, n, the spec's ``public_sample``): the noise, the room between a
-perfect candidate's value (D_R = D_T) and the (pseudo-)threshold, and the probability
-that a perfect candidate passes the release, ``perfect_pass``. A criterion is
+Per DP criterion at ``n`` rows, from public facts only (spec, bins, n, the spec's
+``public_sample``): the noise, the room between a perfect candidate's value (D_R = D_T)
+and the (pseudo-)threshold, and ``perfect_pass``, how often it passes. A criterion is
 **noise-dominated** when ``perfect_pass < PERFECT_PASS_MIN`` (2/3): the noise alone fails
 the best candidate possible in more than one release in three (for Laplace noise, also
 when a candidate at twice the threshold passes more than one in three: noise sd above
@@ -21,14 +20,12 @@ false passes at twice a threshold). It reads no private data and charges nothing
   P(perfect value + Lap(b) < threshold)``, exactly.
 * The regression criteria: the planner's simulation
   (:class:`synthflow.plan.simulate.RegressionSim`): the functional-mechanism fit re-drawn
-  ``DRAWS`` times on the spec's ``public_sample`` resampled to n rows (its features
-  correlated as in real data), in the release's standardisation (public bounds for a
-  once-per-release fit, the data's otherwise); ``perfect_pass`` is the share of draws whose
+  ``DRAWS`` times on the ``public_sample`` resampled to n rows, in the release's
+  standardisation (public bounds when fit once); ``perfect_pass`` is the share of draws whose
   error (coefficients) or ``|MAE gap| + Lap`` (TSTR) is below the threshold; the noise
-  shown is the median error. Without a public sample, the coefficients use a reference
-  design with independent features spread over their public bounds (it understates the
-  noise: births at 167K rows, 10.0 against 23.6 on the public sample) and TSTR its
-  Laplace term alone.
+  shown is the median error. Without a public sample: a reference design with independent
+  features over their public bounds (it understates: births, 167K rows, 10.0 against
+  23.6) for the coefficients, and TSTR's Laplace term alone.
 """
 
 from __future__ import annotations
@@ -42,12 +39,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from synthflow.acceptance import regression
+from synthflow.acceptance._noise_regression import DRAWS, reference_errors, regression_draws
 from synthflow.config.model import CriterionSpec, ReleaseSpec
+from synthflow.errors import ConfigError
 from synthflow.space import Configuration
 from synthflow.transform import Transformer
 
 __all__ = [
+    "DRAWS",
     "PERFECT_PASS_MIN",
     "NoiseFigure",
     "binning_figures",
@@ -55,11 +54,12 @@ __all__ = [
     "laplace_perfect_pass",
     "noise_figures",
     "noise_warnings",
+    "public_sample",
+    "public_sample_path",
+    "reference_errors",
+    "regression_draws",
     "space_noise_warning",
 ]
-
-DRAWS = 400
-"""Simulated DP fits per regression figure (seeded: a simulation on public data)."""
 
 PERFECT_PASS_MIN = 2 / 3
 """Below this probability that a perfect candidate passes, a criterion is noise-dominated."""
@@ -118,84 +118,39 @@ class NoiseFigure:
 def laplace_perfect_pass(room: float, scale: float) -> float:
     """``P(Lap(scale) < room)``: a perfect candidate's pass probability under Laplace noise."""
     if scale <= 0:
-        return 1.0 if room > 0 else 0.0
-    if room >= 0:
-        return 1.0 - 0.5 * math.exp(-room / scale)
-    return 0.5 * math.exp(room / scale)
+        return float(room > 0)
+    return 1.0 - 0.5 * math.exp(-room / scale) if room >= 0 else 0.5 * math.exp(room / scale)
 
 
 def public_sample(spec: ReleaseSpec) -> pd.DataFrame | None:
-    """The spec's ``public_sample``, cleaned (None when the spec names none).
+    """The spec's ``public_sample``, cleaned (None if it names none; :func:`public_sample_path`)."""
+    from synthflow.data import load_data  # noqa: PLC0415
+
+    path = public_sample_path(spec)
+    return None if path is None else load_data(path, spec, public=True).frame
+
+
+def public_sample_path(spec: ReleaseSpec) -> Path | None:
+    """Where the spec's ``public_sample`` is (None if it names none), without reading it.
 
     Raises:
         ConfigError: If the named file is neither beside the spec nor bundled.
     """
-    from synthflow.data import load_data  # noqa: PLC0415
     from synthflow.resources import public_data_file  # noqa: PLC0415
 
     if not spec.public_sample:
         return None
     beside = Path(spec.path).parent / spec.public_sample
-    path = beside if beside.is_file() else public_data_file(spec.public_sample)
-    return load_data(path, spec, public=True).frame
-
-
-def _resampled(public: np.ndarray, n: int) -> np.ndarray:
-    """The public sample's codes resampled to ``n`` rows (seeded: public data)."""
-    return public[np.random.default_rng(0).integers(0, len(public), n)]
-
-
-def regression_draws(
-    spec: ReleaseSpec,
-    transformer: Transformer,
-    n: int,
-    public: np.ndarray,
-    *,
-    fit_once: bool = False,
-) -> tuple[np.ndarray, np.ndarray]:
-    """A perfect candidate's coefficient and |MAE gap| errors over ``DRAWS`` DP fits.
-
-    The planner's simulation (:class:`~synthflow.plan.simulate.RegressionSim`) of the
-    spec's regression fit, on ``public`` resampled to ``n`` rows.
-    """
-    from synthflow.plan.simulate import RegressionSim  # noqa: PLC0415
-
-    coef = next(c for c in spec.criteria if c.impl.mechanism == "functional")
-    sim = RegressionSim(_resampled(public, n), transformer, coef)
-    std = sim.bounds_standardization() if fit_once else sim.std_data
-    fits = sim.draws(std, coef.epsilon, DRAWS, seed=0)
-    return sim.perfect_errors(fits)
-
-
-def reference_errors(c: CriterionSpec, transformer: Transformer, n: int) -> np.ndarray:
-    """A perfect candidate's coefficient errors on the reference design (no public sample)."""
-    empty = np.zeros((0, len(transformer.domain.names)), dtype=np.int64)
-    _, _, feats, xb, yb = regression.design(empty, transformer, str(c.column), c.features)
-    std = regression.Standardization.from_bounds(xb, yb)
-    u_box, y_box = std.box(xb, yb)
-    sens = float(regression.functional_mechanism_sensitivity(u_box, y_box).sum())
-    k = len(feats) + 1
-    lo, hi = u_box
-    mean = (lo + hi) / 2
-    second = np.outer(mean, mean)
-    np.fill_diagonal(second, (lo**2 + lo * hi + hi**2) / 3)
-    second[0, 0] = 1.0
-    iu = np.triu_indices(k)
-    exact = np.concatenate([n * second[iu], np.zeros(k)])
-    truth = regression.model_from_noisy_statistics(exact, std, feats)
-    # Judge in a standardisation whose scales are the sd of a uniform over the bounds
-    # (the criterion uses D_R's sd; bounds' half-widths would exaggerate).
-    judge = regression.Standardization(
-        center=std.center,
-        scale=tuple(s / math.sqrt(3) for s in std.scale),
-        y_center=std.y_center,
-        y_scale=std.y_scale / math.sqrt(3),
-    )
-    # A public simulation: numpy's Laplace (the release sampler's import costs a second).
-    gen = np.random.default_rng(0)
-    noisy = exact + gen.laplace(scale=sens / c.epsilon, size=(DRAWS, len(exact)))
-    intercepts, coefs = regression.fits_from_noisy_statistics(noisy, std, k)
-    return regression.coefficient_errors(intercepts, coefs, truth, judge)
+    if beside.is_file():
+        return beside
+    try:
+        return public_data_file(spec.public_sample)
+    except ConfigError:
+        raise ConfigError(
+            f"the spec's public_sample {spec.public_sample!r} is neither beside the spec "
+            f"({str(beside)!r}) nor a bundled public data file: put the file there or fix "
+            "public_sample"
+        ) from None
 
 
 def simulated_figure(c: CriterionSpec, errors: np.ndarray) -> NoiseFigure:

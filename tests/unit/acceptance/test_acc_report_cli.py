@@ -266,3 +266,25 @@ def test_dp_report_says_how_many_passed_and_warns_of_noise_dominated_criteria(bi
         assert html.escape(f.message()) in banner
     for f in figs:
         assert f"{f.perfect_pass:.0%}" in html_text
+
+
+def test_dp_evaluate_refuses_a_missing_public_sample_before_the_charge(births, tmp_path, capsys):
+    # The DP report reads the spec's public sample (the noise rule's figures) after the
+    # evaluation is charged: a missing one is refused first, nothing spent.
+    _, _, config_id, cand = births
+    text = SPEC.read_text().replace(
+        "public_sample: nvss_like_2019.csv.gz", "public_sample: missing_sample.csv.gz"
+    )
+    assert "missing_sample" in text
+    spec = tmp_path / "births.yaml"
+    spec.write_text(text)
+    ledger = tmp_path / "ledger.jsonl"
+    rc = main(["evaluate", str(spec), "--original", str(DATA), "--candidate", str(cand),
+               "--config", config_id, "--report", str(tmp_path / "r.html"),
+               "--ledger", str(ledger), "--seed", "1", "--public"])  # fmt: skip
+    assert rc == 2
+    assert "public_sample 'missing_sample.csv.gz' is neither beside the spec" in (
+        capsys.readouterr().err
+    )
+    assert not ledger.exists() or not ledger.read_text().strip()
+    assert not (tmp_path / "r.html").exists()
