@@ -130,6 +130,47 @@ class PrivacyRNG:
             noisy = flat + noise
         return noisy.reshape(arr.shape)
 
+    def discrete_gaussian(self, counts: np.ndarray, *, sigma: float) -> np.ndarray:
+        """Add discrete Gaussian noise of parameter ``sigma`` to integer counts.
+
+        P(noise = k) is proportional to exp(-k^2 / (2 sigma^2)) (Canonne, Kamath and
+        Steinke, "The Discrete Gaussian for Differential Privacy", NeurIPS 2020): a count
+        vector with L2 sensitivity Delta gets (Delta^2 / (2 sigma^2))-zCDP, their Theorem
+        4. Secure mode uses OpenDP's exact sampler (``make_gaussian`` over a vector of
+        integers, OpenSSL randomness), one vectorised call. Seeded mode (public data,
+        tests) runs the paper's Algorithm 3 (discrete Laplace proposals of scale
+        ``floor(sigma) + 1``, accepted with probability exp(-(|y| - sigma^2/t)^2 /
+        (2 sigma^2))) on :meth:`generator`'s draws, vectorised over the cells still
+        rejected. The caller charges the ledger.
+        """
+        if not (sigma > 0 and math.isfinite(sigma)):
+            raise ValueError(f"discrete Gaussian sigma ({sigma}) must be finite and > 0")
+        arr = np.asarray(counts)
+        if not np.issubdtype(arr.dtype, np.integer):
+            raise ValueError(f"discrete Gaussian needs integer counts, got dtype {arr.dtype}")
+        flat = arr.astype(np.int64).ravel()
+        if self._seq is None:
+            import opendp.prelude as dp  # noqa: PLC0415  (optional import cost)
+
+            dp.enable_features("contrib")
+            space = dp.vector_domain(dp.atom_domain(T=int)), dp.l2_distance(T=int)
+            meas = space >> dp.m.then_gaussian(scale=float(sigma))
+            noisy = np.asarray(meas([int(v) for v in flat]), dtype=np.int64)
+            return noisy.reshape(arr.shape)
+        gen = self.generator()
+        t = math.floor(sigma) + 1
+        p = 1.0 - math.exp(-1.0 / t)
+        noise = np.zeros(flat.size, dtype=np.int64)
+        todo = np.arange(flat.size)
+        while todo.size:
+            y = gen.geometric(p, todo.size) - gen.geometric(p, todo.size)
+            accept = gen.random(todo.size) < np.exp(
+                -((np.abs(y) - sigma**2 / t) ** 2) / (2 * sigma**2)
+            )
+            noise[todo[accept]] = y[accept]
+            todo = todo[~accept]
+        return (flat + noise).reshape(arr.shape)
+
     def exponential_mechanism(
         self, utilities: Sequence[float] | np.ndarray, *, sensitivity: float, epsilon: float
     ) -> int:

@@ -22,6 +22,17 @@ Laplace noise of scale ``2 / eps_i`` (OpenDP's exact sampler in release mode), a
 epsilons add up to the generator's epsilon by basic composition. The ledger is charged
 for every family before any noise is drawn.
 
+**Gaussian variant** (``noise: gaussian``, (epsilon, delta)-DP): the same marginals get
+discrete Gaussian noise (Canonne, Kamath and Steinke 2020). A marginal's count vector
+has L2 sensitivity sqrt(2) under replace-one, so noise of parameter ``sigma_i`` makes it
+``1 / sigma_i**2``-zCDP (their Theorem 4), and zCDP adds up over the marginals (Bun and
+Steinke 2016). The fit is rho-zCDP with rho the largest whose (epsilon, delta)
+conversion is at most the generator's epsilon (:func:`synthflow.accounting.zcdp_rho`);
+each marginal gets ``rho_i`` proportional to the square of its Laplace epsilon share, so
+the noise keeps the Laplace plan's proportions. One charge of (epsilon, delta) covers
+the fit, before any noise is drawn. Its Renyi curve (``rho * a``) lets Papernot-Steinke
+selection account it.
+
 **Estimation and sampling** are post-processing (:mod:`synthflow.generators._pgm`):
 Private-PGM's mirror descent with n (public) as the total, the synthetic constraints as
 structural zeros, and our own junction-tree sampler.
@@ -55,7 +66,9 @@ __all__ = [
     "WorkloadGenerator",
     "WorkloadHyperparameters",
     "discrete_laplace_sd",
+    "gaussian_plan",
     "marginal_counts",
+    "marginal_l2_sensitivity",
     "marginal_sensitivity",
 ]
 
@@ -89,11 +102,55 @@ class PlannedMeasurement:
     family: str
     clique: tuple[str, ...]
     epsilon: float
+    sigma: float | None = None
+    """Discrete Gaussian parameter (``noise: gaussian``); None: discrete Laplace."""
 
     @property
     def scale(self) -> float:
         """Discrete Laplace scale: sensitivity / epsilon."""
         return marginal_sensitivity() / self.epsilon
+
+    @property
+    def stddev(self) -> float:
+        """Standard deviation of this measurement's noise (the estimate's weight)."""
+        return self.sigma if self.sigma is not None else discrete_laplace_sd(self.scale)
+
+    def measure(self, counts: np.ndarray, rng: PrivacyRNG) -> Measurement:
+        """The noisy marginal (the caller has charged the ledger)."""
+        if self.sigma is not None:
+            noisy = rng.discrete_gaussian(counts, sigma=self.sigma)
+        else:
+            noisy = rng.discrete_laplace(counts, scale=self.scale)
+        return Measurement(clique=self.clique, noisy=noisy, stddev=self.stddev)
+
+
+def marginal_l2_sensitivity() -> float:
+    """L2 sensitivity of one marginal's count vector under replace-one: sqrt(2).
+
+    One cell down by one and one up by one (:func:`marginal_sensitivity`).
+    """
+    return math.sqrt(2.0)
+
+
+def gaussian_plan(
+    plan: Sequence[PlannedMeasurement], epsilon: float, delta: float
+) -> tuple[list[PlannedMeasurement], float]:
+    """Discrete Gaussian parameters for ``plan`` at (epsilon, delta); returns (plan, rho).
+
+    rho is :func:`synthflow.accounting.zcdp_rho` of (epsilon, delta). Marginal i gets
+    ``rho_i = rho * eps_i**2 / sum_j eps_j**2`` (``eps_i`` its Laplace share), i.e.
+    ``sigma_i = sqrt(2) / sqrt(2 rho_i)``; the ``rho_i`` add up to rho.
+    """
+    from synthflow.accounting import zcdp_rho  # noqa: PLC0415  (dp-accounting import cost)
+
+    rho = zcdp_rho(epsilon, delta=delta)
+    square = math.fsum(m.epsilon**2 for m in plan)
+    out = []
+    for m in plan:
+        rho_i = rho * m.epsilon**2 / square
+        sigma = marginal_l2_sensitivity() / math.sqrt(2.0 * rho_i)
+        out.append(dataclasses.replace(m, sigma=sigma))
+    return out, rho
 
 
 def plan_measurements(
@@ -261,6 +318,8 @@ class WorkloadDesign:
     """Epsilon of each selected pair's measurement."""
     base_megabytes: float = 0.0
     max_megabytes: float = math.inf
+    rho: float = 0.0
+    """``noise: gaussian``: the fit's zCDP rho (0 for discrete Laplace)."""
 
     @property
     def total_epsilon(self) -> float:
@@ -326,7 +385,17 @@ class WorkloadGenerator(GeneratorBase):
         )
         if megabytes <= hp.max_model_size or self.transformer is None:
             self._refuse_if_too_large(domain, megabytes, largest)
+            if hp.noise == "gaussian":
+                plan, rho = gaussian_plan(plan, self.epsilon, hp.delta)
+                return WorkloadDesign(plan=tuple(plan), zeros=zeros, rho=rho)
             return WorkloadDesign(plan=tuple(plan), zeros=zeros)
+        if hp.noise == "gaussian":
+            raise InfeasibleConfigurationError(
+                f"workload noise 'gaussian' measures a fixed design only, but this table needs "
+                f"tree mode (a {megabytes:,.0f} MB model above max_model_size "
+                f"{hp.max_model_size:g} MB), whose selection is pure DP: use noise 'laplace' "
+                "or raise max_model_size"
+            )
         # Tree mode: keep the pairs the other criteria read; cover the marginals
         # criterion's own pairs with a DP-selected spanning tree (MST's selection).
         fixed = self._workload(domain, marginals=False)
@@ -382,6 +451,15 @@ class WorkloadGenerator(GeneratorBase):
         """Refuse a graphical model above ``max_model_size`` (public domain only)."""
         self.design(domain)
 
+    def renyi(self, n: int) -> np.ndarray:
+        """Replace-one Renyi DP curve of one fit: pure epsilon-DP, or ``rho * a`` (Gaussian)."""
+        from synthflow.accounting import pure_renyi, zcdp_renyi, zcdp_rho  # noqa: PLC0415
+
+        hp = self.hyperparameters
+        if hp.noise == "gaussian":
+            return zcdp_renyi(zcdp_rho(self.epsilon, delta=hp.delta))
+        return pure_renyi(self.epsilon)
+
     def fit(
         self, data: pd.DataFrame, *, domain: Domain, ledger: Ledger, rng: PrivacyRNG
     ) -> WorkloadGenerator:
@@ -398,9 +476,18 @@ class WorkloadGenerator(GeneratorBase):
         design = self.design(domain)
         plan = list(design.plan)
         total = design.total_epsilon
-        if not ledger.can_afford(total):  # refuse before the first family is charged
+        if design.rho > 0:  # one zCDP fit, one (epsilon, delta) charge
+            ledger.charge(
+                f"workload: {len(plan)} marginal(s), discrete Gaussian, rho {design.rho:.6g}-zCDP "
+                f"as (epsilon, delta) = ({self.epsilon:g}, {self.hyperparameters.delta:g})",
+                epsilon=self.epsilon,
+                delta=self.hyperparameters.delta,
+                mechanism="discrete_gaussian",
+                sensitivity=marginal_l2_sensitivity(),
+            )
+        elif not ledger.can_afford(total):  # refuse before the first family is charged
             ledger.charge("workload marginals", epsilon=total, mechanism="discrete_laplace")
-        for family in dict.fromkeys(m.family for m in plan):
+        for family in dict.fromkeys(m.family for m in plan if design.rho == 0):
             members = [m for m in plan if m.family == family]
             ledger.charge(
                 f"workload: {len(members)} {family} marginal(s) "
@@ -428,10 +515,7 @@ class WorkloadGenerator(GeneratorBase):
         measurements = []
         for m in plan:
             counts = marginal_counts(codes, tuple(index[c] for c in m.clique), domain.sizes)
-            noisy = rng.discrete_laplace(counts, scale=m.scale)
-            measurements.append(
-                Measurement(clique=m.clique, noisy=noisy, stddev=discrete_laplace_sd(m.scale))
-            )
+            measurements.append(m.measure(counts, rng))
         if design.tree_steps:
             chosen = select_tree(codes, domain, design, measurements, rng)
             cliques = [m.clique for m in plan] + list(design.zeros)
@@ -442,10 +526,7 @@ class WorkloadGenerator(GeneratorBase):
             for clique in chosen:
                 m = PlannedMeasurement(family="tree", clique=clique, epsilon=design.tree_epsilon)
                 counts = marginal_counts(codes, tuple(index[c] for c in clique), domain.sizes)
-                noisy = rng.discrete_laplace(counts, scale=m.scale)
-                measurements.append(
-                    Measurement(clique=clique, noisy=noisy, stddev=discrete_laplace_sd(m.scale))
-                )
+                measurements.append(m.measure(counts, rng))
             self.tree_ = tuple(chosen)
         del codes
         self.sampler_: TreeSampler = estimate(

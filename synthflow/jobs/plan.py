@@ -165,6 +165,7 @@ def plan_budget(
             chosen.epsilons[planner.coef.name] if chosen.fit_once and planner.coef else 0.0
         ),
         theorem=SINGLE_ATTEMPT if chosen.stop_probability >= 1 else LIU_TALWAR,
+        attempt_delta=chosen.total_delta,
     )
     exact = _papernot_steinke_check(spec, chosen, len(frame), chosen.stop_probability, max_total)
     if exact is not None:
@@ -226,6 +227,7 @@ def plan_budget(
             "selection": cost.theorem,
             "criteria": planner.criterion_details(chosen),
             "total_epsilon": cost.total,
+            "total_delta": cost.total_delta,
             "formula": cost.to_json()["formula"],
             "pass_probability": chosen.pass_probability,
             "release_probability": chosen.release_probability,

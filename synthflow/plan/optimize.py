@@ -127,6 +127,8 @@ class PlanPoint:
     """The budget variables' grid positions (``__fit__``, ``__tstr__`` for the regression)."""
     stop_probability: float = 0.0
     """The selection's gamma at this point (1: a single attempt)."""
+    total_delta: float = 0.0
+    """The selection's delta: a single attempt's largest candidate delta, else 0."""
 
     def feasible(self, o: PlanOptions) -> bool:
         """Whether every constraint of ``o`` holds (the total cap aside)."""
@@ -151,6 +153,15 @@ class PlanPoint:
         )
 
 
+def _arm_delta(arm: Arm) -> float:
+    """The delta one fit of ``arm``'s configuration spends (0: pure DP; public)."""
+    from synthflow.generators import make_generator  # noqa: PLC0415
+
+    cfg = arm.configuration
+    gen = make_generator(cfg["model"], cfg["hyperparameters"], epsilon=arm.generator_epsilon)
+    return gen.privacy_cost.delta
+
+
 def _release_probability(q: np.ndarray, gamma: float) -> np.ndarray:
     """P(selection releases) when each attempt passes with probability ``q``."""
     q = np.asarray(q, dtype=float)
@@ -171,6 +182,19 @@ class Planner:
         progress: Callable[[str], None] = lambda _: None,
     ) -> None:
         options.check()
+        deltas = [_arm_delta(a) for a in arms]
+        too_large = sorted({a.config_id for a, d in zip(arms, deltas, strict=True)
+                            if d > spec.privacy.total_delta})  # fmt: skip
+        if too_large:
+            progress(
+                f"left out {len(too_large)} configuration(s) whose delta exceeds the spec's "
+                f"total_delta {spec.privacy.total_delta:g}: {', '.join(too_large[:3])}"
+            )
+        keep = [d <= spec.privacy.total_delta for d in deltas]
+        arms = [a for a, k in zip(arms, keep, strict=True) if k]
+        self.arm_delta = [d for d, k in zip(deltas, keep, strict=True) if k]
+        """Per arm: the delta its generator spends. (epsilon, delta) arms enter only the
+        single-attempt modes: Liu-Talwar's 2x needs pure-DP candidates."""
         self.spec, self.arms, self.o = spec, arms, options
         self.laplace = [c for c in spec.criteria if planned_by_laplace(c)]
         reg = [c for c in spec.criteria if c.impl.mechanism == "functional"]
@@ -343,6 +367,7 @@ class Planner:
             for j, a in enumerate(self.arms)
             if a.generator_epsilon == generator_epsilon
             and (letters is None or a.letters == letters)
+            and (single or self.arm_delta[j] == 0)
         ]
         rows = np.flatnonzero(np.isin(self.arm_of, arms))
         base = np.ones(len(rows))
@@ -397,6 +422,7 @@ class Planner:
             evaluation_epsilon=math.fsum(epsilons.values()),
             fit_epsilon=fit_eps if fit_once else 0.0,
             theorem=SINGLE_ATTEMPT if single else LIU_TALWAR,
+            attempt_delta=max((self.arm_delta[arms[a]] for a in np.flatnonzero(keep)), default=0.0),
         )
         by_config = {self.arms[a].config_id: float(p) for a, p in zip(arms, p_arm, strict=True)}
         return PlanPoint(
@@ -405,6 +431,7 @@ class Planner:
             transformations=letters,
             epsilons=epsilons,
             total_epsilon=cost.total,
+            total_delta=cost.total_delta,
             pass_probability=float(q_draw.mean()),
             release_probability=release,
             expected_attempts=attempts,
@@ -471,10 +498,16 @@ class Planner:
         singles = (False, True) if self.o.single_attempt else (False,)
         for eps in sorted({a.generator_epsilon for a in self.arms}):
             for single in singles:
+                live = [
+                    a
+                    for a, d in zip(self.arms, self.arm_delta, strict=True)
+                    if a.generator_epsilon == eps and (single or d == 0)
+                ]
+                if not live:  # only (epsilon, delta) arms: no Liu-Talwar mode
+                    continue
                 out.append((eps, None, single))
                 if self.coef is not None:
-                    arms = {a.letters for a in self.arms if a.generator_epsilon == eps}
-                    out.extend((eps, letters, single) for letters in sorted(arms))
+                    out.extend((eps, lt, single) for lt in sorted({a.letters for a in live}))
         return out
 
     def search(

@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from synthflow.cli import main
+from synthflow.config import load_spec
 from synthflow.errors import ConfigError
 from synthflow.ledger import Ledger
 from synthflow.release import AttemptResult, audit_release, private_selection, selection_cost
@@ -160,3 +161,55 @@ def test_a_crashed_single_attempt_resumes_only_as_a_single_attempt(tmp_path, sma
             **common,
         )  # fmt: skip
     assert len(calls) == 2 and dataset.spent_epsilon == pytest.approx(2.3)
+
+
+def test_a_gaussian_workload_releases_as_a_single_attempt_with_its_delta(
+    tmp_path, small_spec, small_csv
+):
+    """(epsilon, delta) workload (#37): one attempt charges (eps_gen + eps_eval, delta_gen)."""
+    text = open(small_spec.path).read()
+    budget = "generator_epsilon: 2.0\n"
+    text = text.replace(budget, budget + "  total_delta: 1.0e-6\n")
+    text = text[: text.index("\nspace:")] + (
+        "\nspace:\n  min_count: [2]\n  models:\n    - model: workload\n"
+        "      grid: {noise: gaussian, delta: 1.0e-6, iters: 200}\n"
+    )
+    spec_path = tmp_path / "small_gauss.yaml"
+    spec_path.write_text(text)
+    spec = load_spec(spec_path)
+    (cfg,) = [c for c in expand_space(spec) if c.letters == "aaaa"]
+    cost = selection_cost(spec, fit_once=False, candidates=[cfg], stop_probability=1.0)
+    assert cost.single_attempt and cost.total == pytest.approx(2.3)
+    assert cost.total_delta == 1e-6
+    # Liu-Talwar cannot carry delta: a many-attempt selection is Papernot-Steinke's.
+    assert not selection_cost(
+        spec, fit_once=False, candidates=[cfg], stop_probability=0.5, rows=600
+    ).single_attempt
+    cands = tmp_path / "candidates.yaml"
+    doc = {"spec_sha256": spec.sha256, "configurations": [cfg.to_json()]}
+    cands.write_text(yaml.safe_dump(doc))
+    released = 0
+    for i in range(4):
+        out = tmp_path / f"release{i}"
+        rc = main(
+            ["release", str(spec_path), "--data", str(small_csv), "--candidates", str(cands),
+             "--out", str(out), "--private-dir", str(tmp_path / f"enclave{i}"), "--seed", str(i),
+             "--public", "--quiet", "--stop-probability", "1"]
+        )  # fmt: skip
+        assert rc in (0, 1)
+        enclave = Ledger(
+            total_epsilon=100, total_delta=0.5, path=tmp_path / f"enclave{i}" / "ledger.jsonl"
+        )
+        assert enclave.spent_epsilon == pytest.approx(2.3)
+        assert enclave.spent_delta == pytest.approx(1e-6)
+        if rc == 0:
+            released += 1
+            acc = json.loads((out / "acceptance.json").read_text())
+            assert acc["budget"]["theorem"] == SINGLE_ATTEMPT
+            assert acc["budget"]["total_delta"] == pytest.approx(1e-6)
+            report = audit_release(out)
+            assert report.ok, report.failures
+            acc["budget"]["total_delta"] = 0.0  # a forged pure-DP claim fails the audit
+            (out / "acceptance.json").write_text(json.dumps(acc))
+            assert not audit_release(out).ok
+    assert released >= 1
