@@ -2,11 +2,13 @@
 
 The bundled ``configs/births.yaml`` up to its ``space:`` section, unchanged (criteria,
 thresholds, bins, constraints, privacy), then a space of the ``workload`` generator with
-discrete Laplace (pure DP) and discrete Gaussian (``noise: gaussian``, delta 1e-6, the
-spec's ``total_delta``) noise, each over the same 4 budget splits, 12 binnings and 2
-min_counts.
+discrete Laplace (pure DP) and discrete Gaussian (``noise: gaussian``) noise, each over
+the same 4 budget splits, 12 binnings and 2 min_counts. With ``--fit-noise gaussian``
+the regression criterion's functional mechanism is Gaussian too, and the spec's
+``total_delta`` (1e-6) is split: half to the generator, half to the fit.
 
     python benchmarks/low_epsilon_spec.py /tmp/eps37g/births_low.yaml
+    python benchmarks/low_epsilon_spec.py --fit-noise gaussian /tmp/eps37g/births_low2.yaml
 """
 
 from __future__ import annotations
@@ -37,16 +39,25 @@ space:
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out", type=Path, help="where to write the spec (refused if it exists)")
-    ap.add_argument("--delta", type=float, default=1e-6, help="the Gaussian fit's delta")
+    ap.add_argument("--delta", type=float, default=None, help="the Gaussian generator's delta")
+    ap.add_argument("--fit-noise", choices=("laplace", "gaussian"), default="laplace")
     args = ap.parse_args(argv)
     if args.out.exists():
         raise SystemExit(f"{args.out} exists; remove it or name another file")
     text = (ROOT / "configs" / "births.yaml").read_text()
+    total = 1e-6  # births.yaml's privacy.total_delta
+    gaussian_fit = args.fit_noise == "gaussian"
+    delta = args.delta if args.delta is not None else (total / 2 if gaussian_fit else total)
+    if gaussian_fit:
+        old = "threshold: 30, epsilon: 0.43}"
+        if old not in text:
+            raise SystemExit("configs/births.yaml's regression criterion changed; update this")
+        text = text.replace(old, f"threshold: 30, epsilon: 0.43, noise: gaussian, delta: {total - delta:g}}}")
     head = text[: text.index("\nspace:") + 1]
     lines = head.rstrip("\n").split("\n")
     while lines and lines[-1].startswith("#"):  # the bundled space's own comment
         lines.pop()
-    args.out.write_text("\n".join(lines) + "\n\n" + SPACE.format(delta=args.delta))
+    args.out.write_text("\n".join(lines) + "\n\n" + SPACE.format(delta=f"{delta:g}"))
     print(f"wrote {args.out}")
 
 

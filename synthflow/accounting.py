@@ -40,9 +40,7 @@ __all__ = [
     "pure_renyi",
     "renyi_epsilon",
     "repeat_and_select_renyi",
-    "zcdp_epsilon",
     "zcdp_renyi",
-    "zcdp_rho",
 ]
 
 RENYI_ORDERS: tuple[float, ...] = tuple(
@@ -173,43 +171,6 @@ def zcdp_renyi(rho: float, orders: Sequence[float] = RENYI_ORDERS) -> np.ndarray
     if not (math.isfinite(rho) and rho >= 0):
         raise ValueError(f"rho ({rho}) must be finite and >= 0")
     return rho * _orders(orders)
-
-
-def zcdp_epsilon(rho: float, *, delta: float) -> float:
-    """Epsilon at ``delta`` of a rho-zCDP mechanism (its Renyi curve through :func:`renyi_epsilon`).
-
-    ``dp-accounting``'s conversion of the curve ``rho * a`` at the orders
-    :data:`RENYI_ORDERS` (the improved bound of Canonne, Kamath and Steinke 2020, Prop.
-    12, that its RDP accountant implements): a valid (epsilon, delta) guarantee, within a
-    few percent of the best one for rho-zCDP because the orders form a grid.
-    """
-    if rho == 0:
-        return 0.0
-    eps, _ = renyi_epsilon(zcdp_renyi(rho), delta=delta)
-    return eps
-
-
-@functools.lru_cache(maxsize=256)
-def zcdp_rho(epsilon: float, *, delta: float) -> float:
-    """The largest rho whose :func:`zcdp_epsilon` at ``delta`` is at most ``epsilon``.
-
-    Bisection (60 halvings of a bracket that starts at ``[0, epsilon]``; rho-zCDP
-    implies (rho + 2 sqrt(rho log(1/delta)), delta)-DP, so rho <= epsilon always
-    suffices as the upper end). The result is rounded *down*: a mechanism calibrated to
-    it is at most (epsilon, delta)-DP by :func:`zcdp_epsilon`.
-    """
-    if not (math.isfinite(epsilon) and epsilon > 0):
-        raise ValueError(f"epsilon ({epsilon}) must be finite and > 0")
-    if not 0 < delta < 1:
-        raise ValueError(f"delta ({delta}) must be in (0, 1)")
-    lo, hi = 0.0, float(epsilon)
-    for _ in range(60):
-        mid = (lo + hi) / 2
-        if zcdp_epsilon(mid, delta=delta) <= epsilon:
-            lo = mid
-        else:
-            hi = mid
-    return lo
 
 
 def _add_remove_renyi(

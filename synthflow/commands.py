@@ -129,11 +129,18 @@ def _check_affordable(spec: ReleaseSpec) -> None:
     from synthflow.release.cost import selection_cost
 
     modes = [False] + [True] * bool(releasable_once(spec.criteria))
-    cheapest = min(selection_cost(spec, fit_once=m).total for m in modes)
+    totals = []
+    for fit_once in modes:
+        for gamma in (0.0, 1.0):  # many attempts (Liu-Talwar) or a single attempt
+            try:
+                totals.append(selection_cost(spec, fit_once=fit_once, stop_probability=gamma).total)
+            except ConfigError:  # e.g. a Gaussian fit per attempt under many attempts
+                continue
+    cheapest = min(totals)
     if cheapest > spec.privacy.total_epsilon + 1e-12:
         raise ConfigError(
-            f"privacy: private selection costs at least epsilon {cheapest:g} (twice one "
-            f"attempt: 2 x (generator {spec.privacy.generator_epsilon:g} + criteria "
+            f"privacy: private selection costs at least epsilon {cheapest:g} (one attempt "
+            f"or twice one: 2 x (generator {spec.privacy.generator_epsilon:g} + criteria "
             f"{spec.evaluation_epsilon:g}){', the regression fit once' if len(modes) > 1 else ''})"
             f" but total_epsilon is {spec.privacy.total_epsilon:g}; 'synthflow release' would "
             "refuse it: lower the budgets or raise the total"

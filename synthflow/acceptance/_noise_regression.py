@@ -61,7 +61,7 @@ def reference_errors(c: CriterionSpec, transformer: Transformer, n: int) -> np.n
     _, _, feats, xb, yb = regression.design(empty, transformer, str(c.column), c.features)
     std = regression.Standardization.from_bounds(xb, yb)
     u_box, y_box = std.box(xb, yb)
-    sens = float(regression.functional_mechanism_sensitivity(u_box, y_box).sum())
+    noise = regression.fit_noise(u_box, y_box, c.epsilon, kind=c.noise, delta=c.delta)
     k = len(feats) + 1
     lo, hi = u_box
     mean = (lo + hi) / 2
@@ -81,6 +81,6 @@ def reference_errors(c: CriterionSpec, transformer: Transformer, n: int) -> np.n
     )
     # A public simulation: numpy's Laplace (the release sampler's import costs a second).
     gen = np.random.default_rng(0)
-    noisy = exact + gen.laplace(scale=sens / c.epsilon, size=(DRAWS, len(exact)))
+    noisy = exact + noise.simulate(gen, (DRAWS, len(exact)))
     intercepts, coefs = regression.fits_from_noisy_statistics(noisy, std, k)
     return regression.coefficient_errors(intercepts, coefs, truth, judge)

@@ -139,21 +139,17 @@ def _charged_fit(
 ) -> DPRegressionFit:
     """Charge ``c``'s budget for a functional-mechanism fit, then fit (the one place)."""
     xo, yo, feats, xb, yb = design
+    noise = regression.fit_noise(*std.box(xb, yb), c.epsilon, kind=c.noise, delta=c.delta)
     ledger.charge(
-        f"acceptance {c.name}: functional-mechanism fit{what}",
+        f"acceptance {c.name}: functional-mechanism fit{what}"
+        + (f" (discrete Gaussian, rho {noise.rho:.6g}-zCDP)" if noise.kind == "gaussian" else ""),
         epsilon=c.epsilon,
-        mechanism="functional",
-        sensitivity=float(regression.functional_mechanism_sensitivity(*std.box(xb, yb)).sum()),
+        delta=noise.delta,
+        mechanism="functional" if noise.kind == "laplace" else "functional (gaussian)",
+        sensitivity=noise.sensitivity,
     )
     return regression.dp_fit(
-        xo,
-        yo,
-        features=feats,
-        std=std,
-        x_bounds=xb,
-        y_bounds=yb,
-        epsilon=c.epsilon,
-        laplace=rng.laplace,
+        xo, yo, features=feats, std=std, x_bounds=xb, y_bounds=yb, noise=noise, rng=rng
     )
 
 

@@ -198,7 +198,9 @@ def evaluate_exact_and_noisy(
     ctx = context(spec, transformer, original, candidate)  # shared: exact values once
     exact = _evaluate_in(ctx, exact=True, ledger=None, rng=None, regression_fit=None)
     if ledger is None:
-        ledger = Ledger(total_epsilon=max(spec.evaluation_epsilon, 1e-12))
+        ledger = Ledger(
+            total_epsilon=max(spec.evaluation_epsilon, 1e-12), total_delta=spec.privacy.total_delta
+        )
     noisy = _evaluate_in(ctx, exact=False, ledger=ledger, rng=rng, regression_fit=regression_fit)
     planning = {
         name: {"statistic": r.statistic, "public": r.public}

@@ -6,10 +6,12 @@ The DP fit on D_T is the functional mechanism (Zhang et al., "Functional Mechani
 Regression Analysis under Differential Privacy", VLDB 2012): the least-squares
 objective is a quadratic polynomial in the weights whose coefficients are sums over
 rows, ``A = sum u u^T`` and ``b = sum y u`` with ``u = [1, z]``; Laplace noise on the
-coefficients, then minimise the noisy objective. Features and target are standardised
-with public centres and scales and clipped to the standardised public bounds, so every
-coefficient's range over one row is known (diffprivlib's LinearRegression gets the
-squared terms wrong, DEPENDENCIES.md trap 1; this module does not use it).
+coefficients (or, with ``noise: gaussian``, discrete Gaussian noise calibrated to their L2
+sensitivity and a zCDP budget: :class:`FitNoise`), then minimise the noisy objective.
+Features and target are standardised with public centres and scales and clipped to the
+standardised public bounds, so every coefficient's range over one row is known
+(diffprivlib's LinearRegression gets the squared terms wrong, DEPENDENCIES.md trap 1;
+this module does not use it).
 
 Models are kept in raw units; the coefficient criterion compares them in D_R's
 standardisation (mean/sd of D_R, SPEC sec. 5), intercept included, in target units.
@@ -20,21 +22,28 @@ sensitivity analysis are one argument.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from synthflow.acceptance._common import feature_bounds, numbers
 from synthflow.transform import Transformer
 
+if TYPE_CHECKING:
+    from synthflow.rng import PrivacyRNG
+
 __all__ = [
     "DPRegressionFit",
+    "FitNoise",
     "LinearModel",
     "Standardization",
     "coefficient_error",
     "coefficient_error_noise",
     "coefficient_errors",
     "design",
+    "fit_noise",
     "fits_from_noisy_statistics",
     "functional_mechanism_sensitivity",
     "functional_mechanism_statistics",
@@ -209,6 +218,75 @@ def functional_mechanism_sensitivity(u_box: np.ndarray, y_box: np.ndarray) -> np
     return np.array(quad + lin, dtype=float)
 
 
+@dataclass(frozen=True, kw_only=True)
+class FitNoise:
+    """The functional mechanism's noise at one budget: Laplace (pure) or Gaussian (zCDP).
+
+    *Laplace*: scale ``L1 / epsilon`` on every coefficient, epsilon-DP.
+    *Gaussian*: the coefficients are snapped to a grid of ``granularity`` g (a power of 2,
+    about 1e-3 of the L2 sensitivity per coordinate), which can move each coordinate of
+    a neighbour's difference by at most g more: L2 sensitivity ``sqrt(sum r_j^2) + g
+    sqrt(m)`` for the ``m`` coefficients of ranges ``r_j``. Discrete Gaussian noise (OpenDP's
+    exact sampler in release mode) of parameter ``sigma / g`` on the integer grid makes
+    it ``rho``-zCDP with ``sigma = L2 / sqrt(2 rho)``; ``rho`` is the largest whose
+    (epsilon, delta) conversion is at most epsilon (:func:`synthflow.zcdp.zcdp_rho`).
+    The snapping keeps floating-point rounding out of the noise (no low-bit leak).
+    """
+
+    kind: str
+    epsilon: float
+    delta: float
+    sensitivity: float
+    """L1 (Laplace) or the snapped L2 (Gaussian) sensitivity of the coefficients."""
+    rho: float = 0.0
+    granularity: float = 0.0
+
+    @property
+    def sd(self) -> float:
+        """Standard deviation of the noise on each coefficient."""
+        if self.kind == "gaussian":
+            return self.sensitivity / math.sqrt(2.0 * self.rho)
+        return math.sqrt(2.0) * self.sensitivity / self.epsilon
+
+    def simulate(self, gen: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+        """Noise of this law for a *public* simulation (seeded numpy, not a release)."""
+        if self.kind == "gaussian":
+            return gen.normal(0.0, self.sd, size=shape)
+        return gen.laplace(0.0, self.sensitivity / self.epsilon, size=shape)
+
+    def release(self, stats: np.ndarray, rng: PrivacyRNG) -> np.ndarray:
+        """The noisy coefficients (the caller has charged the ledger)."""
+        if self.kind == "gaussian":
+            g = self.granularity
+            grid = np.round(np.asarray(stats, dtype=float) / g).astype(np.int64)
+            return rng.discrete_gaussian(grid, sigma=self.sd / g).astype(float) * g
+        return np.asarray(rng.laplace(stats, sensitivity=self.sensitivity, epsilon=self.epsilon))
+
+
+def fit_noise(
+    u_box: np.ndarray, y_box: np.ndarray, epsilon: float, *, kind: str = "laplace", delta: float = 0
+) -> FitNoise:
+    """The functional mechanism's :class:`FitNoise` for the public boxes (public)."""
+    ranges = functional_mechanism_sensitivity(u_box, y_box)
+    if kind == "laplace":
+        return FitNoise(kind=kind, epsilon=epsilon, delta=0.0, sensitivity=float(ranges.sum()))
+    if kind != "gaussian":
+        raise ValueError(f"noise ({kind!r}) must be 'laplace' or 'gaussian'")
+    from synthflow.zcdp import zcdp_rho  # noqa: PLC0415  (dp-accounting import cost)
+
+    m = len(ranges)
+    l2 = float(np.sqrt((ranges**2).sum()))
+    g = 2.0 ** math.floor(math.log2(1e-3 * l2 / math.sqrt(m)))
+    return FitNoise(
+        kind=kind,
+        epsilon=epsilon,
+        delta=delta,
+        sensitivity=l2 + g * math.sqrt(m),
+        rho=zcdp_rho(epsilon, delta=delta),
+        granularity=g,
+    )
+
+
 def solve_objective(stats: np.ndarray, k: int) -> np.ndarray:
     """Minimise ``w^T A w - 2 b^T w`` for (noisy) coefficients; returns ``w`` (length k).
 
@@ -289,11 +367,13 @@ class DPRegressionFit:
     model: LinearModel
     epsilon: float
     sensitivity: float
-    """L1 sensitivity of the released objective coefficients."""
+    """L1 (Laplace) or L2 (Gaussian) sensitivity of the released objective coefficients."""
     noise_sd: float
-    """Standard deviation of the Laplace noise on each coefficient."""
+    """Standard deviation of the noise on each coefficient."""
     standardization: Standardization
     n: int
+    delta: float = 0.0
+    """0 for Laplace; the Gaussian fit's delta."""
 
 
 def coefficient_error(a: LinearModel, b: LinearModel, std: Standardization) -> float:
@@ -375,24 +455,20 @@ def dp_fit(
     std: Standardization,
     x_bounds: np.ndarray,
     y_bounds: tuple[float, float],
-    epsilon: float,
-    laplace: object,
+    noise: FitNoise,
+    rng: PrivacyRNG,
 ) -> DPRegressionFit:
-    """Functional-mechanism fit; ``laplace`` is ``PrivacyRNG.laplace`` (ledger charged by caller).
-
-    Every coefficient gets Laplace noise of scale ``L1 sensitivity / epsilon``.
-    """
-    u_box, y_box = std.box(x_bounds, y_bounds)
-    sens = float(functional_mechanism_sensitivity(u_box, y_box).sum())
+    """Functional-mechanism fit with ``noise`` (:func:`fit_noise`; ledger charged by caller)."""
     stats = functional_mechanism_statistics(x, y, std, x_bounds, y_bounds)
-    noisy = laplace(stats, sensitivity=sens, epsilon=epsilon)  # type: ignore[operator]
+    noisy = noise.release(stats, rng)
     return DPRegressionFit(
         model=model_from_noisy_statistics(np.asarray(noisy), std, features),
-        epsilon=epsilon,
-        sensitivity=sens,
-        noise_sd=float(np.sqrt(2) * sens / epsilon),
+        epsilon=noise.epsilon,
+        sensitivity=noise.sensitivity,
+        noise_sd=noise.sd,
         standardization=std,
         n=len(x),
+        delta=noise.delta,
     )
 
 
@@ -406,6 +482,8 @@ def coefficient_error_noise(
     epsilon: float,
     draws: int = 200,
     seed: int = 0,
+    kind: str = "laplace",
+    delta: float = 0.0,
 ) -> tuple[float, float]:
     """Median and robust sd of the released coefficient error of a *perfect* candidate.
 
@@ -420,11 +498,10 @@ def coefficient_error_noise(
     get (the noise floor).
     """
     std = Standardization.from_data(x, y, x_bounds, y_bounds)
-    sens = float(functional_mechanism_sensitivity(*std.box(x_bounds, y_bounds)).sum())
+    law = fit_noise(*std.box(x_bounds, y_bounds), epsilon, kind=kind, delta=delta)
     stats = functional_mechanism_statistics(x, y, std, x_bounds, y_bounds)
     exact = ols(x, y, features)
-    gen = np.random.default_rng(seed)
-    noise = gen.laplace(0.0, sens / epsilon, size=(draws, len(stats)))
+    noise = law.simulate(np.random.default_rng(seed), (draws, len(stats)))
     intercepts, coefs = fits_from_noisy_statistics(stats + noise, std, len(features) + 1)
     errors = coefficient_errors(intercepts, coefs, exact, std)
     q1, median, q3 = np.percentile(errors, [25, 50, 75])

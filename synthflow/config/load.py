@@ -225,6 +225,12 @@ def _build_spec(p: Path, data: bytes, raw: Any) -> ReleaseSpec:
             f"{spec.evaluation_epsilon:g} exceed total_epsilon {privacy.total_epsilon:g}; "
             "raise the total or lower the budgets"
         )
+    spent_delta = math.fsum(c.impl.delta(c) for c in criteria)
+    if spent_delta > privacy.total_delta:
+        raise ConfigError(
+            f"acceptance: the criteria spend delta {spent_delta:g} but privacy.total_delta is "
+            f"{privacy.total_delta:g}; raise total_delta or use Laplace noise"
+        )
     # Validate the configuration space (model names and hyperparameters) eagerly.
     validate_grids(spec)
     return spec

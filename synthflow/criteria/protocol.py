@@ -94,6 +94,10 @@ class CriterionKind:
             ConfigError: Naming the criteria and the fix.
         """
 
+    def delta(self, c: CriterionSpec) -> float:
+        """The delta the criterion's release spends (0: pure DP, the default)."""
+        return 0.0
+
     def pairs_read(self, c: CriterionSpec, spec: ReleaseSpec) -> set[tuple[str, ...]]:
         """The pairs of columns the criterion reads (what ``workload`` measures).
 

@@ -22,7 +22,13 @@ if TYPE_CHECKING:
     from synthflow.rng import PrivacyRNG
     from synthflow.transform import Transformer
 
-__all__ = ["RegressionCoefficients", "RegressionKind", "RegressionParams", "parse_regression"]
+__all__ = [
+    "CoefficientParams",
+    "RegressionCoefficients",
+    "RegressionKind",
+    "RegressionParams",
+    "parse_regression",
+]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -34,6 +40,19 @@ class RegressionParams(CriterionParams):
     features: tuple[str, ...] = param((), schema=COLUMNS)
     """Features; empty: every int column but the target. A categorical feature is
     one-hot encoded over its public bins (first bin the reference)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class CoefficientParams(RegressionParams):
+    """The coefficients criterion's parameters: the regression's, and the fit's noise."""
+
+    noise: str = param("laplace", schema={"enum": ["laplace", "gaussian"]})
+    """The functional mechanism's noise: ``laplace`` (pure epsilon-DP, the default) or
+    ``gaussian`` (zCDP, charged as (epsilon, ``delta``); about 0.64 times the Laplace
+    noise at the same epsilon on births' 27 coefficients, and composed with a Gaussian
+    ``workload`` generator in one zCDP budget in a single-attempt selection)."""
+    delta: float = param(0.0, schema={"type": "number", "minimum": 0, "exclusiveMaximum": 1})
+    """Delta of a ``gaussian`` fit (0 for ``laplace``)."""
 
 
 def parse_regression(
@@ -96,10 +115,35 @@ class RegressionCoefficients(RegressionKind):
     """
 
     name = "regression_coefficients"
-    Params = RegressionParams
+    Params = CoefficientParams
     mechanism = "functional"
     once_per_release = True
     release_first = True
+
+    def parse(
+        self, where: str, raw: Mapping[str, Any], columns: Mapping[str, Column]
+    ) -> CriterionParams:
+        """The target and features, and the fit's noise (``laplace`` or ``gaussian``, delta)."""
+        noise = raw.get("noise", "laplace")
+        if noise not in ("laplace", "gaussian"):
+            raise ConfigError(f"{where}.noise: expected 'laplace' or 'gaussian', got {noise!r}")
+        delta = raw.get("delta", 0.0)
+        if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0 <= delta < 1:
+            raise ConfigError(f"{where}.delta: expected a number in [0, 1), got {delta!r}")
+        if noise == "gaussian" and delta == 0:
+            raise ConfigError(
+                f"{where}: noise 'gaussian' needs a delta > 0 (e.g. 5e-7; the criteria's and "
+                "the generator's deltas must fit in privacy.total_delta)"
+            )
+        if noise == "laplace" and delta != 0:
+            raise ConfigError(f"{where}: noise 'laplace' is pure DP: drop delta or set noise")
+        return CoefficientParams(
+            **parse_regression(where, raw, columns), noise=str(noise), delta=float(delta)
+        )
+
+    def delta(self, c: CriterionSpec) -> float:
+        """The fit's delta (0 for Laplace)."""
+        return float(c.delta)
 
     def noise_figure(
         self,
@@ -168,12 +212,12 @@ class RegressionCoefficients(RegressionKind):
             if fit_once
             else regression.Standardization.from_data(x, y, xb, yb)
         )
-        sens = regression.functional_mechanism_sensitivity(*std.box(xb, yb)).sum()
+        noise = regression.fit_noise(*std.box(xb, yb), c.epsilon, kind=c.noise, delta=c.delta)
         return {
             "n": len(codes),
             "target_bounds": list(yb),
             "standardization": "public bounds" if fit_once else "synthetic data",
-            "sensitivity": float(sens),
+            "sensitivity": noise.sensitivity,
         }
 
     def meaning(self, c: CriterionSpec, spec: ReleaseSpec) -> str:

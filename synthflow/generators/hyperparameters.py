@@ -99,7 +99,7 @@ class WorkloadHyperparameters:
     """``laplace``: discrete Laplace per marginal, pure epsilon-DP (the default). ``gaussian``:
     discrete Gaussian per marginal, the whole fit rho-zCDP with rho the largest whose
     (epsilon, ``delta``) conversion is at most the generator's epsilon
-    (:func:`synthflow.accounting.zcdp_rho`). It measures the ~20 marginals of a release
+    (:func:`synthflow.zcdp.zcdp_rho`). It measures the ~20 marginals of a release
     with about half the noise at the same epsilon (L2 sensitivity adds up as a square
     root, L1 linearly), at the price of ``delta``. Dense designs only (not tree mode)."""
     delta: float = 0.0

@@ -71,6 +71,10 @@ class Generator(Protocol):
         """
         ...
 
+    def zcdp_rho(self) -> float | None:
+        """The rho of one fit if it is rho-zCDP as a whole (composable in zCDP), else None."""
+        ...
+
     def renyi(self, n: int) -> np.ndarray:
         """Replace-one Renyi DP curve of one fit on ``n`` (public) rows."""
         ...
@@ -109,6 +113,10 @@ class GeneratorBase:
 
     def check_feasible(self, domain: Domain, n: int) -> None:
         """No limit beyond the data's own size (generators with one override this)."""
+
+    def zcdp_rho(self) -> float | None:
+        """The rho of one fit if it is rho-zCDP as a whole (composable in zCDP), else None."""
+        return None
 
     def renyi(self, n: int) -> np.ndarray:
         """Replace-one Renyi DP curve of one fit on ``n`` (public) rows.

@@ -27,7 +27,7 @@ discrete Gaussian noise (Canonne, Kamath and Steinke 2020). A marginal's count v
 has L2 sensitivity sqrt(2) under replace-one, so noise of parameter ``sigma_i`` makes it
 ``1 / sigma_i**2``-zCDP (their Theorem 4), and zCDP adds up over the marginals (Bun and
 Steinke 2016). The fit is rho-zCDP with rho the largest whose (epsilon, delta)
-conversion is at most the generator's epsilon (:func:`synthflow.accounting.zcdp_rho`);
+conversion is at most the generator's epsilon (:func:`synthflow.zcdp.zcdp_rho`);
 each marginal gets ``rho_i`` proportional to the square of its Laplace epsilon share, so
 the noise keeps the Laplace plan's proportions. One charge of (epsilon, delta) covers
 the fit, before any noise is drawn. Its Renyi curve (``rho * a``) lets Papernot-Steinke
@@ -137,11 +137,11 @@ def gaussian_plan(
 ) -> tuple[list[PlannedMeasurement], float]:
     """Discrete Gaussian parameters for ``plan`` at (epsilon, delta); returns (plan, rho).
 
-    rho is :func:`synthflow.accounting.zcdp_rho` of (epsilon, delta). Marginal i gets
+    rho is :func:`synthflow.zcdp.zcdp_rho` of (epsilon, delta). Marginal i gets
     ``rho_i = rho * eps_i**2 / sum_j eps_j**2`` (``eps_i`` its Laplace share), i.e.
     ``sigma_i = sqrt(2) / sqrt(2 rho_i)``; the ``rho_i`` add up to rho.
     """
-    from synthflow.accounting import zcdp_rho  # noqa: PLC0415  (dp-accounting import cost)
+    from synthflow.zcdp import zcdp_rho  # noqa: PLC0415  (dp-accounting import cost)
 
     rho = zcdp_rho(epsilon, delta=delta)
     square = math.fsum(m.epsilon**2 for m in plan)
@@ -451,14 +451,19 @@ class WorkloadGenerator(GeneratorBase):
         """Refuse a graphical model above ``max_model_size`` (public domain only)."""
         self.design(domain)
 
-    def renyi(self, n: int) -> np.ndarray:
-        """Replace-one Renyi DP curve of one fit: pure epsilon-DP, or ``rho * a`` (Gaussian)."""
-        from synthflow.accounting import pure_renyi, zcdp_renyi, zcdp_rho  # noqa: PLC0415
+    def zcdp_rho(self) -> float | None:
+        """``noise: gaussian``: the fit's rho (its measurements' sum); else None (pure DP)."""
+        from synthflow.zcdp import zcdp_rho  # noqa: PLC0415
 
         hp = self.hyperparameters
-        if hp.noise == "gaussian":
-            return zcdp_renyi(zcdp_rho(self.epsilon, delta=hp.delta))
-        return pure_renyi(self.epsilon)
+        return zcdp_rho(self.epsilon, delta=hp.delta) if hp.noise == "gaussian" else None
+
+    def renyi(self, n: int) -> np.ndarray:
+        """Replace-one Renyi DP curve of one fit: pure epsilon-DP, or ``rho * a`` (Gaussian)."""
+        from synthflow.accounting import pure_renyi, zcdp_renyi  # noqa: PLC0415
+
+        rho = self.zcdp_rho()
+        return pure_renyi(self.epsilon) if rho is None else zcdp_renyi(rho)
 
     def fit(
         self, data: pd.DataFrame, *, domain: Domain, ledger: Ledger, rng: PrivacyRNG

@@ -51,7 +51,7 @@ from synthflow.plan.simulate import (
     planned_by_laplace,
     standardization_from_json,
 )
-from synthflow.release.cost import LIU_TALWAR, SINGLE_ATTEMPT, SelectionCost
+from synthflow.release.cost import LIU_TALWAR, SINGLE_ATTEMPT, SelectionCost, joint_cost
 from synthflow.transform import Transformer
 
 __all__ = ["EPS_GRID", "REG_GRID", "PlanOptions", "PlanPoint", "Planner"]
@@ -153,13 +153,13 @@ class PlanPoint:
         )
 
 
-def _arm_delta(arm: Arm) -> float:
-    """The delta one fit of ``arm``'s configuration spends (0: pure DP; public)."""
+def _arm_privacy(arm: Arm) -> tuple[float, float | None]:
+    """(delta, zCDP rho or None) of one fit of ``arm``'s configuration (public)."""
     from synthflow.generators import make_generator  # noqa: PLC0415
 
     cfg = arm.configuration
     gen = make_generator(cfg["model"], cfg["hyperparameters"], epsilon=arm.generator_epsilon)
-    return gen.privacy_cost.delta
+    return gen.privacy_cost.delta, gen.zcdp_rho()
 
 
 def _release_probability(q: np.ndarray, gamma: float) -> np.ndarray:
@@ -182,7 +182,8 @@ class Planner:
         progress: Callable[[str], None] = lambda _: None,
     ) -> None:
         options.check()
-        deltas = [_arm_delta(a) for a in arms]
+        privacy = [_arm_privacy(a) for a in arms]
+        deltas = [d for d, _ in privacy]
         too_large = sorted({a.config_id for a, d in zip(arms, deltas, strict=True)
                             if d > spec.privacy.total_delta})  # fmt: skip
         if too_large:
@@ -195,6 +196,8 @@ class Planner:
         self.arm_delta = [d for d, k in zip(deltas, keep, strict=True) if k]
         """Per arm: the delta its generator spends. (epsilon, delta) arms enter only the
         single-attempt modes: Liu-Talwar's 2x needs pure-DP candidates."""
+        self.arm_rho = [r for (_, r), k in zip(privacy, keep, strict=True) if k]
+        """Per arm: its generator's zCDP rho (None: not zCDP), for joint composition."""
         self.spec, self.arms, self.o = spec, arms, options
         self.laplace = [c for c in spec.criteria if planned_by_laplace(c)]
         reg = [c for c in spec.criteria if c.impl.mechanism == "functional"]
@@ -417,13 +420,19 @@ class Planner:
             epsilons[self.coef.name] = fit_eps
         if self.tstr is not None:
             epsilons[self.tstr.name] = float(EPS_GRID[idx["__tstr__"]])
+        fit_delta = self.coef.impl.delta(self.coef) if self.coef is not None else 0.0
+        kept = [arms[a] for a in np.flatnonzero(keep)]
         cost = SelectionCost(
             generator_epsilon=generator_epsilon,
             evaluation_epsilon=math.fsum(epsilons.values()),
             fit_epsilon=fit_eps if fit_once else 0.0,
             theorem=SINGLE_ATTEMPT if single else LIU_TALWAR,
-            attempt_delta=max((self.arm_delta[arms[a]] for a in np.flatnonzero(keep)), default=0.0),
+            attempt_delta=max((self.arm_delta[j] for j in kept), default=0.0)
+            + (0.0 if fit_once else fit_delta),
+            fit_delta=fit_delta if fit_once else 0.0,
         )
+        if fit_delta > 0:
+            cost = joint_cost(cost, [self.arm_rho[j] for j in kept], [(fit_eps, fit_delta)])
         by_config = {self.arms[a].config_id: float(p) for a, p in zip(arms, p_arm, strict=True)}
         return PlanPoint(
             generator_epsilon=generator_epsilon,
@@ -450,6 +459,10 @@ class Planner:
             ("__tstr__" if self.tstr is not None and n == self.tstr.name else n): t
             for n, t in self.false_pass.items()
         }
+
+    @property
+    def _gaussian_fit(self) -> bool:
+        return self.coef is not None and self.coef.impl.delta(self.coef) > 0
 
     def _variables(self) -> dict[str, int]:
         top = {c.name: len(EPS_GRID) - 1 for c in self.laplace}
@@ -505,7 +518,8 @@ class Planner:
                 ]
                 if not live:  # only (epsilon, delta) arms: no Liu-Talwar mode
                     continue
-                out.append((eps, None, single))
+                if single or not self._gaussian_fit:  # a Gaussian fit per attempt: 1x only
+                    out.append((eps, None, single))
                 if self.coef is not None:
                     out.extend((eps, lt, single) for lt in sorted({a.letters for a in live}))
         return out

@@ -170,6 +170,7 @@ class RegressionSim:
 
     def __init__(self, codes: np.ndarray, tr: Transformer, coef: CriterionSpec) -> None:
         target = str(coef.column)
+        self.noise, self.delta = str(coef.noise), float(coef.delta)
         self.x, self.y, self.features, self.xb, self.yb = regression.design(
             codes, tr, target, coef.features
         )
@@ -207,10 +208,15 @@ class RegressionSim:
                 self.x, self.y, std, self.xb, self.yb
             )
         stats = self._stats[key]
-        sens = float(regression.functional_mechanism_sensitivity(*std.box(self.xb, self.yb)).sum())
-        noisy = PrivacyRNG.from_seed(seed).laplace(
-            np.tile(stats, (count, 1)), sensitivity=sens, epsilon=epsilon
+        noise = regression.fit_noise(
+            *std.box(self.xb, self.yb), epsilon, kind=self.noise, delta=self.delta
         )
+        if noise.kind == "laplace":  # the release's own Laplace sampler, seeded
+            noisy = PrivacyRNG.from_seed(seed).laplace(
+                np.tile(stats, (count, 1)), sensitivity=noise.sensitivity, epsilon=epsilon
+            )
+        else:  # a normal of the discrete Gaussian's sd (sigma / g is in the thousands)
+            noisy = stats + noise.simulate(np.random.default_rng(seed), (count, len(stats)))
         intercepts, coefs = regression.fits_from_noisy_statistics(
             np.asarray(noisy), std, len(self.features) + 1
         )

@@ -21,10 +21,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-import numpy as np
-
 from synthflow.config.model import ReleaseSpec
-from synthflow.errors import ConfigError, InfeasibleConfigurationError
+from synthflow.errors import ConfigError
+from synthflow.release import _renyi_cost
+from synthflow.release._renyi_cost import PAPERNOT_STEINKE, joint_cost
 from synthflow.space import Configuration
 
 __all__ = [
@@ -38,6 +38,7 @@ __all__ = [
     "SINGLE_ATTEMPT",
     "SelectionCost",
     "delta_of",
+    "joint_cost",
     "selection_cost",
 ]
 
@@ -46,7 +47,6 @@ SELECTION_CHARGE_PS = "private selection (Papernot-Steinke, geometric repetition
 SELECTION_CHARGE_ONE = "private selection (a single attempt, basic composition)"
 LIU_TALWAR = "liu-talwar"
 SINGLE_ATTEMPT = "single-attempt"
-PAPERNOT_STEINKE = "papernot-steinke"
 SELECTION_REF = "selection:"
 """Prefix of the ``ref`` of a selection's charges: ``selection:<random id>``, the id in
 the enclave's start record."""
@@ -76,7 +76,15 @@ class SelectionCost:
     rows: int | None = None
     """Papernot-Steinke: the public row count the DP-SGD curves depend on."""
     attempt_delta: float = 0.0
-    """Largest delta one attempt's generator charges (its own ledger's limit)."""
+    """Delta one attempt charges (its own ledger's limit): the largest candidate's, plus a
+    Gaussian regression fit's when the fit is made per attempt."""
+    fit_delta: float = 0.0
+    """Delta of a once-per-release Gaussian regression fit (charged by itself), else 0."""
+    joint_rho: float = 0.0
+    """Single attempt whose generator and Gaussian regression fit are both zCDP: their
+    rho summed (composed in zCDP, converted once at ``total_delta``); 0 otherwise."""
+    joint_parts_epsilon: float = 0.0
+    """The standalone epsilons of the parts ``joint_rho`` replaces (eps_gen + eps_fit)."""
 
     @property
     def fit_once(self) -> bool:
@@ -109,7 +117,24 @@ class SelectionCost:
         if self.papernot_steinke:
             assert self.repeat_epsilon is not None
             return max(self.repeat_epsilon - self.fit_epsilon, 0.0)
+        if self.joint_epsilon is not None:  # single attempt, zCDP parts composed jointly
+            pure = self.generator_epsilon + self.evaluation_epsilon - self.joint_parts_epsilon
+            return max(math.fsum([self.joint_epsilon, pure]) - self.fit_epsilon, 0.0)
         return (1 if self.single_attempt else 2) * self.attempt_epsilon
+
+    @property
+    def joint_epsilon(self) -> float | None:
+        """Epsilon of the zCDP parts composed in zCDP, at ``total_delta`` (None: not used)."""
+        if not (self.single_attempt and self.joint_rho > 0):
+            return None
+        from synthflow.zcdp import zcdp_epsilon  # noqa: PLC0415
+
+        return zcdp_epsilon(self.joint_rho, delta=self.total_delta)
+
+    @property
+    def selection_charge_delta(self) -> float:
+        """Delta of the selection's own charge (a once-per-release fit charges its own)."""
+        return max(self.total_delta - self.fit_delta, 0.0)
 
     @property
     def total(self) -> float:
@@ -123,8 +148,8 @@ class SelectionCost:
     def total_delta(self) -> float:
         """Delta of the selection (0 under Liu-Talwar; one attempt: its generator's)."""
         if self.single_attempt:
-            return self.attempt_delta
-        return self.selection_delta if self.papernot_steinke else 0.0
+            return self.attempt_delta + self.fit_delta
+        return (self.selection_delta if self.papernot_steinke else 0.0) or self.fit_delta
 
     def to_json(self) -> dict[str, Any]:
         """Composition as published in acceptance.json."""
@@ -152,18 +177,23 @@ class SelectionCost:
                 total_delta=self.selection_delta,
             )
         elif self.single_attempt:
+            basic = "(eps_gen + eps_eval - eps_fit) + eps_fit" if self.fit_once else None
+            formula = (basic or "eps_gen + eps_eval") + " (a single attempt: basic composition)"
+            if self.joint_epsilon is not None:
+                formula = (
+                    "zCDP(rho_gen + rho_fit) at total_delta + the other criteria's epsilons (a "
+                    "single attempt: the generator and the regression fit composed in zCDP, the "
+                    "rest by basic composition)"
+                )
             doc.update(
                 selection_factor=1,
-                formula=(
-                    "(eps_gen + eps_eval - eps_fit) + eps_fit"
-                    if self.fit_once
-                    else "eps_gen + eps_eval"
-                )
-                + " (a single attempt: basic composition)",
+                formula=formula,
                 stop_probability=1.0,
                 candidates=list(self.candidates),
-                total_delta=self.attempt_delta,
+                total_delta=self.total_delta,
             )
+            if self.joint_epsilon is not None:
+                doc.update(joint_rho=self.joint_rho, joint_epsilon=self.joint_epsilon)
         else:
             doc.update(
                 selection_factor=2,
@@ -207,77 +237,44 @@ def selection_cost(
         fit_epsilon=fit[0].epsilon if fit_once else 0.0,
     )
     deltas = {c.id: delta_of(c) for c in candidates}
+    gauss = [c for c in spec.criteria if c.impl.delta(c) > 0]  # a Gaussian regression fit
+    fit_delta = math.fsum(c.impl.delta(c) for c in gauss)
+    per_attempt = [c for c in gauss if not (fit_once and c in fit)]
     if stop_probability == 1:
-        return replace(
+        one = replace(
             base,
             theorem=SINGLE_ATTEMPT,
             stop_probability=1.0,
-            attempt_delta=max(deltas.values(), default=0.0),
+            attempt_delta=max(deltas.values(), default=0.0)
+            + math.fsum(c.impl.delta(c) for c in per_attempt),
+            fit_delta=fit_delta - math.fsum(c.impl.delta(c) for c in per_attempt),
             candidates=tuple(c.id for c in candidates),
         )
+        return _joint(spec, one, candidates, gauss)
+    if per_attempt:
+        raise ConfigError(
+            f"criterion {per_attempt[0].name!r} uses Gaussian noise (delta "
+            f"{per_attempt[0].impl.delta(per_attempt[0]):g}), which a selection of many "
+            "attempts cannot account per attempt: use a single attempt (--stop-probability 1) "
+            "or compute the fit once per release (--fit-once)"
+        )
+    base = replace(base, fit_delta=fit_delta)
     if not any(d > 0 for d in deltas.values()):
         return base
-    return _papernot_steinke_cost(
+    return _renyi_cost.papernot_steinke_cost(
         spec, base, candidates, rows=rows, stop_probability=stop_probability, deltas=deltas
     )
 
 
-def _papernot_steinke_cost(
+def _joint(
     spec: ReleaseSpec,
-    base: SelectionCost,
+    cost: SelectionCost,
     candidates: Sequence[Configuration],
-    *,
-    rows: int | None,
-    stop_probability: float,
-    deltas: dict[str, float],
+    gauss: Sequence[Any],
 ) -> SelectionCost:
-    from synthflow import accounting  # noqa: PLC0415
-    from synthflow.criteria import released_once  # noqa: PLC0415
-    from synthflow.generators import make_generator  # noqa: PLC0415
-
-    approximate = sorted(k for k, d in deltas.items() if d > 0)
-    shown = ", ".join(approximate[:3]) + (" ..." if len(approximate) > 3 else "")
-    if not 0 < stop_probability < 1:
-        raise ConfigError(
-            f"the shortlist holds (epsilon, delta)-DP candidates ({shown}), so private "
-            "selection is accounted by Papernot-Steinke, which needs a finite mean number of "
-            "attempts: give --stop-probability in (0, 1), e.g. 0.05 (a mean of 20 attempts); "
-            "'synthflow release --help' explains the trade-off"
-        )
-    if spec.privacy.total_delta <= 0:
-        raise ConfigError(
-            f"the shortlist holds (epsilon, delta)-DP candidates ({shown}) but the spec's "
-            "privacy.total_delta is 0: set privacy.total_delta (e.g. 1e-6) or shortlist pure-DP "
-            "generators only"
-        )
-    if rows is None or rows < 1:
-        raise ConfigError("Papernot-Steinke accounting needs the (public) number of rows")
-    curves = []
-    for cfg in candidates:
-        gen = make_generator(cfg.model, cfg.hyperparameters, epsilon=spec.privacy.generator_epsilon)
-        try:
-            curves.append(gen.renyi(rows))
-        except InfeasibleConfigurationError as exc:
-            raise ConfigError(f"candidate {cfg.id}: {exc}") from None
-    one = np.max(np.vstack(curves), axis=0)
-    for crit in spec.criteria:
-        if not released_once(crit, fit_once=base.fit_once):
-            one = one + accounting.pure_renyi(crit.epsilon)
-    curve = accounting.repeat_and_select_renyi(one, stop_probability=stop_probability)
-    if base.fit_once:
-        curve = curve + accounting.pure_renyi(base.fit_epsilon)
-    eps, order = accounting.renyi_epsilon(curve, delta=spec.privacy.total_delta)
-    return replace(
-        base,
-        theorem=PAPERNOT_STEINKE,
-        stop_probability=float(stop_probability),
-        selection_delta=spec.privacy.total_delta,
-        repeat_epsilon=eps,
-        renyi_order=order,
-        candidates=tuple(c.id for c in candidates),
-        rows=int(rows),
-        attempt_delta=max(deltas.values()),
-    )
+    """:func:`joint_cost` for the shortlist's generators and the spec's Gaussian fit."""
+    rhos = _renyi_cost.generator_rhos(spec, candidates)
+    return joint_cost(cost, rhos, [(c.epsilon, c.impl.delta(c)) for c in gauss])
 
 
 def delta_of(configuration: Configuration) -> float:

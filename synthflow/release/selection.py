@@ -291,7 +291,7 @@ def _select(
                 else f"{label}: 2 x {cost.attempt_epsilon:g} over {len(candidates)} candidates"
             ),
             epsilon=cost.selection_epsilon,
-            delta=cost.total_delta,
+            delta=cost.selection_charge_delta,
             mechanism=cost.theorem,
             ref=ref,
         )

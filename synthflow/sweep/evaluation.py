@@ -100,7 +100,9 @@ class AcceptanceEvaluator:
                 spec,
                 result.transformer,
                 result.original,
-                ledger=Ledger(total_epsilon=spec.evaluation_epsilon),
+                ledger=Ledger(
+                    total_epsilon=spec.evaluation_epsilon, total_delta=spec.privacy.total_delta
+                ),
                 rng=rng,
             )
             if self.fit_once

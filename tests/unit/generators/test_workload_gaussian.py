@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from synthflow import accounting
+from synthflow import accounting, zcdp
 from synthflow.data import load_data
 from synthflow.errors import BudgetExceededError, InfeasibleConfigurationError
 from synthflow.generators import make_generator
@@ -63,10 +63,10 @@ def test_zcdp_conversion_is_valid_and_tight(epsilon, delta):
     import opendp.prelude as dp
 
     dp.enable_features("contrib")
-    rho = accounting.zcdp_rho(epsilon, delta=delta)
+    rho = zcdp.zcdp_rho(epsilon, delta=delta)
     # The conversion at rho spends at most epsilon and is within 1% of it (bisection).
-    assert accounting.zcdp_epsilon(rho, delta=delta) <= epsilon
-    assert accounting.zcdp_epsilon(rho * 1.02, delta=delta) > epsilon
+    assert zcdp.zcdp_epsilon(rho, delta=delta) <= epsilon
+    assert zcdp.zcdp_epsilon(rho * 1.02, delta=delta) > epsilon
     # Never looser than the textbook bound rho + 2 sqrt(rho log(1/delta)) (Bun-Steinke).
     assert epsilon <= rho + 2 * math.sqrt(rho * math.log(1 / delta))
     # OpenDP's own conversion (the optimal order, not a grid) gives at most our epsilon,
@@ -88,13 +88,13 @@ def test_gaussian_design_spends_rho_and_keeps_the_laplace_proportions(births_spe
     tr = Transformer(births_spec, RELEASE)
     laplace = make_generator("workload", {}, epsilon=1.0, transformer=tr).design(tr.domain)
     gauss = make_generator("workload", GAUSS, epsilon=1.0, transformer=tr).design(tr.domain)
-    assert gauss.rho == pytest.approx(accounting.zcdp_rho(1.0, delta=1e-6))
+    assert gauss.rho == pytest.approx(zcdp.zcdp_rho(1.0, delta=1e-6))
     # The test's own zCDP sum over the marginals (L2 sensitivity sqrt 2), recomputed with
     # OpenDP's map of the sampler that adds the noise (d_in 1: 1 / (2 sigma^2)).
     space = dp.vector_domain(dp.atom_domain(T=int)), dp.l2_distance(T=int)
     spent = math.fsum(2 * (space >> dp.m.then_gaussian(scale=m.sigma)).map(1) for m in gauss.plan)
     assert spent == pytest.approx(gauss.rho, rel=1e-9)
-    assert accounting.zcdp_epsilon(spent, delta=1e-6) <= 1.0
+    assert zcdp.zcdp_epsilon(spent, delta=1e-6) <= 1.0
     # Same marginals; the noise keeps the Laplace plan's ratios (sigma_i * eps_i constant).
     assert [m.clique for m in gauss.plan] == [m.clique for m in laplace.plan]
     ratio = [m.sigma * m.epsilon for m in gauss.plan]
@@ -150,8 +150,8 @@ def test_gaussian_fit_charges_epsilon_and_delta_once_and_draws_what_it_charged(
     # spends 4x rho and fails here.
     assert len(sigmas) == 21
     rho = math.fsum(2.0 / (2 * s**2) for s in sigmas)
-    assert accounting.zcdp_epsilon(rho, delta=charge.delta) <= charge.epsilon
-    assert accounting.zcdp_epsilon(rho / 0.98, delta=charge.delta) > 0.98 * charge.epsilon
+    assert zcdp.zcdp_epsilon(rho, delta=charge.delta) <= charge.epsilon
+    assert zcdp.zcdp_epsilon(rho / 0.98, delta=charge.delta) > 0.98 * charge.epsilon
     assert gen.privacy_cost.delta == 1e-6
     # Its Renyi curve is rho * a (Papernot-Steinke can account it).
     a = np.asarray(accounting.RENYI_ORDERS)
