@@ -25,7 +25,7 @@ from synthflow.plan.optimize import Planner, PlanOptions
 from synthflow.plan.report import write_plan_html
 from synthflow.plan.simulate import load_arms
 from synthflow.plan.specfile import write_planned_spec
-from synthflow.release.cost import LIU_TALWAR, SINGLE_ATTEMPT, SelectionCost, selection_cost
+from synthflow.release.cost import selection_cost
 from synthflow.space import find_configuration
 from synthflow.sweep.shortlist import THIN_RUNS, wilson_interval
 
@@ -158,23 +158,12 @@ def plan_budget(
             + f"no plan: {plan['reason']}; see {out / 'plan.html'}. Sweep better "
             "configurations, larger generator budgets, or relax --target-pass / --max-total"
         )
-    cost = SelectionCost(
-        generator_epsilon=chosen.generator_epsilon,
-        evaluation_epsilon=sum(chosen.epsilons.values()),
-        fit_epsilon=(
-            chosen.epsilons[planner.coef.name] if chosen.fit_once and planner.coef else 0.0
-        ),
-        theorem=SINGLE_ATTEMPT if chosen.stop_probability >= 1 else LIU_TALWAR,
-        attempt_delta=chosen.total_delta,
-    )
-    exact = _papernot_steinke_check(spec, chosen, len(frame), chosen.stop_probability, max_total)
-    if exact is not None:
-        cost, problem = exact
-        if problem:
-            plan["reason"] = problem
-            _write_json(out / "plan.json", plan)
-            write_plan_html(out / "plan.html", plan, paths, None)
-            raise ConfigError(f"no plan: {problem}; see {out / 'plan.html'}")
+    cost, problem = _exact_cost(spec, chosen, len(frame), chosen.stop_probability, max_total)
+    if problem:
+        plan["reason"] = problem
+        _write_json(out / "plan.json", plan)
+        write_plan_html(out / "plan.html", plan, paths, None)
+        raise ConfigError(f"no plan: {problem}; see {out / 'plan.html'}")
     planned = write_planned_spec(
         spec,
         out / "spec.yaml",
@@ -243,17 +232,17 @@ def plan_budget(
     return plan
 
 
-def _papernot_steinke_check(
+def _exact_cost(
     spec: Any, chosen: Any, rows: int, stop_probability: float, max_total: float | None
-) -> tuple[Any, str] | None:
-    """The chosen point's true cost when its shortlist holds (epsilon, delta) candidates.
+) -> tuple[Any, str]:
+    """The chosen point's cost as ``release`` computes it, and what is wrong ("" if nothing).
 
-    The planner's search totals are Liu-Talwar's, which hold for pure-DP shortlists only.
-    A shortlist with a GAN, MST or AIM is accounted by Papernot-Steinke at release
-    (:func:`~synthflow.release.cost.selection_cost`); this recomputes that cost at
-    the planned budgets, with the public file's row count standing in for the private
-    n, and says what is wrong if it exceeds the spec's total or ``--max-total``.
-    Returns None for a pure-DP shortlist (its Liu-Talwar total is exact).
+    :func:`~synthflow.release.cost.selection_cost` at the planned budgets and shortlist,
+    with the public file's row count standing in for the private n: the planner's own
+    total for Liu-Talwar and single attempts (a zCDP shortlist's joint composition
+    included); Papernot-Steinke's for a many-attempt shortlist with a GAN, MST or AIM,
+    whose total the search did not see, checked against the spec's total and
+    ``--max-total``.
     """
     budgeted = dataclasses.replace(
         spec,
@@ -271,7 +260,7 @@ def _papernot_steinke_check(
         stop_probability=stop_probability,
     )
     if not cost.papernot_steinke:
-        return None
+        return cost, ""
     cap = min(spec.privacy.total_epsilon, max_total if max_total is not None else math.inf)
     problem = ""
     if cost.total > cap:

@@ -655,14 +655,14 @@ class Planner:
             else:
                 sim = next(iter(self.sims.values()))
                 std = sim.bounds_standardization() if point.fit_once else sim.std_data
-                sens_fm = float(
-                    regression.functional_mechanism_sensitivity(*std.box(sim.xb, sim.yb)).sum()
+                law = regression.fit_noise(
+                    *std.box(sim.xb, sim.yb), eps, kind=sim.noise, delta=sim.delta
                 )
                 item.update(
-                    mechanism="functional mechanism",
+                    mechanism=f"functional mechanism ({law.kind})",
                     fit_once=point.fit_once,
-                    sensitivity=sens_fm,
-                    noise_sd=math.sqrt(2) * sens_fm / eps,
+                    sensitivity=law.sensitivity,
+                    noise_sd=law.sd,
                     standardization="public bounds" if point.fit_once else "candidate (D_R)",
                     perfect_candidate_fail_probability=point.perfect_fail,
                 )
