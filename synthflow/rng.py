@@ -110,19 +110,9 @@ class PrivacyRNG:
         P(noise = k) is proportional to exp(-|k| / scale), so a count vector with L1
         sensitivity Delta gets epsilon = Delta / scale. The caller charges the ledger.
         """
-        if not (scale > 0 and math.isfinite(scale)):
-            raise ValueError(f"discrete Laplace scale ({scale}) must be finite and > 0")
-        arr = np.asarray(counts)
-        if not np.issubdtype(arr.dtype, np.integer):
-            raise ValueError(f"discrete Laplace needs integer counts, got dtype {arr.dtype}")
-        flat = arr.astype(np.int64).ravel()
+        arr, flat = _integer_counts(counts, "discrete Laplace", "scale", scale)
         if self._seq is None:
-            import opendp.prelude as dp  # noqa: PLC0415  (optional import cost)
-
-            dp.enable_features("contrib")
-            space = dp.vector_domain(dp.atom_domain(T=int)), dp.l1_distance(T=int)
-            meas = space >> dp.m.then_laplace(scale=float(scale))
-            noisy = np.asarray(meas([int(v) for v in flat]), dtype=np.int64)
+            noisy = _opendp_integer_noise(flat, "laplace", scale)
         else:
             gen = self.generator()
             p = 1.0 - math.exp(-1.0 / scale)
@@ -143,20 +133,9 @@ class PrivacyRNG:
         (2 sigma^2))) on :meth:`generator`'s draws, vectorised over the cells still
         rejected. The caller charges the ledger.
         """
-        if not (sigma > 0 and math.isfinite(sigma)):
-            raise ValueError(f"discrete Gaussian sigma ({sigma}) must be finite and > 0")
-        arr = np.asarray(counts)
-        if not np.issubdtype(arr.dtype, np.integer):
-            raise ValueError(f"discrete Gaussian needs integer counts, got dtype {arr.dtype}")
-        flat = arr.astype(np.int64).ravel()
+        arr, flat = _integer_counts(counts, "discrete Gaussian", "sigma", sigma)
         if self._seq is None:
-            import opendp.prelude as dp  # noqa: PLC0415  (optional import cost)
-
-            dp.enable_features("contrib")
-            space = dp.vector_domain(dp.atom_domain(T=int)), dp.l2_distance(T=int)
-            meas = space >> dp.m.then_gaussian(scale=float(sigma))
-            noisy = np.asarray(meas([int(v) for v in flat]), dtype=np.int64)
-            return noisy.reshape(arr.shape)
+            return _opendp_integer_noise(flat, "gaussian", sigma).reshape(arr.shape)
         gen = self.generator()
         t = math.floor(sigma) + 1
         p = 1.0 - math.exp(-1.0 / t)
@@ -261,3 +240,26 @@ def exponential_index(
     if np.isclose(uniform, cumulative[-1]):
         return len(cumulative) - 1
     raise RuntimeError("exponential mechanism: no candidate for the uniform draw")
+
+
+def _integer_counts(
+    counts: np.ndarray, what: str, name: str, parameter: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """(the array, its int64 cells flat), after checking the noise parameter and the dtype."""
+    if not (parameter > 0 and math.isfinite(parameter)):
+        raise ValueError(f"{what} {name} ({parameter}) must be finite and > 0")
+    arr = np.asarray(counts)
+    if not np.issubdtype(arr.dtype, np.integer):
+        raise ValueError(f"{what} needs integer counts, got dtype {arr.dtype}")
+    return arr, arr.astype(np.int64).ravel()
+
+
+def _opendp_integer_noise(flat: np.ndarray, law: str, scale: float) -> np.ndarray:
+    """OpenDP's exact discrete ``laplace`` or ``gaussian`` sampler on integer cells, one call."""
+    import opendp.prelude as dp  # noqa: PLC0415  (optional import cost)
+
+    dp.enable_features("contrib")
+    metric = dp.l1_distance(T=int) if law == "laplace" else dp.l2_distance(T=int)
+    make = dp.m.then_laplace if law == "laplace" else dp.m.then_gaussian
+    meas = (dp.vector_domain(dp.atom_domain(T=int)), metric) >> make(scale=float(scale))
+    return np.asarray(meas([int(v) for v in flat]), dtype=np.int64)
