@@ -129,6 +129,9 @@ class PlanPoint:
     """The selection's gamma at this point (1: a single attempt)."""
     total_delta: float = 0.0
     """The selection's delta: a single attempt's largest candidate delta, else 0."""
+    zcdp_only: bool = False
+    """Only the zCDP configurations were candidates (their single attempt composes the
+    generator and a Gaussian fit in zCDP, which one pure-DP candidate would undo)."""
 
     def feasible(self, o: PlanOptions) -> bool:
         """Whether every constraint of ``o`` holds (the total cap aside)."""
@@ -150,6 +153,7 @@ class PlanPoint:
             f"eps_gen {self.generator_epsilon:g}, {fit}"
             + (f" ({letters})" if letters else "")
             + one
+            + (", zCDP configurations only" if self.zcdp_only else "")
         )
 
 
@@ -358,6 +362,7 @@ class Planner:
         letters: tuple[tuple[str, str], ...] | None,
         idx: dict[str, int],
         single: bool = False,
+        zcdp_only: bool = False,
     ) -> PlanPoint:
         """Predictions for one budget assignment (``idx``: grid index per variable).
 
@@ -371,6 +376,7 @@ class Planner:
             if a.generator_epsilon == generator_epsilon
             and (letters is None or a.letters == letters)
             and (single or self.arm_delta[j] == 0)
+            and (not zcdp_only or self.arm_rho[j] is not None)
         ]
         rows = np.flatnonzero(np.isin(self.arm_of, arms))
         base = np.ones(len(rows))
@@ -450,6 +456,7 @@ class Planner:
             all_configurations=by_config,
             grid_index=dict(idx),
             stop_probability=gamma,
+            zcdp_only=zcdp_only,
         )
 
     # ------------------------------------------------------------------ search
@@ -477,10 +484,11 @@ class Planner:
         generator_epsilon: float,
         letters: tuple[tuple[str, str], ...] | None,
         single: bool = False,
+        zcdp_only: bool = False,
     ) -> list[PlanPoint]:
         """The greedy path from the largest budgets down; feasible points only (may be empty)."""
         idx = self._variables()
-        point = self.evaluate(generator_epsilon, letters, idx, single)
+        point = self.evaluate(generator_epsilon, letters, idx, single, zcdp_only)
         if not point.feasible(self.o):
             return [point]
         path = [point]
@@ -490,7 +498,7 @@ class Planner:
                 if k <= self.floor.get(var, 0):
                     continue
                 trial = {**idx, var: k - 1}
-                cand = self.evaluate(generator_epsilon, letters, trial, single)
+                cand = self.evaluate(generator_epsilon, letters, trial, single, zcdp_only)
                 if not cand.feasible(self.o):
                     continue
                 saved = point.total_epsilon - cand.total_epsilon
@@ -505,23 +513,33 @@ class Planner:
             _, idx, point = best
             path.append(point)
 
-    def modes(self) -> list[tuple[float, tuple[tuple[str, str], ...] | None, bool]]:
-        """(generator epsilon, fit-once transformation set or None, single attempt) to search."""
-        out: list[tuple[float, tuple[tuple[str, str], ...] | None, bool]] = []
+    def modes(self) -> list[tuple[float, tuple[tuple[str, str], ...] | None, bool, bool]]:
+        """(generator epsilon, fit-once transformation set or None, single attempt, zCDP only).
+
+        A single attempt is also searched with the zCDP configurations alone when the
+        sweep holds both kinds and the fit is Gaussian: one pure-DP candidate in the draw
+        makes the attempt's worst case basic composition.
+        """
+        out: list[tuple[float, tuple[tuple[str, str], ...] | None, bool, bool]] = []
         singles = (False, True) if self.o.single_attempt else (False,)
         for eps in sorted({a.generator_epsilon for a in self.arms}):
             for single in singles:
-                live = [
-                    a
-                    for a, d in zip(self.arms, self.arm_delta, strict=True)
+                at = [
+                    (a, d, r)
+                    for a, d, r in zip(self.arms, self.arm_delta, self.arm_rho, strict=True)
                     if a.generator_epsilon == eps and (single or d == 0)
                 ]
-                if not live:  # only (epsilon, delta) arms: no Liu-Talwar mode
-                    continue
-                if single or not self._gaussian_fit:  # a Gaussian fit per attempt: 1x only
-                    out.append((eps, None, single))
-                if self.coef is not None:
-                    out.extend((eps, lt, single) for lt in sorted({a.letters for a in live}))
+                mixed = len({r is not None for _, _, r in at}) == 2
+                only = (False, True) if single and self._gaussian_fit and mixed else (False,)
+                for zcdp_only in only:
+                    live = [a for a, _, r in at if not zcdp_only or r is not None]
+                    if not live:  # only (epsilon, delta) arms: no Liu-Talwar mode
+                        continue
+                    if single or not self._gaussian_fit:  # a Gaussian fit per attempt: 1x only
+                        out.append((eps, None, single, zcdp_only))
+                    if self.coef is not None:
+                        letters = sorted({a.letters for a in live})
+                        out.extend((eps, lt, single, zcdp_only) for lt in letters)
         return out
 
     def search(
@@ -530,8 +548,8 @@ class Planner:
         """The cheapest feasible plan over every mode (None if none), and every mode's path."""
         paths: dict[str, list[PlanPoint]] = {}
         best: PlanPoint | None = None
-        for eps, letters, single in self.modes():
-            path = self.greedy(eps, letters, single)
+        for eps, letters, single, zcdp_only in self.modes():
+            path = self.greedy(eps, letters, single, zcdp_only)
             label = path[0].mode
             paths[label] = path
             end = path[-1]
@@ -596,7 +614,9 @@ class Planner:
                 )
             else:
                 trial = {**point.grid_index, var: k - 1}
-                lower = self.evaluate(point.generator_epsilon, point.transformations, trial, single)
+                lower = self.evaluate(
+                    point.generator_epsilon, point.transformations, trial, single, point.zcdp_only
+                )
                 reason = "; ".join(self.broken(lower)) or "feasible, but above --max-total"
             out[names.get(var, var)] = reason
         if paths is not None:
