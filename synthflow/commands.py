@@ -124,26 +124,29 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _check_affordable(spec: ReleaseSpec) -> None:
-    """Refuse a spec whose total cannot pay for one private selection (pure DP)."""
+    """Refuse a spec whose total cannot pay for a private selection of many attempts.
+
+    A spec that only a selection of many attempts cannot carry (a Gaussian regression
+    fit per attempt) is left to ``release``'s single attempt.
+    """
     from synthflow.criteria import releasable_once
     from synthflow.release.cost import selection_cost
 
-    modes = [False] + [True] * bool(releasable_once(spec.criteria))
     totals = []
-    for fit_once in modes:
-        for gamma in (0.0, 1.0):  # many attempts (Liu-Talwar) or a single attempt
-            try:
-                totals.append(selection_cost(spec, fit_once=fit_once, stop_probability=gamma).total)
-            except ConfigError:  # e.g. a Gaussian fit per attempt under many attempts
-                continue
-    cheapest = min(totals)
-    if cheapest > spec.privacy.total_epsilon + 1e-12:
+    for fit_once in [False] + [True] * bool(releasable_once(spec.criteria)):
+        try:
+            totals.append(selection_cost(spec, fit_once=fit_once).total)
+        except ConfigError:  # e.g. a Gaussian fit per attempt: a single attempt only
+            continue
+    if totals and min(totals) > spec.privacy.total_epsilon + 1e-12:
+        single = selection_cost(spec, fit_once=False, stop_probability=1.0).total
         raise ConfigError(
-            f"privacy: private selection costs at least epsilon {cheapest:g} (one attempt "
-            f"or twice one: 2 x (generator {spec.privacy.generator_epsilon:g} + criteria "
-            f"{spec.evaluation_epsilon:g}){', the regression fit once' if len(modes) > 1 else ''})"
+            f"privacy: private selection costs at least epsilon {min(totals):g} (twice one "
+            f"attempt: 2 x (generator {spec.privacy.generator_epsilon:g} + criteria "
+            f"{spec.evaluation_epsilon:g}){', the regression fit once' if len(totals) > 1 else ''})"
             f" but total_epsilon is {spec.privacy.total_epsilon:g}; 'synthflow release' would "
-            "refuse it: lower the budgets or raise the total"
+            "refuse it: lower the budgets or raise the total, or release it as a single "
+            f"attempt (release --stop-probability 1, epsilon {single:g})"
         )
 
 
