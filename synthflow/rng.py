@@ -259,7 +259,9 @@ def _opendp_integer_noise(flat: np.ndarray, law: str, scale: float) -> np.ndarra
     import opendp.prelude as dp  # noqa: PLC0415  (optional import cost)
 
     dp.enable_features("contrib")
-    metric = dp.l1_distance(T=int) if law == "laplace" else dp.l2_distance(T=int)
+    # 64-bit cells: OpenDP's ``int`` is i32, and a Gaussian fit's snapped coefficients
+    # (n / g at n rows) pass 2**31 at about 2M rows.
+    metric = dp.l1_distance(T="i64") if law == "laplace" else dp.l2_distance(T="i64")
     make = dp.m.then_laplace if law == "laplace" else dp.m.then_gaussian
-    meas = (dp.vector_domain(dp.atom_domain(T=int)), metric) >> make(scale=float(scale))
+    meas = (dp.vector_domain(dp.atom_domain(T="i64")), metric) >> make(scale=float(scale))
     return np.asarray(meas([int(v) for v in flat]), dtype=np.int64)

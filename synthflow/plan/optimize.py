@@ -128,7 +128,10 @@ class PlanPoint:
     stop_probability: float = 0.0
     """The selection's gamma at this point (1: a single attempt)."""
     total_delta: float = 0.0
-    """The selection's delta: a single attempt's largest candidate delta, else 0."""
+    """The selection's delta (a single attempt: its largest candidate's plus a Gaussian
+    fit's); a point above the spec's ``total_delta`` is infeasible."""
+    max_delta: float = 1.0
+    """The spec's ``privacy.total_delta`` (the bound ``total_delta`` must meet)."""
     zcdp_only: bool = False
     """Only the zCDP configurations were candidates (their single attempt composes the
     generator and a Gaussian fit in zCDP, which one pure-DP candidate would undo)."""
@@ -141,6 +144,7 @@ class PlanPoint:
             and self.release_probability >= o.release_probability
             and self.perfect_fail <= o.perfect_fail
             and self.false_pass_ok
+            and self.total_delta <= self.max_delta * (1 + 1e-9)
         )
 
     @property
@@ -447,6 +451,7 @@ class Planner:
             epsilons=epsilons,
             total_epsilon=cost.total,
             total_delta=cost.total_delta,
+            max_delta=self.spec.privacy.total_delta,
             pass_probability=float(q_draw.mean()),
             release_probability=release,
             expected_attempts=attempts,
@@ -582,6 +587,11 @@ class Planner:
             out.append(
                 f"the fit alone fails a perfect candidate {point.perfect_fail:.3f} > "
                 f"{o.perfect_fail:g}"
+            )
+        if point.total_delta > point.max_delta * (1 + 1e-9):
+            out.append(
+                f"delta {point.total_delta:g} (the generator's and the fit's) > the spec's "
+                f"total_delta {point.max_delta:g}"
             )
         if not point.false_pass_ok:
             out.append(

@@ -126,6 +126,20 @@ def _check_budget_fields(
             ok,
             "" if ok else f"published {c.get('noise_sd')}, sensitivity / epsilon give {sd:.6g}",
         )
+    if mech == "functional" and c.get("sensitivity") is not None and crit.epsilon > 0:
+        delta = crit.impl.delta(crit)  # a Gaussian fit: sd = sensitivity / sqrt(2 rho)
+        if delta > 0:
+            from synthflow.zcdp import zcdp_rho  # noqa: PLC0415
+
+            sd = float(c["sensitivity"]) / math.sqrt(2 * zcdp_rho(crit.epsilon, delta=delta))
+        else:
+            sd = math.sqrt(2.0) * float(c["sensitivity"]) / crit.epsilon
+        ok = c.get("noise_sd") is not None and _close(float(c["noise_sd"]), sd)
+        report.add(
+            f"noise sd {crit.name}",
+            ok,
+            "" if ok else f"published {c.get('noise_sd')}, the fit's law gives {sd:.6g}",
+        )
 
 
 def _provenance_warnings(

@@ -204,6 +204,7 @@ class SelectionCost:
                 ),
             )
         doc["total_epsilon"] = self.total
+        doc["total_delta"] = self.total_delta  # e.g. Liu-Talwar with a Gaussian fit once
         return doc
 
 

@@ -97,6 +97,12 @@ def test_release_with_the_zcdp_plan_charges_it_and_audits(planned, nvss_10k, tmp
     assert acc["budget"]["joint_rho"] > 0
     report = audit_release(rel)
     assert report.ok, report.failures
+    fit = next(c for c in acc["criteria"] if c["name"] == "regression_coef_error")
+    sd = fit["noise_sd"]
+    fit["noise_sd"] = sd / 2  # a forged Gaussian fit sd fails the audit
+    (rel / "acceptance.json").write_text(json.dumps(acc))
+    assert not audit_release(rel).ok
+    fit["noise_sd"] = sd
     acc["budget"]["total_epsilon"] = plan["total_epsilon"] - 0.1  # a forged smaller total
     (rel / "acceptance.json").write_text(json.dumps(acc))
     assert not audit_release(rel).ok

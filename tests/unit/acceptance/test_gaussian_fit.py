@@ -139,6 +139,7 @@ def test_single_attempt_composes_generator_and_fit_in_zcdp(tmp_path):
     pure = dataclasses.replace(spec, models=())
     lt = selection_cost(pure, fit_once=True)
     assert lt.total_delta == pytest.approx(5e-7)
+    assert lt.to_json()["total_delta"] == pytest.approx(5e-7)  # published, not pure DP
     assert lt.total == pytest.approx(2 * (eps_gen + others) + 0.43)
 
 
@@ -163,3 +164,15 @@ def test_a_gaussian_fit_is_charged_epsilon_and_delta(nvss_10k, tmp_path):
     with pytest.raises(Exception, match="delta"):
         fit_dp_regression(spec, tr, tr.forward(raw), ledger=small, rng=PrivacyRNG.from_seed(1))
     assert small.charges == ()
+
+
+def test_a_plan_point_above_the_spec_delta_is_infeasible():
+    from synthflow.plan.optimize import PlanOptions, PlanPoint
+
+    kw = dict(
+        generator_epsilon=1.0, fit_once=False, transformations=None, epsilons={},
+        total_epsilon=1.0, pass_probability=1.0, release_probability=1.0,
+        expected_attempts=1.0, perfect_fail=0.0, candidates={"a": 1.0}, max_delta=1e-6,
+    )  # fmt: skip
+    assert PlanPoint(**kw, total_delta=1e-6).feasible(PlanOptions())
+    assert not PlanPoint(**kw, total_delta=1.5e-6).feasible(PlanOptions())

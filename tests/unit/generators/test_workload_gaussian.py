@@ -177,3 +177,13 @@ def test_gaussian_noise_refuses_bad_settings_and_tree_mode(births_spec):
     gen = make_generator("workload", {**GAUSS, "max_model_size": 0.01}, epsilon=1.0, transformer=tr)
     with pytest.raises(InfeasibleConfigurationError, match="tree mode"):
         gen.check_feasible(tr.domain, 1000)
+
+
+@pytest.mark.parametrize("law", ["discrete_gaussian", "discrete_laplace"])
+def test_release_samplers_take_counts_beyond_32_bits(law):
+    # A Gaussian fit's snapped coefficients reach n / g (above 2**31 at about 2M rows);
+    # OpenDP's default integer is 32-bit, which failed after the ledger was charged.
+    big = np.array([3_000_000_000, 2**40], dtype=np.int64)
+    kw = {"sigma": 5.0} if law == "discrete_gaussian" else {"scale": 5.0}
+    out = getattr(PrivacyRNG.secure(), law)(big, **kw)
+    assert np.all(np.abs(out - big) < 200)  # 40 sds of noise
