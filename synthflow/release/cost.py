@@ -204,7 +204,8 @@ class SelectionCost:
                 ),
             )
         doc["total_epsilon"] = self.total
-        doc["total_delta"] = self.total_delta  # e.g. Liu-Talwar with a Gaussian fit once
+        if self.total_delta > 0:  # e.g. Liu-Talwar with a Gaussian fit once (pure: no key)
+            doc["total_delta"] = self.total_delta
         return doc
 
 
