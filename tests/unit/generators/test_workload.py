@@ -22,6 +22,7 @@ from synthflow.generators.workload import (
     WorkloadHyperparameters,
     discrete_laplace_sd,
     marginal_counts,
+    marginal_l2_sensitivity,
     marginal_sensitivity,
     plan_measurements,
 )
@@ -85,8 +86,10 @@ def test_marginal_sensitivity_on_replace_one_neighbours(rows, where, new):
     b = a.copy()
     b[where % len(a)] = new
     for axes in [(0,), (1,), (2,), (0, 1), (0, 2), (1, 2), (0, 1, 2)]:
-        diff = np.abs(marginal_counts(a, axes, sizes) - marginal_counts(b, axes, sizes)).sum()
-        assert diff <= marginal_sensitivity()
+        diff = marginal_counts(a, axes, sizes) - marginal_counts(b, axes, sizes)
+        assert np.abs(diff).sum() <= marginal_sensitivity()  # L1: the Laplace version's
+        # L2: the Gaussian version's (noise: gaussian)
+        assert math.sqrt(float((diff**2).sum())) <= marginal_l2_sensitivity() + 1e-12
 
 
 def test_privacy_map_of_opendp_matches_each_planned_epsilon(births_spec):
