@@ -52,7 +52,9 @@ def main(argv: list[str] | None = None) -> None:
         old = "threshold: 30, epsilon: 0.43}"
         if old not in text:
             raise SystemExit("configs/births.yaml's regression criterion changed; update this")
-        text = text.replace(old, f"threshold: 30, epsilon: 0.43, noise: gaussian, delta: {total - delta:g}}}")
+        text = text.replace(
+            old, f"threshold: 30, epsilon: 0.43, noise: gaussian, delta: {total - delta:g}}}"
+        )
     head = text[: text.index("\nspace:") + 1]
     lines = head.rstrip("\n").split("\n")
     while lines and lines[-1].startswith("#"):  # the bundled space's own comment
