@@ -95,7 +95,7 @@ def run_one(name: str, data: Path, rows: int | None, *, trace: bool, aim_default
     if name in OLD_PATHS:  # the former estimation path: mbi's mirror descent for every model
         import synthflow.generators._pgm as pgm  # noqa: PLC0415
 
-        pgm.fits_dense = lambda *_: False  # type: ignore[assignment]
+        pgm.estimator = lambda *_: "mbi"  # type: ignore[assignment]
         name = OLD_PATHS[name]
     spec = load_spec(REPO / "configs" / "births.yaml")
     raw = load_data(data, spec, public=True).frame

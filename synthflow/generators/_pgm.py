@@ -1,12 +1,20 @@
 """Private-PGM estimation from noisy marginals, and our own sampler (post-processing).
 
 McKenna, Sheldon, Miklau. "Graphical-model based estimation and inference for
-differential privacy." ICML 2019. The estimation is ``mbi`` (Private-PGM, version 1.x,
-jax): :func:`estimate` finds the graphical model whose marginals best fit the noisy
-measurements (mirror descent over the marginal polytope, the public n as known total).
-Only noisy measurements, their cliques and their noise sd cross into it: everything
-here is post-processing. The mirror-descent loop is ours (:mod:`._pgm_jax`, mbi's
-algorithm with a step compiled once per model structure, not once per fit).
+differential privacy." ICML 2019. :func:`estimate` finds the graphical model whose
+marginals best fit the noisy measurements (mbi 1.x's mirror descent over the marginal
+polytope, the public n as known total), by one of three estimators that
+:func:`estimator` picks from public structure alone (the domain and the cliques):
+
+* ``dense`` (:mod:`._pgm_dense`): the whole joint table in numpy, for pairwise models
+  whose joint is small and not much larger than their junction tree (the release's);
+* ``junction`` (:mod:`._pgm_junction`): message passing on the junction tree in numpy,
+  for sparse models (tree mode on a wide table) whose tree fits in memory;
+* ``mbi`` (:mod:`._pgm_jax`): mbi's jax algorithm, its step compiled once per model
+  structure, for what neither holds.
+
+Only noisy measurements, their cliques and their noise sd cross into them: everything
+here is post-processing.
 
 **Structural zeros.** A clique's forbidden cells (public rules) start with potential
 ``-1e9`` (probability ``exp(-1e9) = 0`` in float32 and float64), which mirror descent's
@@ -15,35 +23,25 @@ falls in a forbidden cell.
 
 **Sampling** never uses mbi's ``synthetic_data`` (its ``round`` method makes siblings
 comonotone, ``shared/DEPENDENCIES.md`` trap 2, and both methods draw from numpy's
-global RNG). :class:`TreeSampler` holds, for each column in reverse elimination order,
-the conditional distribution given the already-sampled columns it shares a junction-tree
-clique with (a perfect elimination order makes that set a clique, so the column is
-conditionally independent of the rest given it), as plain numpy tables, computed from the
-model's potentials by message passing on the junction tree in numpy. Sampling is
-inverse-CDF with our ``numpy.random.Generator``: one ``searchsorted`` per column, memory
-linear in the rows. By default the uniforms are *systematic* within each parent cell
-(:meth:`TreeSampler.sample`): every row keeps the model's distribution, and the sample's
-marginals carry almost no sampling noise on top of the model's error.
+global RNG): every estimator returns our ``TreeSampler`` (:mod:`._pgm_sampler`), which
+draws each column from its conditional given its sampled junction-tree neighbours, by
+inverse CDF with our ``numpy.random.Generator`` (systematic within each parent cell by
+default, so the sample's marginals carry almost no sampling noise on top of the model's).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from synthflow.generators._junction import junction_tree
-from synthflow.generators._pgm_dense import fits_dense, mirror_descent_dense
-from synthflow.generators._pgm_tables import (
-    Clique,
-    _broadcast,
-    _cdf,
-    _junction_tree_marginals,
-    _mbi,
-)
-from synthflow.generators._sampling import search_in_order, systematic_draw
+from synthflow.generators._pgm_dense import DENSE_CELLS, fits_dense, mirror_descent_dense
+from synthflow.generators._pgm_junction import junction_cells, mirror_descent_junction
+from synthflow.generators._pgm_sampler import TreeSampler
+from synthflow.generators._pgm_tables import Clique, _mbi
 
 __all__ = ["Measurement", "TreeSampler", "estimate", "model_size"]
 
@@ -73,6 +71,31 @@ def model_size(
     cells = [math.prod(size[a] for a in n) for n in nodes]
     largest = nodes[cells.index(max(cells))] if nodes else ()
     return float(sum(cells) * 8 / 2**20), largest
+
+
+JUNCTION_GAIN = 4
+"""The junction tree is fitted in place of the joint when the joint has this many times
+its cells or more. Per cell the dense fit's BLAS products are about 2.5 times faster
+(``python benchmarks/pgm_estimators.py``: births' all-pairs model, whose tree is one
+node, the joint itself, fits in 1.8 s dense and 4.5 s on the tree); affairs' tree-mode
+model (a joint 36 times its tree) fits in 7.5 s on the tree, 72 s dense and 20 s in mbi."""
+
+
+def estimator(names: Sequence[str], sizes: Sequence[int], cliques: Sequence[Clique]) -> str:
+    """Which estimator fits this model: ``dense``, ``junction`` or ``mbi`` (public inputs).
+
+    ``dense`` holds the whole joint (pairwise cliques, at most ``DENSE_CELLS`` cells);
+    ``junction`` the junction tree's nodes (at most ``DENSE_CELLS`` cells together),
+    chosen when the joint is ``JUNCTION_GAIN`` times larger or too large to hold; ``mbi``
+    (jax) what neither holds.
+    """
+    tree = junction_cells(names, sizes, cliques)
+    joint = math.prod(int(s) for s in sizes)
+    if fits_dense(sizes, cliques) and joint < JUNCTION_GAIN * tree:
+        return "dense"
+    if tree <= DENSE_CELLS:
+        return "junction"
+    return "dense" if fits_dense(sizes, cliques) else "mbi"
 
 
 def estimate(
@@ -111,7 +134,20 @@ def estimate(
             start[m.clique] = np.log(p / p.sum())
     for cl, mask in zeros.items():
         start[cl] = np.where(mask, _FORBIDDEN, 0.0)
-    if fits_dense(sizes, cliques):
+    path = estimator(names, sizes, cliques)
+    if path == "junction":
+        tables = mirror_descent_junction(
+            names,
+            sizes,
+            [(m.clique, np.asarray(m.noisy), float(m.stddev)) for m in measurements],
+            start,
+            total=float(total),
+            iters=iters,
+        )
+        return TreeSampler.from_tables(
+            tables, names=tuple(names), sizes=sizes, cliques=cliques, zeros=zeros
+        )
+    if path == "dense":
         joint = mirror_descent_dense(
             names,
             sizes,
@@ -155,141 +191,3 @@ def _estimate_mbi(
         iters=iters,
     )
     return TreeSampler.from_model(model, names=tuple(names), sizes=tuple(sizes), zeros=zeros)
-
-
-@dataclass(frozen=True, kw_only=True)
-class _Step:
-    column: int
-    parents: tuple[int, ...]
-    cdf: np.ndarray
-    """Rows: parents' cells (C order); columns: the column's bins; each row ends at 1."""
-
-
-class TreeSampler:
-    """Draws rows from a fitted graphical model (numpy only, nothing private)."""
-
-    def __init__(self, steps: Sequence[_Step], sizes: Sequence[int]) -> None:
-        self.steps = tuple(steps)
-        self.sizes = tuple(int(s) for s in sizes)
-
-    @classmethod
-    def from_model(
-        cls,
-        model: object,
-        *,
-        names: tuple[str, ...],
-        sizes: tuple[int, ...],
-        zeros: Mapping[Clique, np.ndarray],
-    ) -> TreeSampler:
-        """Conditional tables of an mbi ``MarkovRandomField`` along its junction tree."""
-        potentials = model.potentials  # type: ignore[attr-defined]
-        cliques = [tuple(cl) for cl in potentials.cliques]
-        return cls._along_tree(_Projector(model), cliques, names=names, sizes=sizes, zeros=zeros)
-
-    @classmethod
-    def from_joint(
-        cls,
-        joint: np.ndarray,
-        *,
-        names: tuple[str, ...],
-        cliques: Sequence[Clique],
-        zeros: Mapping[Clique, np.ndarray],
-    ) -> TreeSampler:
-        """Conditional tables of a model held as its whole joint table (axes: ``names``).
-
-        The same steps as :meth:`from_model` (the junction tree of ``cliques`` decides
-        the order and each column's parents); the marginals are sums of ``joint``.
-        """
-        sizes = tuple(int(s) for s in joint.shape)
-
-        def project(attrs: tuple[str, ...]) -> np.ndarray:
-            drop = tuple(i for i, a in enumerate(names) if a not in attrs)
-            kept = [a for a in names if a in attrs]
-            return np.transpose(joint.sum(axis=drop), [kept.index(a) for a in attrs])
-
-        return cls._along_tree(project, list(cliques), names=names, sizes=sizes, zeros=zeros)
-
-    @classmethod
-    def _along_tree(
-        cls,
-        projector: Callable[[tuple[str, ...]], np.ndarray],
-        cliques: list[Clique],
-        *,
-        names: tuple[str, ...],
-        sizes: tuple[int, ...],
-        zeros: Mapping[Clique, np.ndarray],
-    ) -> TreeSampler:
-        nodes, order = junction_tree(names, sizes, cliques)
-        index = {n: i for i, n in enumerate(names)}
-        steps: list[_Step] = []
-        used: list[str] = []
-        for col in reversed(list(order)):
-            near = set().union(*(set(n) for n in nodes if col in n)) & set(used)
-            parents = tuple(sorted(near, key=index.__getitem__))
-            attrs = (*parents, col)
-            marg = np.clip(projector(attrs), 0.0, None)
-            for cl, mask in zeros.items():
-                if set(cl) <= set(attrs):
-                    marg = np.where(_broadcast(mask, cl, attrs), 0.0, marg)
-            k = sizes[index[col]]
-            table = marg.reshape(-1, k)
-            steps.append(
-                _Step(column=index[col], parents=tuple(index[p] for p in parents), cdf=_cdf(table))
-            )
-            used.append(col)
-        return cls(steps, sizes)
-
-    def sample(self, n: int, rng: np.random.Generator, *, systematic: bool = True) -> np.ndarray:
-        """``n`` rows of codes, shape (n, columns), dtype int64.
-
-        Every row's value of each column is drawn from the model's conditional given the
-        row's already-sampled neighbours, with all randomness from ``rng``.
-        ``systematic`` (the default) draws the rows of one parent cell jointly, by
-        systematic sampling over a uniformly random order of those rows: each row still
-        gets exactly the model's conditional distribution, but a cell's count is within
-        one of its expected count given the parents' counts, so the sample's marginals
-        carry far less sampling noise than i.i.d. rows (whose error on a cell of
-        probability p is sqrt(p (1 - p) / n): about 0.001 at 160K rows, the same size as
-        the model's own error). The random order is drawn afresh for each column, so two
-        columns that share parents are not coupled. ``systematic=False``: i.i.d. rows.
-        """
-        out = np.zeros((n, len(self.sizes)), dtype=np.int64)
-        for step in self.steps:
-            k = step.cdf.shape[1]
-            groups = step.cdf.shape[0]
-            if step.parents:
-                shape = tuple(self.sizes[p] for p in step.parents)
-                row = np.ravel_multi_index(tuple(out[:, p] for p in step.parents), shape)
-            else:
-                row = np.zeros(n, dtype=np.int64)
-            keys = (np.arange(groups)[:, None] + step.cdf).ravel()
-            u, order = systematic_draw(row, groups, rng) if systematic else (rng.random(n), None)
-            pos = search_in_order(keys, row + u, order, side="right")
-            out[:, step.column] = np.minimum(pos - row * k, k - 1)
-        return out
-
-
-class _Projector:
-    """Marginals of a fitted model on attribute tuples, computed in numpy.
-
-    The model's log-potentials are summed into the maximal cliques of its junction tree
-    and calibrated there by sum-product message passing in numpy (log space): each
-    sampling step's attributes (a column and its sampled neighbours, a clique of the
-    triangulated graph) lie inside one of those cliques, so its marginal is a numpy sum
-    and transpose. mbi's ``model.project`` would run the same computation as eager jax
-    operations, each compiled for its shapes on first use (about 14 s of a 160K-row
-    fit); it remains the fallback for attributes that no clique contains.
-    """
-
-    def __init__(self, model: object) -> None:
-        self.model = model
-        self.tables = _junction_tree_marginals(model)
-
-    def __call__(self, attrs: tuple[str, ...]) -> np.ndarray:
-        for axes, values in self.tables:
-            if set(attrs) <= set(axes):
-                summed = values.sum(axis=tuple(i for i, a in enumerate(axes) if a not in attrs))
-                kept = [a for a in axes if a in attrs]
-                return np.transpose(summed, [kept.index(a) for a in attrs])
-        projected = self.model.project(attrs)  # type: ignore[attr-defined]
-        return np.asarray(projected.datavector(flatten=False), dtype=np.float64)

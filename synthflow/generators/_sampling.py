@@ -1,7 +1,7 @@
 """Systematic sampling of conditional tables: each row keeps its law, counts lose their noise.
 
 The generators that sample column by column from conditional tables (``workload``,
-MST/AIM through :class:`~synthflow.generators._pgm.TreeSampler`, PrivBayes) draw one
+MST/AIM through :class:`~synthflow.generators._pgm_sampler.TreeSampler`, PrivBayes) draw one
 uniform per row and invert the row's conditional CDF. With i.i.d. uniforms a cell's
 count carries multinomial noise, sqrt(n p (1 - p)): about 0.001 of n at 160K rows on a
 cell of probability 1/4, as large as a good model's own error. Systematic uniforms

@@ -15,10 +15,10 @@ seedable); the ledger records epsilon *and* delta. What the adapters fix
   data keeps its cell; out-of-domain codes are rejected by ``check_codes`` first.
 * **Correct sampling** (trap 2): mbi 1.1.0's ``synthetic_data(method="round")`` makes
   siblings comonotone. We never call it: after fit the model's conditional tables along
-  its junction tree (:class:`~synthflow.generators._pgm.TreeSampler`; memory of the
+  its junction tree (:class:`~synthflow.generators._pgm_sampler.TreeSampler`; memory of the
   largest clique, never the whole cube, which is 10^16 cells on a 15-column table)
   draw rows (systematic sampling within each parent cell, see
-  :meth:`~synthflow.generators._pgm.TreeSampler.sample`) with *our* numpy
+  :meth:`~synthflow.generators._pgm_sampler.TreeSampler.sample`) with *our* numpy
   ``Generator``; MST's domain compression is undone with that generator too.
 * **Neighbouring relation** (trap 7): smartnoise calibrates both for add/remove
   neighbours. Under the spec's replace-one relation a marginal's L2 sensitivity is

@@ -7,7 +7,7 @@ import pytest
 
 mbi = pytest.importorskip("mbi")
 
-from synthflow.generators._pgm import _Projector  # noqa: E402
+from synthflow.generators._pgm_sampler import _Projector  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from synthflow.generators._pgm import TreeSampler, _cdf, _Step
+from synthflow.generators._pgm_sampler import TreeSampler, _Step
+from synthflow.generators._pgm_tables import _cdf
 from synthflow.generators._sampling import search_in_order, systematic_draw, systematic_uniforms
 
 # a -> b, a -> c: two children of one parent (siblings), known conditionals.
@@ -163,7 +164,7 @@ def _fit(cliques, sizes, seed=0):
     ],
 )
 def test_numpy_junction_tree_marginals_match_mbi(cliques):
-    from synthflow.generators._pgm import _junction_tree_marginals
+    from synthflow.generators._pgm_tables import _junction_tree_marginals
 
     names = set().union(*map(set, cliques))
     model = _fit(cliques, {k: v for k, v in {"a": 3, "b": 4, "c": 2, "d": 3}.items() if k in names})

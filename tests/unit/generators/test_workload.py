@@ -16,7 +16,8 @@ from synthflow.data import load_data
 from synthflow.errors import BudgetExceededError
 from synthflow.filtering import binned_violations
 from synthflow.generators import make_generator
-from synthflow.generators._pgm import TreeSampler, _cdf, _Step
+from synthflow.generators._pgm_sampler import TreeSampler, _Step
+from synthflow.generators._pgm_tables import _cdf
 from synthflow.generators._workload_spec import structural_zeros, workload_from_spec
 from synthflow.generators.workload import (
     WorkloadHyperparameters,
