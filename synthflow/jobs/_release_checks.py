@@ -108,6 +108,6 @@ def _unconfirmed_provenance(spec: Any, datasheet: Any) -> str | None:
     bundled = bundled_spec_of(spec.sha256) if datasheet is None else None
     if bundled is None:
         return None
-    warning = provenance_warning(bundled, spec.datasheet.source)
+    warning = provenance_warning(bundled, spec.datasheet)
     print(f"synthflow release: warning: {warning}", file=sys.stderr)
     return warning

@@ -3,6 +3,7 @@ warns of placeholders (#38 item 3)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 from pathlib import Path
@@ -40,7 +41,10 @@ def test_a_bundled_spec_publishes_its_provenance_only_under_a_warning(
     code, out = _release(tmp_path, small_spec, copy, small_csv)
     assert code == 0
     err = capsys.readouterr().err
-    assert "warning: The provenance below" in err and "'example_small'" in err
+    # The spec states no provenance field: the warning claims to copy none (it once
+    # listed title, source, population, period and publisher above "Not stated: ...").
+    assert "warning: This release was made with synthflow's bundled spec 'example_small'" in err
+    assert "The provenance below" not in err
     readme = (out / "README.md").read_text()
     assert "> **Provenance not confirmed.**" in readme.split("\n\n")[1]  # right under the title
     acc = json.loads((out / "acceptance.json").read_text())
@@ -100,3 +104,30 @@ def test_the_template_is_a_valid_datasheet_file():
     assert ds.title.startswith("<") and ds.source.startswith("<")
     with pytest.raises(Exception, match="does not exist"):
         load_datasheet(TEMPLATE.with_name("nope.yaml"))
+
+
+def test_the_warning_names_only_the_fields_the_bundled_spec_states(births_spec, small_spec):
+    from synthflow.release._datasheet import provenance_warning
+
+    births = provenance_warning("births", births_spec.datasheet)
+    stated = [f for f in ("title", "source", "population", "period", "publisher")
+              if getattr(births_spec.datasheet, f)]  # fmt: skip
+    assert len(stated) >= 3 and f"The provenance below ({', '.join(stated)})" in births
+    partial = dataclasses.replace(births_spec.datasheet, population="", period="")
+    text = provenance_warning("births", partial)
+    assert "population" not in text.split(")")[0] and "period" not in text.split(")")[0]
+    assert "The provenance below" not in provenance_warning("example_small", small_spec.datasheet)
+
+
+def test_the_audit_accepts_an_older_packages_wording(small_spec):
+    """Packages published before the wording changed still audit (same warning, old words)."""
+    from synthflow.release._datasheet import legacy_provenance_warning
+    from synthflow.release.audit import AuditReport, _provenance_warnings
+
+    old = legacy_provenance_warning("example_small", small_spec.datasheet.source)
+    report = AuditReport()
+    _provenance_warnings(report, small_spec, old, replaced=False)
+    assert report.ok, report.checks
+    report = AuditReport()
+    _provenance_warnings(report, small_spec, old.replace("bundled", "shipped"), replaced=False)
+    assert not report.ok  # any other text is not the warning

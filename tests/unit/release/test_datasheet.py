@@ -105,6 +105,7 @@ def test_births_datasheet(births_spec, nvss_10k):
     _check(text, private, report, births_spec)
     assert "Live births in Israel, 2014" in text and "Hod, S. and Canetti" in text
     assert "grams" in text  # units in the codebook
+    assert "| column | meaning | unit | released values |" in text
     assert "l-diversity of `birth_weight`" in text
     # The regression's noise is on the fit's statistics: its effect on the value is
     # simulated on the spec's public sample at the release's size and said in words; at
@@ -136,6 +137,9 @@ def test_missing_provenance_is_said_once(small_spec, small_csv):
     for field in ("motivation", "source", "population", "period", "licence", "maintenance"):
         assert field in line, field
     assert "- Licence:" not in text and "- Source:" not in text
+    # No column states a meaning or a unit: the codebook has no column of "-" for them
+    assert "| column | released values |" in text
+    assert not any(x.startswith("| `") and "| - |" in x for x in text.splitlines())
     # English plurals: "1 rule", never "1 rules"
     assert not re.search(r"\b1 rules\b", text)
     n = len(small_spec.raw_constraints)
