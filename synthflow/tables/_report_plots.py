@@ -94,20 +94,11 @@ def _ru_map(rows: Sequence[ComparisonRow], original_ones: int) -> Any:
     marker: dict[float | None, str] = {
         e: _BUDGET_MARKERS[i % len(_BUDGET_MARKERS)] for i, e in enumerate(budgets)
     }
-    families: list[str] = []
-    for r in rows:
-        y = r.measures.uniques_kept / original_ones if original_ones else math.nan
-        shape = marker.get(r.epsilon, "o") if _budgeted(r) else "o"
-        ax.plot(
-            r.measures.hellinger, y, shape, color=_COLOURS[r.method], ms=8, mec="white",
-            mew=0.6, alpha=0.9, linestyle="none",
-        )  # fmt: skip
-        if r.method not in families:
-            families.append(r.method)
+    families = list(dict.fromkeys(r.method for r in rows))
     _distance_axis(ax, [r.measures.hellinger for r in rows])
+    ax.set_ylim(-0.05, 1.05)
     ax.set_ylabel("share of original 1s published as 1\n(disclosure risk; lower is safer)",
                   fontsize=11)  # fmt: skip
-    ax.set_ylim(-0.05, 1.05)
     ax.tick_params(labelsize=10)
     ax.grid(alpha=0.3)
     method_legend = ax.legend(
@@ -122,8 +113,42 @@ def _ru_map(rows: Sequence[ComparisonRow], original_ones: int) -> Any:
             [f"{e:g}" for e in budgets], title="DP budget\n(epsilon, shape)", fontsize=9,
             title_fontsize=9, loc="lower left", bbox_to_anchor=(1.01, 0.0), frameon=False,
         )  # fmt: skip
-    fig.tight_layout()
+    fig.tight_layout()  # before the dots: their spreading needs the final axes size
+    xs = [r.measures.hellinger for r in rows]
+    ys = [r.measures.uniques_kept / original_ones if original_ones else math.nan for r in rows]
+    for r, x, y in zip(rows, xs, _dodge(fig, ax, xs, ys), strict=True):
+        shape = marker.get(r.epsilon, "o") if _budgeted(r) else "o"
+        ax.plot(
+            x, y, shape, color=_COLOURS[r.method], ms=8, mec="white",
+            mew=0.6, alpha=0.9, linestyle="none", clip_on=False,
+        )  # fmt: skip
     return fig
+
+
+def _dodge(fig: Any, ax: Any, xs: Sequence[float], ys: Sequence[float]) -> list[float]:
+    """``ys`` with dots that would cover one another stacked vertically, a dot apart.
+
+    Many methods share a risk of exactly 0 or 1 and similar distances, so their dots
+    would sit on top of each other; each dot that would overlap one already placed
+    moves up or down (alternately, nearest first) by one marker diameter until it is
+    clear. Only the drawing moves, by at most a few hundredths on the y axis; the
+    values in the report's table are untouched.
+    """
+    step = 9.0 * fig.dpi / 72.0  # an 8-point marker and its edge, in pixels
+    placed: list[tuple[float, float]] = []
+    out = []
+    for x, y in zip(xs, ys, strict=True):
+        if not (math.isfinite(x) and math.isfinite(y)):
+            out.append(y)
+            continue
+        px, py = ax.transData.transform((x, y))
+        for k in range(40):
+            shift = (k + 1) // 2 * step * (1 if k % 2 else -1)
+            if all(math.hypot(px - qx, py + shift - qy) >= step for qx, qy in placed):
+                break
+        placed.append((px, py + shift))
+        out.append(float(ax.transData.inverted().transform((px, py + shift))[1]))
+    return out
 
 
 def _budgeted(r: ComparisonRow) -> bool:

@@ -55,6 +55,29 @@ def test_dots_are_not_joined_and_budgets_are_a_legend_not_labels() -> None:
     assert len({m for _, m in markers}) == 5 + 1  # five budgets and the plain dot
 
 
+def test_no_dot_covers_another_and_each_stays_near_its_value() -> None:
+    """The seeded run's dots crowd along y = 0 at similar distances; none may hide another.
+
+    A dot is 8 points wide: centres at least 8 points apart do not cover each other. The
+    stacking moves a dot by whole diameters (0.03 of the y axis each), so a few steps
+    stay well within 0.15 of its true share.
+    """
+    rows = _rows()
+    fig = _ru_map(rows, original_ones=1)
+    fig.canvas.draw()
+    (ax,) = fig.axes
+    lines = ax.get_lines()
+    assert len(lines) == len(rows)
+    centres = [ax.transData.transform((ln.get_xdata()[0], ln.get_ydata()[0])) for ln in lines]
+    size = 8 * fig.dpi / 72
+    for i, a in enumerate(centres):
+        for b in centres[:i]:
+            assert np.hypot(*(a - b)) >= size * 0.999
+    for r, ln in zip(rows, lines, strict=True):
+        assert ln.get_xdata()[0] == r.measures.hellinger  # only the height moves
+        assert abs(ln.get_ydata()[0] - r.measures.uniques_kept) < 0.15
+
+
 @pytest.mark.parametrize("fn", ["ru", "utility"])
 def test_distance_axis_labels_ticks_between_the_decades(fn: str) -> None:
     rows = _rows()
