@@ -135,27 +135,16 @@ def estimate(
     for cl, mask in zeros.items():
         start[cl] = np.where(mask, _FORBIDDEN, 0.0)
     path = estimator(names, sizes, cliques)
+    triples = [(m.clique, np.asarray(m.noisy), float(m.stddev)) for m in measurements]
     if path == "junction":
         tables = mirror_descent_junction(
-            names,
-            sizes,
-            [(m.clique, np.asarray(m.noisy), float(m.stddev)) for m in measurements],
-            start,
-            total=float(total),
-            iters=iters,
+            names, sizes, triples, start, total=float(total), iters=iters
         )
         return TreeSampler.from_tables(
             tables, names=tuple(names), sizes=sizes, cliques=cliques, zeros=zeros
         )
     if path == "dense":
-        joint = mirror_descent_dense(
-            names,
-            sizes,
-            [(m.clique, np.asarray(m.noisy), float(m.stddev)) for m in measurements],
-            start,
-            total=float(total),
-            iters=iters,
-        )
+        joint = mirror_descent_dense(names, sizes, triples, start, total=float(total), iters=iters)
         return TreeSampler.from_joint(joint, names=tuple(names), cliques=cliques, zeros=zeros)
     return _estimate_mbi(names, sizes, measurements, start, total=total, zeros=zeros, iters=iters)
 
