@@ -81,16 +81,18 @@ class _Tree:
 
 
 def _logsumexp(x: np.ndarray, axis: tuple[int, ...]) -> np.ndarray:
-    """log(sum(exp(x))) over ``axis``, shifted by the table's one largest value.
+    """log(sum(exp(x))) over ``axis``, each slice shifted by its own largest value.
 
-    One shift for the whole table (not one per slice, as scipy's): a slice more than
-    about 745 nats below the table's largest value comes out as -inf, a probability that
-    is 0.0 in float64 either way (the fitted tables are ``exp(belief - max)`` too).
+    As scipy's ``logsumexp``, without its overhead. Not one shift for the whole table: a
+    message is added to another node's potentials, which can make up any difference, so
+    a slice far below the table's largest value must keep its exact log-mass (one global
+    shift turned it into -inf and gave nodes that disagree, or NaN).
     """
-    top = float(x.max())
-    top = top if math.isfinite(top) else 0.0
+    top = x.max(axis=axis, keepdims=True)
+    top[~np.isfinite(top)] = 0.0  # an all-forbidden (-1e9) or empty slice
     with np.errstate(divide="ignore"):
-        return np.log(np.exp(x - top).sum(axis=axis)) + top
+        out = np.log(np.exp(x - top).sum(axis=axis, keepdims=True)) + top
+    return out.squeeze(axis=axis)
 
 
 def _message(belief: np.ndarray, src: Clique, dst: Clique) -> np.ndarray:
@@ -142,7 +144,8 @@ def mirror_descent_junction(
     for cl, noisy, sd in measurements:
         prec = 1.0 / max(float(sd), 1e-12) ** 2
         weight[index[tuple(cl)]] += prec
-        target[index[tuple(cl)]] = target[index[tuple(cl)]] + prec * np.asarray(noisy, float)
+        shaped = np.asarray(noisy, float).reshape(target[index[tuple(cl)]].shape)  # flat: C order
+        target[index[tuple(cl)]] = target[index[tuple(cl)]] + prec * shaped
     target = [t / w if w > 0 else t for t, w in zip(target, weight, strict=True)]
     children: dict[int, list[int]] = {i: [] for i in range(len(tree.nodes))}
     for child, par in tree.parent.items():

@@ -123,12 +123,24 @@ class TreeSampler:
             near = set().union(*(set(n) for n in nodes if col in n)) & set(used)
             parents = tuple(sorted(near, key=index.__getitem__))
             attrs = (*parents, col)
-            marg = np.clip(projector(attrs), 0.0, None)
+            marg = np.asarray(projector(attrs), dtype=np.float64)
+            if not np.isfinite(marg).all():
+                raise FloatingPointError(
+                    f"the fitted model's marginal on {attrs} is not finite (an estimator "
+                    "fault, not a property of the data); nothing was sampled from it"
+                )
+            marg = np.clip(marg, 0.0, None)
+            allowed = np.ones(marg.shape, dtype=bool)
             for cl, mask in zeros.items():
                 if set(cl) <= set(attrs):
-                    marg = np.where(_broadcast(mask, cl, attrs), 0.0, marg)
+                    allowed &= ~_broadcast(mask, cl, attrs)
+            marg = np.where(allowed, marg, 0.0)
             k = sizes[index[col]]
             table = marg.reshape(-1, k)
+            # A parent cell the model gives no mass draws uniformly among its allowed
+            # bins (never a forbidden one), should a row ever reach it.
+            empty = table.sum(axis=1) <= 0
+            table[empty] = allowed.reshape(-1, k)[empty]
             steps.append(
                 _Step(column=index[col], parents=tuple(index[p] for p in parents), cdf=_cdf(table))
             )
