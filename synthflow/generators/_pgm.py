@@ -78,7 +78,7 @@ JUNCTION_GAIN = 4
 its cells or more. Per cell the dense fit's BLAS products are about 2.5 times faster
 (``python benchmarks/pgm_estimators.py``: births' all-pairs model, whose tree is one
 node, the joint itself, fits in 1.8 s dense and 4.5 s on the tree); affairs' tree-mode
-model (a joint 36 times its tree) fits in 7.5 s on the tree, 72 s dense and 20 s in mbi."""
+model (a joint 36 times its tree) fits in 8.4 s on the tree, 72 s dense and 20 s in mbi."""
 
 
 def estimator(names: Sequence[str], sizes: Sequence[int], cliques: Sequence[Clique]) -> str:

@@ -5,10 +5,10 @@ table, which is fastest when the measured cliques join every column to every oth
 release's six columns: one junction-tree node of 230,400 cells, the joint itself). When
 they do not, the joint can be far larger than the model: a workload fit on the 9-column
 affairs survey in tree mode has a joint of 2,177,280 cells but a junction tree of 60,552
-(one node of 60,480 and two of 36), and the dense fit spent 69 s per fit where this one
-needs a few seconds. Models whose junction tree holds too many cells for memory, or
-cliques the dense layout cannot place, go here too unless they exceed
-:data:`~synthflow.generators._pgm_dense_layout.DENSE_CELLS`.
+(one node of 60,480 and two of 36): the dense fit takes 72 s, this one 8.4 s
+(``benchmarks/pgm_estimators.py``). Models whose joint is too large to hold, or whose
+cliques the dense layout cannot place, come here too, unless their tree itself exceeds
+:data:`~synthflow.generators._pgm_dense_layout.DENSE_CELLS` cells (then mbi's jax path).
 
 The algorithm is the same (mbi 1.1.0's objective, start and Armijo step, with the
 momentum of :mod:`synthflow.generators._pgm_descent`), with the marginals computed as mbi's
