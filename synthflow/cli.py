@@ -12,6 +12,7 @@ import gc
 import importlib
 import logging
 import os
+import signal
 import sys
 from collections.abc import Sequence
 
@@ -49,7 +50,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="synthflow",
         description="Differentially private synthetic microdata: spec -> flow -> release.",
         epilog="Exit codes: 0 success; 1 a negative result (criteria or audit failed, empty "
-        "shortlist, no release); 2 usage or input error (nothing spent); 3 paused, resumable. "
+        "shortlist, no release); 2 usage or input error (nothing spent); 3 paused, resumable; "
+        "4 an error or interrupt after budget was charged (the message says what was spent, "
+        "what is left and the ledger's path). "
         "'synthflow COMMAND --help' describes each command.",
         formatter_class=HelpFormatter,
     )
@@ -87,6 +90,8 @@ def main(argv: Sequence[str] | None = None) -> int:  # noqa: PLR0911  (one per o
         return EXIT_PAUSED
     except SpentError as exc:
         print(f"synthflow {args.command}: error after spending: {exc}", file=sys.stderr)
+        for line in _spend_lines(before):
+            print(f"synthflow {args.command}: {line}", file=sys.stderr)
         return EXIT_SPENT
     except (
         ConfigError,
@@ -98,10 +103,12 @@ def main(argv: Sequence[str] | None = None) -> int:  # noqa: PLR0911  (one per o
         FileNotFoundError,
     ) as exc:
         if _charged() > before:
-            return _spent(args.command, str(exc), _charged() - before)
+            return _spent(args.command, str(exc), before)
         print(f"synthflow {args.command}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
+        if _charged() > before:
+            return _spent(args.command, "interrupted", before)
         print(
             f"synthflow {args.command}: interrupted; what was finished is kept (re-run the "
             "same command to resume a sweep or a selection)",
@@ -120,13 +127,20 @@ def main(argv: Sequence[str] | None = None) -> int:  # noqa: PLR0911  (one per o
         # selections are written before anything they cover is released.
         where = f" ({exc.filename})" if exc.filename else ""
         if _charged() > before:
-            return _spent(args.command, f"{exc.strerror or exc}{where}", _charged() - before)
+            return _spent(args.command, f"{exc.strerror or exc}{where}", before)
         print(
             f"synthflow {args.command}: error: {exc.strerror or exc}{where}; free space or "
             "choose another path, then re-run the same command",
             file=sys.stderr,
         )
         return EXIT_USAGE
+    except Exception as exc:
+        # Anything else is a fault of ours; after a charge it is still an exit 4 that says
+        # what was spent (the type only: a message could hold values), never a bare
+        # traceback that reads as "nothing happened".
+        if _charged() > before:
+            return _spent(args.command, f"an internal error ({type(exc).__name__})", before)
+        raise
 
 
 def _charged() -> float:
@@ -135,14 +149,22 @@ def _charged() -> float:
     return 0.0 if ledger is None else float(ledger.charged_to_datasets())
 
 
-def _spent(command: str, error: str, epsilon: float) -> int:
+def _spend_lines(before: float) -> list[str]:
+    ledger = sys.modules.get("synthflow.ledger")
+    return [] if ledger is None else list(ledger.spend_lines(before))
+
+
+def _spent(command: str, error: str, before: float) -> int:
     """An error after this command charged the dataset ledger: exit 4, never "nothing spent"."""
     print(
         f"synthflow {command}: error after spending: {error}. This command had already "
-        f"charged epsilon {epsilon:g} to the dataset ledger, which stays charged; fix the "
-        "cause, then re-run (a resumable release continues without a new charge)",
+        f"charged epsilon {_charged() - before:g} to the dataset ledger, which stays charged; "
+        "fix the cause, then re-run (a release continues its selection without a new charge; "
+        "an attempt that was cut short counts as a failed attempt)",
         file=sys.stderr,
     )
+    for line in _spend_lines(before):
+        print(f"synthflow {command}: {line}", file=sys.stderr)
     return EXIT_SPENT
 
 
@@ -156,9 +178,16 @@ def entry() -> None:
     matter at exit (multiprocessing's, ``weakref.finalize``, ``atexit``) still run.
     """
     _start_sweep_workers_early(sys.argv[1:])
+    # SIGTERM (a scheduler, 'kill') is handled as Ctrl-C: the command's own clean-up runs
+    # and, after a charge, it exits 4 saying what was spent.
+    signal.signal(signal.SIGTERM, _interrupt)
     code = main()
     gc.freeze()
     sys.exit(code)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 def _start_sweep_workers_early(argv: list[str]) -> None:

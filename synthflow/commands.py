@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from synthflow._cli import add_command, check_json, write_json
 from synthflow.errors import ConfigError
@@ -111,6 +112,7 @@ def _validate(args: argparse.Namespace) -> int:
     spec = load_spec(args.spec)  # bins, groups, budgets, grids: or ConfigError
     _check_affordable(spec)
     configs = expand_space(spec)
+    _check_delta(spec, configs)
     models = sorted({c.model for c in configs})
     print(
         f"{spec.path}: valid; {len(spec.columns)} columns, {len(spec.criteria)} criteria, "
@@ -147,6 +149,29 @@ def _check_affordable(spec: ReleaseSpec) -> None:
             f" but total_epsilon is {spec.privacy.total_epsilon:g}; 'synthflow release' would "
             "refuse it: lower the budgets or raise the total, or release it as a single "
             f"attempt (release --stop-probability 1, epsilon {single:g})"
+        )
+
+
+def _check_delta(spec: ReleaseSpec, configs: list[Any]) -> None:
+    """Refuse a spec with a configuration whose deltas add up past ``total_delta``.
+
+    Even a single attempt (the cheapest in delta) spends the generator's delta plus every
+    Gaussian criterion's; ``release`` would refuse such a configuration, so ``validate``
+    names it first, with the arithmetic.
+    """
+    from synthflow.release.cost import delta_of
+
+    fit = math.fsum(c.impl.delta(c) for c in spec.criteria)
+    total = spec.privacy.total_delta
+    over = [(c, delta_of(c)) for c in configs]
+    over = [(c, d) for c, d in over if d + fit > total * (1 + 1e-9) + 1e-300]
+    if over:
+        cfg, gen = max(over, key=lambda item: item[1])
+        raise ConfigError(
+            f"privacy: {len(over)} of {len(configs)} configurations spend more delta than "
+            f"privacy.total_delta {total:g}, e.g. {cfg.id}: generator delta {gen:g} + Gaussian "
+            f"criteria delta {fit:g} = {gen + fit:g}, even as a single attempt; raise "
+            "total_delta or lower the grid's 'delta' (or the criteria's)"
         )
 
 

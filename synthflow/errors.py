@@ -15,6 +15,7 @@ __all__ = [
     "NoPlanError",
     "NotEnoughRowsError",
     "PrivacyLeakWarning",
+    "SelectionEnded",
     "SelectionPaused",
     "SpentError",
     "StoreError",
@@ -56,6 +57,10 @@ class NoPlanError(ConfigError):
 
 class SelectionPaused(RuntimeError):
     """Private selection reached its attempt cap; re-running continues it."""
+
+
+class SelectionEnded(ConfigError):
+    """A selection that already ended without a release was run again (its budget is spent)."""
 
 
 class SpentError(RuntimeError):

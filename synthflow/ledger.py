@@ -69,6 +69,8 @@ __all__ = [
     "data_fingerprint",
     "dataset_ledger",
     "file_sha256",
+    "spend_line",
+    "spend_lines",
 ]
 
 HEADER = "synthflow dataset ledger"
@@ -80,6 +82,9 @@ _SLACK = Fraction(1, 10**12)
 _charged_to_datasets = 0.0
 """Epsilon this process has charged to dataset ledgers (files with a dataset header)."""
 
+_charged_ledgers: dict[str, tuple[Ledger, float, float]] = {}
+"""Each dataset ledger this process charged: the ledger, and the epsilon and delta charged."""
+
 
 def charged_to_datasets() -> float:
     """Epsilon this process has charged to dataset ledgers so far.
@@ -88,6 +93,28 @@ def charged_to_datasets() -> float:
     "nothing spent" (exit 2) but an error after spending (exit 4).
     """
     return _charged_to_datasets
+
+
+def spend_lines(since: float = 0.0) -> list[str]:
+    """One line per dataset ledger this process charged: what, what is left, where.
+
+    ``since``: :func:`charged_to_datasets` when the command started (0: the process).
+    Public figures only (budgets and the ledger's path), never data.
+    """
+    if _charged_to_datasets <= since:
+        return []
+    return [
+        spend_line(ledger, epsilon, delta) for ledger, epsilon, delta in _charged_ledgers.values()
+    ]
+
+
+def spend_line(ledger: Ledger, epsilon: float, delta: float) -> str:
+    """The line "spent epsilon X (delta D) of Y; Z left; ledger PATH" for one ledger."""
+    return (
+        f"spent epsilon {epsilon:.6g} (delta {delta:.3g}) of the total {ledger.total_epsilon:g}; "
+        f"{ledger.remaining_epsilon:.6g} left (delta "
+        f"{max(ledger.total_delta - ledger.spent_delta, 0.0):.3g}); ledger {ledger.path}"
+    )
 
 
 _CHARGE_KEYS = frozenset({"what", "epsilon", "delta", "mechanism", "sensitivity", "time", "ref"})
@@ -283,6 +310,9 @@ class Ledger:
             if self.header is not None:
                 global _charged_to_datasets  # noqa: PLW0603  (one process-wide figure)
                 _charged_to_datasets += float(epsilon)
+                key = str(self.path.resolve())
+                _, eps0, delta0 = _charged_ledgers.get(key, (self, 0.0, 0.0))
+                _charged_ledgers[key] = (self, eps0 + float(epsilon), delta0 + float(delta))
 
     def _refuse_unaffordable(self, what: str, epsilon: float, delta: float) -> None:
         if not self.can_afford(epsilon, delta):
@@ -318,9 +348,19 @@ class Ledger:
 
 
 def _write(fh: IO[str], line: str) -> None:
-    fh.write(line + "\n")
+    """Append one line, fsynced, whole or not at all (a cut write is cut back off)."""
     fh.flush()
-    os.fsync(fh.fileno())
+    fd = fh.fileno()
+    end = os.lseek(fd, 0, os.SEEK_END)
+    data = (line + "\n").encode("utf-8")
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    except BaseException:
+        os.ftruncate(fd, end)
+        raise
 
 
 def _parse_lines(path: Path, text: str) -> Iterator[tuple[int, str, dict[str, Any]]]:

@@ -21,6 +21,7 @@ __all__ = [
     "_read_plan",
     "_spent",
     "_unconfirmed_provenance",
+    "selection_spend_line",
 ]
 
 
@@ -30,6 +31,36 @@ def _spent(private_dir: Path) -> float:
         return Ledger(total_epsilon=1e300, path=private_dir / "ledger.jsonl").spent_epsilon
     except (ConfigError, OSError):
         return 0.0
+
+
+def selection_spend_line(private_dir: Path, ledger_path: str | Path | None) -> str:
+    """What a selection spent, what its dataset ledger has left and where it is.
+
+    Said at every end without a release (a stop, an error or an interrupt after the
+    charge): "spent epsilon X (delta D) of Y; Z left; ledger PATH".
+    """
+    try:
+        enclave = Ledger(total_epsilon=1e300, total_delta=0.999, path=private_dir / "ledger.jsonl")
+        eps, delta = enclave.spent_epsilon, enclave.spent_delta
+    except (ConfigError, OSError, ValueError):
+        return f"the enclave ledger {str(private_dir / 'ledger.jsonl')!r} cannot be read"
+    if eps == 0:
+        return "nothing was spent"
+    if ledger_path is None:
+        where = private_dir / "ledger.jsonl"
+        return f"spent epsilon {eps:.6g} (delta {delta:.3g}); enclave ledger {where}"
+    try:
+        shared = Ledger(total_epsilon=1e300, total_delta=0.999, path=ledger_path)
+        header = shared.header or {}
+        total, total_delta = float(header["total_epsilon"]), float(header.get("total_delta", 0))
+    except (ConfigError, OSError, ValueError, KeyError, TypeError):
+        return f"spent epsilon {eps:.6g} (delta {delta:.3g}); ledger {ledger_path}"
+    left = max(total - shared.spent_epsilon, 0.0)
+    left_delta = max(total_delta - shared.spent_delta, 0.0)
+    return (
+        f"spent epsilon {eps:.6g} (delta {delta:.3g}) of the total {total:g}; {left:.6g} left "
+        f"(delta {left_delta:.3g}); ledger {ledger_path}"
+    )
 
 
 def _check_writable(option: str, path: Path) -> None:
@@ -55,22 +86,47 @@ def _check_dataset_budget(
 
     A charge refused later would leave a started selection in a new --private-dir.
     """
+    from synthflow.release.cost import shortfall  # noqa: PLC0415
+
     if shared is None or resuming or shared.can_afford(cost.total, cost.total_delta):
         return
-    raise ConfigError(
-        f"this release costs epsilon {cost.total:g} ({cost.to_json()['formula']}) but the "
-        f"dataset's ledger {str(ledger_path)!r} has {shared.remaining_epsilon:g} left of "
-        f"its total {shared.total_epsilon:g}; nothing was spent"
+    short = shortfall(
+        cost,
+        epsilon=shared.remaining_epsilon,
+        delta=max(shared.total_delta - shared.spent_delta, 0.0),
+        where=f"the dataset's ledger {str(ledger_path)!r}",
+        total=(shared.total_epsilon, shared.total_delta),
     )
+    short = short or f"epsilon {cost.total:g} (delta {cost.total_delta:g}), more than is left"
+    raise ConfigError(f"this release costs {short}; nothing was spent")
 
 
-def _check_plan_holds(plan: dict[str, Any], total: float, candidate_ids: list[str]) -> None:
-    """A planned release spends no more than its plan, on the plan's candidates."""
+def _check_plan_holds(
+    plan: dict[str, Any],
+    total: float,
+    candidate_ids: list[str],
+    *,
+    delta: float = 0.0,
+    theorem: str | None = None,
+) -> None:
+    """A planned release runs the plan's mechanism, on its candidates, within its budget."""
     planned = plan.get("candidates")
     if isinstance(planned, dict) and sorted(planned) != sorted(candidate_ids):
         raise ConfigError(
             "the candidates file differs from the plan's candidates; give the candidates.yaml "
             "written beside that plan.json (nothing was spent)"
+        )
+    if planned_delta := plan.get("total_delta"):
+        if delta > float(planned_delta) * (1 + 1e-9):
+            raise ConfigError(
+                f"this release would spend delta {delta:.3g} but its plan says "
+                f"{float(planned_delta):.3g}; give the spec written beside that plan.json, or "
+                "re-plan. Nothing was spent"
+            )
+    if theorem is not None and plan.get("selection") not in (None, theorem):
+        raise ConfigError(
+            f"this release would run {theorem} but its plan chose {plan['selection']}; drop "
+            "the options that change it or re-plan. Nothing was spent"
         )
     if total > float(plan["total_epsilon"]) + 1e-9:
         raise ConfigError(
@@ -94,6 +150,7 @@ def _read_plan(path: str | Path, spec: Any) -> dict[str, Any]:
     needed = {"planned_spec_sha256", "fit_once", "options", "total_epsilon", "release_probability"}
     if not isinstance(plan, dict) or not needed <= set(plan):
         raise ConfigError(f"--plan {str(p)!r} is not a plan.json written by 'synthflow plan'")
+    _check_plan_types(p, plan)
     if plan["planned_spec_sha256"] != spec.sha256:
         raise ConfigError(
             f"--plan {str(p)!r} planned another spec (sha256 "
@@ -101,6 +158,41 @@ def _read_plan(path: str | Path, spec: Any) -> dict[str, Any]:
             "give the spec.yaml written beside that plan"
         )
     return plan
+
+
+def _check_plan_types(path: Path, plan: dict[str, Any]) -> None:
+    """Each field release reads has the type 'synthflow plan' writes (else one line, exit 2)."""
+
+    def number(value: Any) -> bool:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+    options = plan["options"]
+    gamma: Any = (
+        plan.get("stop_probability", options.get("stop_probability", 0.0))
+        if isinstance(options, dict)
+        else None
+    )
+    problems = [
+        name
+        for name, ok in (
+            ("options (a mapping)", isinstance(options, dict)),
+            ("planned_spec_sha256 (text)", isinstance(plan["planned_spec_sha256"], str)),
+            ("fit_once (true or false)", isinstance(plan["fit_once"], bool)),
+            ("total_epsilon (a number)", number(plan["total_epsilon"])),
+            ("total_delta (a number)", plan.get("total_delta") is None
+             or number(plan["total_delta"])),
+            ("release_probability (a number)", number(plan["release_probability"])),
+            ("stop_probability (a number in [0, 1])", number(gamma) and 0 <= float(gamma) <= 1),
+            ("candidates (a mapping)", plan.get("candidates") is None
+             or isinstance(plan["candidates"], dict)),
+        )
+        if not ok
+    ]  # fmt: skip
+    if problems:
+        raise ConfigError(
+            f"--plan {str(path)!r} is damaged or edited: {', '.join(problems)} "
+            "expected; give the plan.json that 'synthflow plan' wrote (nothing was spent)"
+        )
 
 
 def _unconfirmed_provenance(spec: Any, datasheet: Any) -> str | None:

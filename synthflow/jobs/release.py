@@ -20,7 +20,6 @@ from synthflow.config.model import DatasheetSpec, ReleaseSpec
 from synthflow.data import load_data
 from synthflow.errors import (
     ConfigError,
-    SelectionPaused,
     SpentError,
 )
 from synthflow.flow import check_configurations
@@ -32,6 +31,7 @@ from synthflow.jobs._release_checks import (
     _read_plan,
     _spent,
     _unconfirmed_provenance,
+    selection_spend_line,
 )
 from synthflow.jobs._rules import privacy_rng
 from synthflow.ledger import Ledger, command_ledger, file_sha256
@@ -141,10 +141,16 @@ def run_release(
                 "drop the flag (the plan's choice is used) or re-plan"
             )
         fit_once = bool(plan["fit_once"])
-        if stop_probability is None:  # the plan's choice (1: a single attempt)
-            stop_probability = float(
-                plan.get("stop_probability", plan["options"]["stop_probability"])
+        planned = float(plan.get("stop_probability", plan["options"]["stop_probability"]))
+        if stop_probability is not None and float(stop_probability) != planned:
+            # Another stop probability is another mechanism (a single attempt against
+            # Papernot-Steinke or Liu-Talwar) with another charge: never the plan's.
+            raise ConfigError(
+                f"--stop-probability {stop_probability:g} but the plan was made for "
+                f"{planned:g} ({'a single attempt' if planned == 1 else 'many attempts'}); "
+                "drop the option (the plan's is used) or re-plan. Nothing was spent"
             )
+        stop_probability = planned
     fit_once = bool(fit_once)
     stop_probability = 0.0 if stop_probability is None else stop_probability
     candidates = read_candidates(spec, candidates_path)
@@ -173,7 +179,13 @@ def run_release(
         stop_probability=stop_probability,
     )
     if plan is not None:
-        _check_plan_holds(plan, cost.total, [c.id for c in candidates])
+        _check_plan_holds(
+            plan,
+            cost.total,
+            [c.id for c in candidates],
+            delta=cost.total_delta,
+            theorem=cost.theorem,
+        )
     # A selection that has started (its ledger exists) was judged when it started;
     # resuming it must not be refused (its budget is already spent).
     resuming = (private_dir / "ledger.jsonl").exists()
@@ -239,25 +251,24 @@ def run_release(
                 dataset_ledger=shared,
                 rows=len(raw),
             )
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, OSError) as exc:
         if not _spent(private_dir):
             raise
-        # Interrupted after the charge: the selection is resumable, as a pause is.
-        raise SelectionPaused(
-            "interrupted; re-run the same command to continue the same selection (no new "
-            "charge). Whether and when a selection stops depends on the private data: "
+        # After the charge: exit 4, saying what was spent. The selection continues on a
+        # re-run; an attempt that was cut short counts as a failed attempt (#45).
+        why = (
+            "interrupted"
+            if isinstance(exc, KeyboardInterrupt)
+            else f"{exc.strerror or exc} ({exc.filename or private_dir})"
+        )
+        raise SpentError(
+            f"{why} during private selection; {selection_spend_line(private_dir, ledger_path)}. "
+            "Re-run the same command to continue the same selection without a new charge (an "
+            "attempt that was cut short counts as a failed attempt; free space or fix the "
+            "path first). Whether and when a selection stops depends on the private data: "
             "nothing derived from it (not even that it stopped) may leave the enclave until "
             "it has been continued to its end"
         ) from None
-    except OSError as exc:
-        spent = _spent(private_dir)
-        if not spent:
-            raise
-        raise SpentError(
-            f"{exc.strerror or exc} ({exc.filename or private_dir}) during private selection, "
-            f"after epsilon {spent:g} was charged; nothing is lost: free space or fix the path, "
-            "then re-run the same command to continue the same selection without a new charge"
-        ) from exc
     if outcome.configuration is None:
         return None
     # (candidate, report, extra); a selection saved by an older version has no extra.

@@ -351,8 +351,9 @@ class Planner:
                     tstr[row, k] = t
         return np.asarray(runs), coef, tstr, self._perfect(sim, std)
 
-    def _tstr_pass(self, stats: np.ndarray, k: int) -> np.ndarray:
-        if self.tstr is None:
+    def _tstr_pass(self, stats: np.ndarray, k: int | None) -> np.ndarray:
+        """P(the TSTR criterion passes); 1 for a spec without one (no ``__tstr__`` variable)."""
+        if self.tstr is None or k is None:
             return np.ones_like(stats)
         eps = float(EPS_GRID[k])
         n = int(self.records[0]["_run"]["n"])
@@ -399,7 +400,7 @@ class Planner:
             coef, tstr = self.per_candidate
             k = idx["__fit__"]
             ok = (coef[rows, k] < self.coef.threshold) * self._tstr_pass(
-                tstr[rows, k], idx["__tstr__"]
+                tstr[rows, k], idx.get("__tstr__")
             )
             per_draw = (base * ok.mean(axis=1))[:, None]
             perfect = float(self.perfect_per_candidate[k])
@@ -410,7 +411,7 @@ class Planner:
             sel = [pos[int(i)] for i in rows]
             k = idx["__fit__"]
             ok = (coef[sel, k] < self.coef.threshold) * self._tstr_pass(
-                tstr[sel, k], idx["__tstr__"]
+                tstr[sel, k], idx.get("__tstr__")
             )
             per_draw = base[:, None] * ok
             perfect = float(perfect_k[k])

@@ -17,10 +17,34 @@ __all__ = ["register"]
 
 
 def _release(args: argparse.Namespace) -> int:
-    from synthflow.jobs.release import run_release
+    from synthflow.errors import SelectionEnded
+    from synthflow.jobs._release_checks import selection_spend_line
 
     check_json(args.json, force=args.force, protected=(args.spec, args.data, args.candidates))
-    out = run_release(
+    try:
+        out = _run(args)
+    except SelectionEnded as exc:
+        print(f"synthflow release: {exc}", file=sys.stderr)
+        print(f"synthflow release: {selection_spend_line(Path(args.private_dir), args.ledger)}",
+              file=sys.stderr)  # fmt: skip
+        return EXIT_NEGATIVE
+    if out is None:
+        print("private selection stopped without a release", file=sys.stderr)
+        print(f"synthflow release: {selection_spend_line(Path(args.private_dir), args.ledger)}",
+              file=sys.stderr)  # fmt: skip
+        if args.json:
+            write_json(args.json, {"released": False})
+        return EXIT_NEGATIVE
+    if args.json:
+        write_json(args.json, {"released": True, "release_dir": str(Path(out).resolve())})
+    print_result(str(Path(out).resolve()), args.json)
+    return EXIT_OK
+
+
+def _run(args: argparse.Namespace) -> Path | None:
+    from synthflow.jobs.release import run_release
+
+    return run_release(
         args.spec,
         args.data,
         Path(args.candidates),
@@ -39,15 +63,6 @@ def _release(args: argparse.Namespace) -> int:
         sign=args.sign,
         datasheet=args.datasheet,
     )
-    if out is None:
-        print("private selection stopped without a release (stop probability)", file=sys.stderr)
-        if args.json:
-            write_json(args.json, {"released": False})
-        return EXIT_NEGATIVE
-    if args.json:
-        write_json(args.json, {"released": True, "release_dir": str(Path(out).resolve())})
-    print_result(str(Path(out).resolve()), args.json)
-    return EXIT_OK
 
 
 def _audit(args: argparse.Namespace) -> int:

@@ -14,17 +14,43 @@ from typing import Any
 
 from synthflow.errors import ConfigError
 
-__all__ = ["Enclave", "atomic_bytes", "read_outcome"]
+__all__ = ["Enclave", "append_line", "atomic_bytes", "read_outcome"]
 
 
 def atomic_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically (a temporary file, fsync, rename)."""
+    """Write ``data`` to ``path`` atomically (a temporary file, fsync, rename).
+
+    On failure (disk full, a file-size limit) the temporary file is removed and ``path``
+    is left as it was.
+    """
     tmp = path.with_name(f".{path.name}.tmp")
-    with tmp.open("wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    try:
+        with tmp.open("wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def append_line(path: Path, line: str) -> None:
+    """Append ``line`` and a newline to ``path``, fsynced; on failure nothing is left of it."""
+    data = (line + "\n").encode("utf-8")
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        end = os.lseek(fd, 0, os.SEEK_END)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        except BaseException:
+            os.ftruncate(fd, end)  # frees what the cut write took
+            raise
+    finally:
+        os.close(fd)
 
 
 def read_outcome(enclave: Enclave) -> dict[str, Any]:
@@ -78,11 +104,12 @@ class Enclave:
         return fh
 
     def log(self, event: dict[str, Any]) -> None:
-        """Append one event to the transcript (fsynced)."""
-        with self.transcript.open("a", encoding="utf-8") as fh:
-            fh.write(json.dumps(event, default=str) + "\n")
-            fh.flush()
-            os.fsync(fh.fileno())
+        """Append one event to the transcript (fsynced), whole or not at all.
+
+        A write cut short (disk full, a file-size limit) is cut back off before the
+        error is raised, so the transcript never keeps half a line.
+        """
+        append_line(self.transcript, json.dumps(event, default=str))
 
     def events(self) -> list[dict[str, Any]]:
         """Every transcript event, in order.

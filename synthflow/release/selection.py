@@ -27,8 +27,14 @@ attempt. gamma must be > 0 here (the bound needs a finite mean number of attempt
 
 The selection lives in an enclave directory: its ledger, the regression fit (when it is
 computed once per release), and a transcript of every configuration draw and released
-value. A crash loses nothing: re-running continues the same selection (the same
-ledger, the same fit, the attempt counter) and never charges again.
+value. A crash loses nothing that was paid for and redoes nothing: re-running continues
+the same selection (the same ledger, the same fit, the attempt counter) and never
+charges again. **A crash is an attempt**: an attempt that drew its configuration and then
+raised, or whose process stopped (kill -9, a full disk, an interrupt) before its record
+was written, counts as a failed attempt, and its stop coin is flipped as for any failure.
+It is never redone with fresh noise (that would be "retry until pass" whenever a crash
+follows a failure more often than a pass). A passing attempt whose result cannot be saved
+is a failure too; one whose result was saved is handed back by the re-run.
 
 Kept whole: the selection loop and its resume rules are one state machine (its storage
 and its cost are in enclave.py and cost.py).
@@ -49,6 +55,7 @@ from synthflow.config.model import ReleaseSpec
 from synthflow.errors import (
     BudgetExceededError,
     ConfigError,
+    SelectionEnded,
     SelectionPaused,
 )
 from synthflow.ledger import Ledger
@@ -59,6 +66,7 @@ from synthflow.release.cost import (
     SELECTION_REF,
     SelectionCost,
     selection_cost,
+    shortfall,
 )
 from synthflow.release.enclave import Enclave, atomic_bytes, read_outcome
 from synthflow.rng import PrivacyRNG
@@ -153,17 +161,21 @@ def private_selection(
         rows=rows,
         stop_probability=stop_probability,
     )
-    if cost.total > spec.privacy.total_epsilon + 1e-12:
+    short = shortfall(
+        cost,
+        epsilon=spec.privacy.total_epsilon,
+        delta=spec.privacy.total_delta,
+        where="the spec's total",
+    )
+    if short:
         advice = (
             "raise --stop-probability (fewer attempts on average), lower the budgets, or "
             "shortlist pure-DP candidates only (Liu-Talwar: twice one attempt)"
             if cost.papernot_steinke
-            else "lower the budgets or use the regression fit once per release"
+            else "lower the budgets (or the Gaussian parts' delta) or use the regression fit "
+            "once per release"
         )
-        raise BudgetExceededError(
-            f"private selection costs epsilon {cost.total:g} ({cost.to_json()['formula']}) but "
-            f"the spec's total is {spec.privacy.total_epsilon:g}; {advice}"
-        )
+        raise BudgetExceededError(f"private selection costs {short}; {advice}")
     enclave = Enclave(enclave_dir)
     lock = enclave.lock()
     try:
@@ -299,25 +311,29 @@ def _select(
     if fit_once:
         if fit is None:
             raise ConfigError("fit_once needs a fit function")
-        if enclave.fit_path.exists():
-            regression_fit = pickle.loads(enclave.fit_path.read_bytes())
-        else:
-            # A structured record, written before the fit charges: a fit that may have
-            # been charged is never recomputed (a crash before the charge is refused too:
-            # safe, and restoring the file or a backup of the enclave resolves it).
-            if any(e.get("event") == "fit" for e in enclave.events()):
-                raise ConfigError(
-                    f"the enclave {str(enclave_dir)!r} records the once-per-release fit but its "
-                    "file is missing; the fit cannot be recomputed without spending again"
-                )
-            enclave.log({"event": "fit"})
-            regression_fit = fit(ledger, rng)
-            atomic_bytes(enclave.fit_path, pickle.dumps(regression_fit))
+        regression_fit = _fit_once(enclave, fit, ledger, rng, cost)
+        if isinstance(regression_fit, SelectionOutcome):
+            return regression_fit
     events = enclave.events()
     done = {e["attempt"]: e for e in events if e.get("event") == "attempt"}
     coins = {e["attempt"] for e in events if e.get("event") == "coin"}
-    pending = [e for e in events if e.get("event") == "draw"]
     number = len(done)
+    crashed = [e for e in events if e.get("event") == "draw" and e["attempt"] not in done]
+    if crashed:
+        # An attempt that drew and then stopped (a crash, kill -9, a full disk, an
+        # interrupt) before its record: it counts as a failed attempt. Redoing it with
+        # fresh noise would be "retry until pass" whenever crashes follow failures more
+        # often than passes (docs/privacy.md, "What a crash costs").
+        number = crashed[0]["attempt"]
+        enclave.log(
+            {
+                "event": "attempt",
+                "attempt": number,
+                "config_id": crashed[0]["config_id"],
+                "passed": False,
+                "crashed": True,
+            }
+        )
     if number and stop_probability > 0 and number not in coins:
         # Stopped between a failed attempt and its stop coin: flip it now, so that the
         # number of attempts stays geometric (both theorems assume it).
@@ -338,20 +354,15 @@ def _select(
                 "continued to its end"
             )
         number += 1
-        redo = [e for e in pending if e["attempt"] == number]
-        if redo:  # an attempt that crashed: same configuration draw, fresh noise
-            cfg = by_id[redo[0]["config_id"]]
-        else:
-            cfg = candidates[rng.uniform_index(len(candidates))]
-            enclave.log({"event": "draw", "attempt": number, "config_id": cfg.id})
+        unsaved: OSError | None = None
+        cfg = candidates[rng.uniform_index(len(candidates))]
+        enclave.log({"event": "draw", "attempt": number, "config_id": cfg.id})
         inner = Ledger(
             total_epsilon=cost.attempt_epsilon,
             total_delta=cost.attempt_delta,
             path=enclave_dir / "attempts" / f"{number:05d}" / "ledger.jsonl",
         )
-        if inner.charges:  # a crashed attempt's spend is already inside the selection charge
-            inner = Ledger(total_epsilon=cost.attempt_epsilon, total_delta=cost.attempt_delta)
-        result = attempt(cfg, inner, rng, regression_fit)
+        result = _run_attempt(attempt, cfg, inner, rng, regression_fit)
         record = {
             "event": "attempt",
             "attempt": number,
@@ -360,23 +371,30 @@ def _select(
             **result.transcript,
         }
         if result.passed:
-            # First a short record that this attempt passed, then the result saved, then
-            # the transcript's full record, all before anything is published: a re-run
-            # hands back this result, or stops with an error if saving it failed (disk
-            # full), and never draws again in its place; a failed publish loses nothing.
-            enclave.log({"event": "passed", "attempt": number, "config_id": cfg.id})
-            atomic_bytes(
-                enclave.selected,
-                pickle.dumps(
-                    {
-                        "format": 2,
-                        "attempt": number,
-                        "config_id": cfg.id,
-                        "payload": result.payload,
-                        "record": record,
-                    }
-                ),
-            )
+            # The result is saved first, then a short record that it passed, then the
+            # transcript's full record, all before anything is published: a re-run hands
+            # back the saved result and never draws again in its place. A result that
+            # cannot be saved (disk full, a file-size limit) ends the attempt as a failure.
+            try:
+                atomic_bytes(
+                    enclave.selected,
+                    pickle.dumps(
+                        {
+                            "format": 2,
+                            "attempt": number,
+                            "config_id": cfg.id,
+                            "payload": result.payload,
+                            "record": record,
+                        }
+                    ),
+                )
+            except OSError as exc:
+                _warn_crashed(f"saving its result failed ({exc.strerror or type(exc).__name__})")
+                result = AttemptResult(passed=False, transcript={"crashed": "unsaved"})
+                record = {**record, "passed": False, "crashed": "unsaved"}
+                unsaved = exc
+            else:
+                enclave.log({"event": "passed", "attempt": number, "config_id": cfg.id})
         enclave.log(record)
         if on_attempt:
             on_attempt(number, result.passed)
@@ -393,6 +411,74 @@ def _select(
             )
             if stopped is not None:
                 return stopped
+        if unsaved is not None:
+            # Counted as a failure, its coin flipped: stop here, so that the steward frees
+            # space (or raises the limit) before the next attempt, instead of a loop of
+            # passes that cannot be kept.
+            raise unsaved
+
+
+def _run_attempt(
+    attempt: Attempt, cfg: Configuration, ledger: Ledger, rng: PrivacyRNG, fit: Any
+) -> AttemptResult:
+    """One attempt; any exception it raises is part of it, and so a failure.
+
+    (A crash that kills the process is counted the same way when the selection resumes.)
+    The exception's type is kept in the enclave's transcript, never its message.
+    """
+    try:
+        return attempt(cfg, ledger, rng, fit)
+    except Exception as exc:
+        _warn_crashed(f"it raised {type(exc).__name__}")
+        return AttemptResult(passed=False, transcript={"crashed": type(exc).__name__})
+
+
+def _fit_once(
+    enclave: Enclave,
+    fit: Callable[[Ledger, PrivacyRNG], Any],
+    ledger: Ledger,
+    rng: PrivacyRNG,
+    cost: SelectionCost,
+) -> Any:
+    """The once-per-release regression fit, computed once; a SelectionOutcome if it crashed.
+
+    A structured record is written before the fit charges: a fit that may have been
+    computed is never computed again. One that crashed (an exception, or a process that
+    stopped before its file was saved) ends the selection without a release: recomputing
+    it with fresh noise would be a second fit on one charge.
+    """
+    if enclave.fit_path.exists():
+        return pickle.loads(enclave.fit_path.read_bytes())
+    events = enclave.events()
+    if any(e.get("event") == "draw" for e in events):
+        # Attempts ran on the saved fit: its file was lost or deleted since.
+        raise ConfigError(
+            f"the enclave {str(enclave.root)!r} records the once-per-release fit but its "
+            "file is missing; the fit cannot be recomputed without spending again: restore "
+            f"{enclave.fit_path.name} from a backup"
+        )
+    if any(e.get("event") == "fit" for e in events):  # the fit itself was cut short
+        return _end_without_release(enclave, cost, why="fit")
+    enclave.log({"event": "fit"})
+    try:
+        value = fit(ledger, rng)
+        atomic_bytes(enclave.fit_path, pickle.dumps(value))
+    except Exception as exc:
+        _warn_crashed(f"the once-per-release regression fit raised {type(exc).__name__}")
+        return _end_without_release(enclave, cost, why="fit")
+    return value
+
+
+def _end_without_release(enclave: Enclave, cost: SelectionCost, *, why: str) -> SelectionOutcome:
+    enclave.log({"event": "stopped", "attempt": 0, "crashed": why})
+    atomic_bytes(enclave.outcome, json.dumps({"selected": None, "attempts": 0}).encode())
+    return SelectionOutcome(configuration=None, payload=None, attempts=0, cost=cost)
+
+
+def _warn_crashed(what: str) -> None:
+    # INFO, not WARNING: whether an attempt crashed depends on the private data (as its
+    # count does); -v shows it on the steward's terminal, the transcript records it.
+    log.info("%s; it counts as a failed attempt (recorded in the enclave's transcript)", what)
 
 
 def _check_resume(
@@ -462,7 +548,7 @@ def _ended(
     ended = read_outcome(enclave) if enclave.outcome.exists() else None
     stopped = any(e.get("event") == "stopped" for e in events)
     if stopped or (ended is not None and ended.get("selected") is None):
-        raise ConfigError(
+        raise SelectionEnded(
             f"the selection in {str(enclave_dir)!r} has already ended without a release; use a "
             "new --private-dir for a new release (its budget is spent)"
         )

@@ -92,11 +92,13 @@ def test_a_forged_resume_is_refused_before_any_attempt(tmp_path, small_spec, bud
     assert len(Ledger(total_epsilon=100.0, path=budget.path).charges) == 1
 
 
-def test_a_failed_save_of_a_pass_is_never_replaced_by_another_draw(
+def test_a_failed_save_of_a_pass_is_a_failed_attempt_never_redone(
     tmp_path, small_spec, monkeypatch
 ):
     # Item 4a: a pass whose saving failed (disk full) was counted as done and the re-run
-    # went on drawing: 3 different releases for one charge.
+    # went on drawing: 3 different releases for one charge. #45: a pass that cannot be
+    # kept is a failed attempt (its coin flipped); the process stops so that the
+    # steward frees space, and the re-run goes on with the next attempt, once.
     enclave, cands = tmp_path / "e", expand_space(small_spec)
     real = selection.atomic_bytes
 
@@ -111,15 +113,17 @@ def test_a_failed_save_of_a_pass_is_never_replaced_by_another_draw(
             small_spec, cands, attempt=_toy(1.0), enclave_dir=enclave, rng=PrivacyRNG.from_seed(1)
         )
     monkeypatch.setattr(selection, "atomic_bytes", real)
-    before = (enclave / "transcript.jsonl").read_text()
+    attempts = _events(enclave, "attempt")
+    assert [(a["attempt"], a["passed"], a["crashed"]) for a in attempts] == [(1, False, "unsaved")]
+    assert not (enclave / "selected.pkl").exists()
+    assert not list(enclave.glob(".selected.pkl*"))  # no partial file left behind
     calls = []
-    for _ in range(2):
-        with pytest.raises(ConfigError, match=r"saved result .* is missing"):
-            private_selection(
-                small_spec, cands, attempt=_toy(1.0, calls), enclave_dir=enclave,
-                rng=PrivacyRNG.from_seed(2),
-            )  # fmt: skip
-    assert calls == [] and (enclave / "transcript.jsonl").read_text() == before
+    out = private_selection(
+        small_spec, cands, attempt=_toy(1.0, calls), enclave_dir=enclave,
+        rng=PrivacyRNG.from_seed(2),
+    )  # fmt: skip
+    assert out.configuration is not None and out.attempts == 2 and len(calls) == 1
+    assert [d["attempt"] for d in _events(enclave, "draw")] == [1, 2]
 
 
 @pytest.mark.parametrize("removed", [["outcome.json"], ["outcome.json", "selected.pkl"]])
@@ -316,9 +320,12 @@ def test_a_failure_after_the_charge_has_its_own_exit_code(
     assert "after epsilon 4.6 was charged" in err and "without spending again" in err
 
 
-def test_an_interrupted_selection_exits_as_paused(tmp_path, small_spec, small_csv, capsys,
-                                                  monkeypatch):  # fmt: skip
-    # [inputs] 5: Ctrl-C during a charged selection exited 130; it is resumable (3).
+def test_an_interrupted_selection_exits_4_saying_what_it_spent(
+    tmp_path, small_spec, small_csv, capsys, monkeypatch
+):
+    # [inputs] 5: Ctrl-C during a charged selection exited 130. #45: any exception or
+    # signal after a charge exits 4 and says what was spent, what is left and where the
+    # ledger is; the interrupted attempt counts as a failed attempt on the re-run.
     from synthflow.jobs import _attempt as job  # where an attempt runs its flow
 
     real = job.run_flow
@@ -342,9 +349,23 @@ def test_an_interrupted_selection_exits_as_paused(tmp_path, small_spec, small_cs
             str(_cands(tmp_path, spec)), "--private-dir", str(tmp_path / "enclave"),
             "--ledger", str(tmp_path / "budget.jsonl"), "--quiet", "--force",
             "--out", str(tmp_path / "r")]  # fmt: skip
-    assert main(argv) == 3
+    assert main(argv) == 4
     err = capsys.readouterr().err
-    assert "interrupted; re-run the same command" in err and "may leave the enclave" in err
+    assert "interrupted during private selection" in err and "may leave the enclave" in err
+    assert "spent epsilon 4.6 (delta 0) of the total 5; 0.4 left" in err
+    assert f"ledger {tmp_path / 'budget.jsonl'}" in err
+    assert "counts as a failed attempt" in err
+    monkeypatch.setattr(job, "run_flow", real)
+    transcript = (tmp_path / "enclave" / "transcript.jsonl").read_text()
+    # the re-run: attempt 2 recorded as a crashed failure, never redone (paused at 4)
+    assert main([*argv, "--max-attempts", "4"]) == 3
+    events = [json.loads(x) for x in (tmp_path / "enclave" / "transcript.jsonl").read_text()
+              .splitlines()]  # fmt: skip
+    assert len(transcript) > 0
+    crashed = [e for e in events if e["event"] == "attempt" and e.get("crashed")]
+    assert [e["attempt"] for e in crashed] == [2]
+    draws = [e["attempt"] for e in events if e["event"] == "draw"]
+    assert draws == sorted(set(draws))  # each attempt number drawn once
 
 
 def test_no_command_says_nothing_was_spent_after_a_charge(

@@ -92,12 +92,15 @@ def test_crash_and_restart_spend_no_more(tmp_path, small_spec):
     out = private_selection(
         small_spec, candidates, attempt=_toy_attempt(1.0), enclave_dir=enclave, rng=rng
     )
-    assert out.attempts == 4  # 3 failures, then the crashed 4th attempt re-run (same draw)
+    # 3 failures, the crashed 4th attempt counted as a 4th failure (#45), then a new draw
+    assert out.attempts == 5
     ledger = Ledger(total_epsilon=100, path=enclave / "ledger.jsonl")
     assert ledger.spent_epsilon == pytest.approx(selection_cost(small_spec, fit_once=False).total)
     events = [json.loads(x) for x in (enclave / "transcript.jsonl").read_text().splitlines()]
     draws = [e for e in events if e["event"] == "draw"]
-    assert [d["attempt"] for d in draws] == [1, 2, 3, 4]
+    assert [d["attempt"] for d in draws] == [1, 2, 3, 4, 5]
+    crashed = [e for e in events if e["event"] == "attempt" and e.get("crashed")]
+    assert [(e["attempt"], e["passed"]) for e in crashed] == [(4, False)]
 
 
 @pytest.mark.parametrize("change", ["spec", "candidates", "stop_probability", "fit_once"])
