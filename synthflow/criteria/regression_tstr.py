@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from synthflow.config.model import CriterionSpec, ReleaseSpec
+from synthflow.config.model import Column, CriterionSpec, ReleaseSpec
 from synthflow.criteria.regression_coefficients import RegressionKind, RegressionParams
+from synthflow.errors import ConfigError
 
 if TYPE_CHECKING:
     import numpy as np
@@ -32,6 +34,21 @@ class RegressionTSTR(RegressionKind):
     name = "regression_tstr"
     Params = RegressionTSTRParams
     uses_regression_fit = True
+
+    def check(
+        self, c: CriterionSpec, criteria: tuple[CriterionSpec, ...], columns: Mapping[str, Column]
+    ) -> None:
+        """It reads the DP fit that a ``regression_coefficients`` criterion on its target makes.
+
+        Without one, the release would fail after its charge: refused when the spec loads.
+        """
+        super().check(c, criteria, columns)
+        if not any(o.impl.mechanism == "functional" and o.column == c.column for o in criteria):
+            raise ConfigError(
+                f"acceptance.criteria: {c.name!r} (regression_tstr) reads the DP regression fit "
+                f"of a 'regression_coefficients' criterion on {c.column!r}, and the spec has "
+                "none: add one (with the same features) or remove this criterion"
+            )
 
     def planning_extra(self, c: CriterionSpec, ctx: Context) -> dict[str, Any]:
         """The candidate model's MAE on the original (the planner re-draws the rest)."""

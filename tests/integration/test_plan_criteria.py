@@ -38,7 +38,8 @@ KINDS = [
 def test_plan_works_with_each_criterion_kind_missing(tmp_path, nvss_10k, missing, capsys):
     path = write_loose_spec(tmp_path / "loose.yaml")
     doc = yaml.safe_load(path.read_text())
-    kept = [c for c in doc["acceptance"]["criteria"] if c["kind"] != missing]
+    gone = {missing} | ({"regression_tstr"} if missing == "regression_coefficients" else set())
+    kept = [c for c in doc["acceptance"]["criteria"] if c["kind"] not in gone]
     assert len(kept) < len(doc["acceptance"]["criteria"])
     doc["acceptance"]["criteria"] = kept
     doc["space"]["models"][0]["grid"]["epsilon_split"] = [0.5]
@@ -65,3 +66,17 @@ def test_plan_works_with_each_criterion_kind_missing(tmp_path, nvss_10k, missing
     assert (tmp_path / "plan" / "plan.html").exists()
     if rc == 1:
         assert "no plan" in err
+
+
+def test_a_tstr_without_the_fit_it_reads_is_refused_before_anything(tmp_path, capsys):
+    # regression_tstr reads regression_coefficients' DP fit: without it the release
+    # failed after its charge ("needs the DP regression fit"); now the spec is refused.
+    path = write_loose_spec(tmp_path / "loose.yaml")
+    doc = yaml.safe_load(path.read_text())
+    doc["acceptance"]["criteria"] = [
+        c for c in doc["acceptance"]["criteria"] if c["kind"] != "regression_coefficients"
+    ]
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    assert main(["validate", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "reads the DP regression fit" in err and "regression_coefficients" in err
