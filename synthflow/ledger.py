@@ -57,6 +57,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from synthflow import _reservations
 from synthflow.errors import BudgetExceededError, ConfigError
 
 if TYPE_CHECKING:
@@ -182,6 +183,8 @@ class Ledger:
         self._eps = Fraction(0)
         self._delta = Fraction(0)
         self._tip: str | None = None
+        self._held = (Fraction(0), Fraction(0))
+        """Epsilon and delta other live commands have reserved on this file (last read)."""
         self.header: dict[str, Any] | None = None
         if self.path is not None and self.path.exists():
             if self.path.is_dir():
@@ -219,6 +222,9 @@ class Ledger:
             fcntl.flock(fh.fileno(), fcntl.LOCK_EX)  # released when fh closes
             fh.seek(0)
             self._load(fh.read())
+            if self.header is not None:  # a dataset ledger: others' reservations count
+                eps, delta = _reservations.others(self.path, _reservations.token())
+                self._held = (Fraction(eps), Fraction(delta))
             yield fh
 
     def _append(self, c: Charge) -> None:
@@ -265,9 +271,38 @@ class Ledger:
         For a ledger file this answers from the last read; :meth:`charge` checks again
         under the file's lock.
         """
-        eps_ok = self._eps + Fraction(epsilon) <= Fraction(self.total_epsilon) + _SLACK
-        delta_ok = self._delta + Fraction(delta) <= Fraction(self.total_delta) + _SLACK
+        held_eps, held_delta = self._held
+        eps_ok = self._eps + held_eps + Fraction(epsilon) <= Fraction(self.total_epsilon) + _SLACK
+        delta_ok = self._delta + held_delta + Fraction(delta) <= Fraction(self.total_delta) + _SLACK
         return eps_ok and delta_ok
+
+    @contextmanager
+    def reserve(self, epsilon: float, delta: float = 0.0, *, what: str) -> Iterator[None]:
+        """Hold a command's whole cost on this dataset ledger while the block runs.
+
+        Checked under the file's lock against what is spent and what other live
+        commands hold: a command that cannot afford its whole cost is refused here,
+        before its first charge. Its charges inside the block draw on the reservation;
+        what it did not charge is released when the block ends (or its process dies).
+        A ledger without a file or header (a run's own) only checks.
+
+        Raises:
+            BudgetExceededError: If the whole cost cannot be afforded now.
+        """
+        _check_epsilon_delta(epsilon, delta, what)
+        if self.path is None or self.header is None:
+            self._refuse_unaffordable(what, epsilon, delta)
+            yield
+            return
+        key = _reservations.token()
+        with self._locked():
+            self._refuse_unaffordable(what, epsilon, delta)
+            _reservations.add(self.path, key, epsilon, delta, what)
+        try:
+            yield
+        finally:
+            with self._locked():
+                _reservations.remove(self.path, key)
 
     def charge(
         self,
@@ -308,6 +343,7 @@ class Ledger:
             self._append(entry)
             self._tip = _line_hash(line)
             if self.header is not None:
+                _reservations.consume(self.path, _reservations.token(), epsilon, delta)
                 global _charged_to_datasets  # noqa: PLW0603  (one process-wide figure)
                 _charged_to_datasets += float(epsilon)
                 key = str(self.path.resolve())
@@ -316,11 +352,19 @@ class Ledger:
 
     def _refuse_unaffordable(self, what: str, epsilon: float, delta: float) -> None:
         if not self.can_afford(epsilon, delta):
+            held = float(self._held[0])
+            others = (
+                f" ({held:g} of it is reserved by another command running on this ledger: "
+                "wait for it to finish)"
+                if held > 0
+                else ""
+            )
             raise BudgetExceededError(
                 f"cannot charge {what!r}: requested epsilon {epsilon:g} (delta {delta:g}) but "
                 f"only epsilon {self.remaining_epsilon:g} (delta "
                 f"{max(self.total_delta - self.spent_delta, 0.0):g}) remains of the total "
-                f"{self.total_epsilon:g}; lower the stage's budget or raise the spec's total"
+                f"{self.total_epsilon:g}{others}; lower the stage's budget or raise the "
+                "spec's total"
             )
 
     def _bind_header(self, header: dict[str, Any]) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -94,5 +95,11 @@ def evaluate_files(
         total_epsilon=spec.privacy.total_epsilon,
         total_delta=spec.privacy.total_delta,
     )
-    report = evaluate(spec, transformer, orig, cand, exact=False, ledger=ledger, rng=rng)
+    # Every criterion's charge held at once: refused with nothing charged if not all fit.
+    with ledger.reserve(
+        spec.evaluation_epsilon,
+        math.fsum(c.impl.delta(c) for c in spec.criteria),
+        what="synthflow evaluate (every criterion)",
+    ):
+        report = evaluate(spec, transformer, orig, cand, exact=False, ledger=ledger, rng=rng)
     return report, transformer, orig, cand

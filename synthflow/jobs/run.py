@@ -11,6 +11,7 @@ from synthflow.errors import ConfigError
 from synthflow.flow import run_flow, write_candidate
 from synthflow.jobs._rules import privacy_rng
 from synthflow.ledger import command_ledger
+from synthflow.release.cost import delta_of
 from synthflow.space import Configuration
 
 __all__ = ["RUN_FILES", "run_configuration"]
@@ -78,15 +79,22 @@ def run_configuration(
             total_delta=spec.privacy.total_delta,
             fallback=out / "ledger.jsonl",
         )
-        result = run_flow(
-            spec,
-            configuration,
-            loaded.frame,
-            ledger=ledger,
-            rng=rng,
-            public=public,
-            show_progress=show_progress,
-        )
+        # The whole cost held before the generator's first charge (a structure step, then
+        # its counts): a run that cannot afford it all is refused with nothing charged.
+        with ledger.reserve(
+            spec.privacy.generator_epsilon,
+            delta_of(configuration),
+            what=f"synthflow run {configuration.id}",
+        ):
+            result = run_flow(
+                spec,
+                configuration,
+                loaded.frame,
+                ledger=ledger,
+                rng=rng,
+                public=public,
+                show_progress=show_progress,
+            )
         write_candidate(
             result,
             out,

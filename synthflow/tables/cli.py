@@ -90,7 +90,15 @@ def _protect(args: argparse.Namespace) -> int:
                 total_delta=opts.get("delta", 0.0),
                 path=out / "ledger.jsonl",
             )
-    published = protect(data, tables, method, rng=rng, ledger=ledger)
+    if ledger is not None:
+        # The method's whole budget held before its first table is charged: refused with
+        # nothing charged (and no table lost) if the ledger cannot afford it all.
+        with ledger.reserve(
+            opts["epsilon"], opts.get("delta", 0.0), what=f"tables protect {args.method}"
+        ):
+            published = protect(data, tables, method, rng=rng, ledger=ledger)
+    else:
+        published = protect(data, tables, method, rng=rng, ledger=ledger)
     files = write_tables(published, out)
     if isinstance(method, CellKey):
         make_ptable(method.ptable).to_frame().to_csv(out / "ptable.csv", index=False)
