@@ -57,7 +57,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from synthflow import _reservations
+from synthflow import _ledger_head, _reservations
 from synthflow.errors import BudgetExceededError, ConfigError
 
 if TYPE_CHECKING:
@@ -183,6 +183,8 @@ class Ledger:
         self._eps = Fraction(0)
         self._delta = Fraction(0)
         self._tip: str | None = None
+        self._hashes: list[str] = []
+        """Each line's hash, in order (the file's chain, checked against its recorded head)."""
         self._held = (Fraction(0), Fraction(0))
         """Epsilon and delta other live commands have reserved on this file (last read)."""
         self.header: dict[str, Any] | None = None
@@ -202,7 +204,7 @@ class Ledger:
     def _load(self, text: str) -> None:
         """Replace the in-memory state with the file's (validated, chain checked)."""
         self._charges, self._eps, self._delta = [], Fraction(0), Fraction(0)
-        self._tip, self.header = None, None
+        self._tip, self.header, self._hashes = None, None, []
         assert self.path is not None
         for lineno, line, obj in _parse_lines(self.path, text):
             if lineno == 1 and obj.get("header") == HEADER:
@@ -210,6 +212,9 @@ class Ledger:
             else:
                 self._append(_check_charge(self.path, lineno, obj, self._tip))
             self._tip = _line_hash(line)
+            self._hashes.append(self._tip)
+        if self.header is not None:  # a dataset ledger: it must extend its recorded head
+            _ledger_head.check(self.header["dataset_sha256"], self.path, self._hashes)
 
     @contextmanager
     def _locked(self) -> Iterator[IO[str]]:
@@ -342,8 +347,12 @@ class Ledger:
             _write(fh, line)
             self._append(entry)
             self._tip = _line_hash(line)
+            self._hashes.append(self._tip)
             if self.header is not None:
                 _reservations.consume(self.path, _reservations.token(), epsilon, delta)
+                _ledger_head.record(
+                    self.header["dataset_sha256"], self.path, self._hashes, self.spent_epsilon
+                )
                 global _charged_to_datasets  # noqa: PLW0603  (one process-wide figure)
                 _charged_to_datasets += float(epsilon)
                 key = str(self.path.resolve())
@@ -369,6 +378,7 @@ class Ledger:
 
     def _bind_header(self, header: dict[str, Any]) -> None:
         """Write ``header`` as the first line of a new file, or check the file's own."""
+        assert self.path is not None
         with self._locked() as fh:
             if self.header is None:
                 if self._charges:
@@ -376,9 +386,14 @@ class Ledger:
                         f"{str(self.path)!r} is a ledger without a dataset header (a run's own "
                         "ledger?); give the dataset's ledger file, or a new path to start one"
                     )
+                # An emptied or deleted-and-recreated ledger of these data at this path is
+                # refused against its recorded head before a new header is written.
+                _ledger_head.check(header["dataset_sha256"], self.path, [])
                 line = json.dumps(header)
                 _write(fh, line)
                 self.header, self._tip = dict(header), _line_hash(line)
+                self._hashes = [self._tip]
+                _ledger_head.record(header["dataset_sha256"], self.path, self._hashes, 0.0)
 
     def summary(self) -> dict[str, Any]:
         """JSON-ready totals and the list of charges."""
@@ -539,6 +554,8 @@ def dataset_ledger(
     digest = data_fingerprint(data)
     if path.is_dir():
         raise ConfigError(f"--ledger {str(path)!r} is a directory; give a ledger file path")
+    if not path.exists():  # deleted since synthflow last wrote it: refused, not recreated
+        _ledger_head.check(digest, path, [])
     ledger = Ledger(total_epsilon=total_epsilon, total_delta=total_delta, path=path)
     ledger._bind_header(
         {

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -12,6 +13,9 @@ import pytest
 from synthflow.config import ReleaseSpec, load_spec
 
 REPO = Path(__file__).resolve().parents[1]
+# Ledger heads (synthflow/_ledger_head.py) recorded by tests never reach the user's
+# ~/.synthflow, even from fixtures set up before the per-test one below.
+os.environ.setdefault("SYNTHFLOW_HOME", tempfile.mkdtemp(prefix="synthflow-home-"))
 SHARED_DATA = REPO.parent / "shared" / "public_data"
 NVSS_10K = SHARED_DATA / "nvss2019_singleton_10k.csv"
 NVSS_160K = SHARED_DATA / "nvss2019_singleton_160k.csv.gz"
@@ -26,6 +30,15 @@ def pytest_configure(config: pytest.Config) -> None:
     """
     if os.environ.get("PYTEST_XDIST_WORKER"):
         os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+
+@pytest.fixture(autouse=True)
+def _synthflow_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
+    """Each test's own record of ledger heads (never the user's ~/.synthflow).
+
+    Subprocesses a test starts inherit it.
+    """
+    monkeypatch.setenv("SYNTHFLOW_HOME", str(tmp_path_factory.mktemp("synthflow-home")))
 
 
 @pytest.fixture(scope="session")
