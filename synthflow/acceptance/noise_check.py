@@ -130,6 +130,40 @@ def public_sample(spec: ReleaseSpec) -> pd.DataFrame | None:
     return None if path is None else load_data(path, spec, public=True).frame
 
 
+def check_public_sample_is_public(spec: ReleaseSpec, private: pd.DataFrame) -> None:
+    """Refuse a spec whose ``public_sample`` holds the private rows (``private``, cleaned).
+
+    The noise figures are computed from the public sample and published without a
+    charge: a public sample that is the private file would publish statistics of the
+    private rows. Compared by content (:func:`synthflow.ledger.data_fingerprint`: the
+    cleaned rows, whatever the file's name, order or compression).
+
+    Raises:
+        ConfigError: Naming the key and the fix (no value of the data).
+    """
+    from synthflow.ledger import data_fingerprint  # noqa: PLC0415
+
+    sample = public_sample(spec)
+    if sample is None or len(sample) != len(private):
+        return
+    cols = [c for c in private.columns if c in sample.columns]
+    if data_fingerprint(sample[cols]) == data_fingerprint(private[cols]):
+        raise ConfigError(
+            f"the spec's public_sample {spec.public_sample!r} holds the same rows as --data: "
+            "the published noise figures are computed from the public sample without a "
+            "charge, so it must be public data, never the private file. Name a public file "
+            "(e.g. a 'synthflow public-data draw') as public_sample. Nothing was spent"
+        )
+
+
+def public_sample_source(spec: ReleaseSpec) -> dict[str, str] | None:
+    """The public sample the noise figures came from: its file name and SHA-256."""
+    from synthflow.ledger import file_sha256  # noqa: PLC0415
+
+    path = public_sample_path(spec)
+    return None if path is None else {"file": path.name, "sha256": file_sha256(path)}
+
+
 def public_sample_path(spec: ReleaseSpec) -> Path | None:
     """Where the spec's ``public_sample`` is (None if it names none), without reading it.
 

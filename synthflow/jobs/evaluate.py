@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from synthflow.acceptance.evaluate import evaluate
-from synthflow.acceptance.noise_check import public_sample_path
+from synthflow.acceptance.noise_check import check_public_sample_is_public, public_sample_path
 from synthflow.data import load_data, read_table
 from synthflow.errors import ConfigError, DataError
 from synthflow.jobs._rules import privacy_rng
@@ -87,9 +87,12 @@ def evaluate_files(
     if exact:
         return evaluate(spec, transformer, orig, cand, exact=True), transformer, orig, cand
     public_sample_path(spec)  # the DP report reads it after the charge: refuse a missing one now
+    cleaned = load_data(original, spec, public=public).frame if not public or ledger_path else None
+    if not public and cleaned is not None:
+        check_public_sample_is_public(spec, cleaned)  # its figures are published uncharged
     ledger = command_ledger(
         # the dataset ledger is bound to the cleaned original (its fingerprint)
-        data=load_data(original, spec, public=public).frame if ledger_path is not None else None,
+        data=cleaned if ledger_path is not None else None,
         public=public,
         ledger_path=ledger_path,
         total_epsilon=spec.privacy.total_epsilon,

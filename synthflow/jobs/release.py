@@ -13,7 +13,7 @@ from typing import Any
 from synthflow._outputs import removed_if_refused
 from synthflow._progress import private_count_line
 from synthflow.acceptance import fit_dp_regression
-from synthflow.acceptance.noise_check import space_noise_warning
+from synthflow.acceptance.noise_check import check_public_sample_is_public, space_noise_warning
 from synthflow.candidates import read_candidates, read_pass_rates
 from synthflow.config.load import load_datasheet, load_spec
 from synthflow.config.model import DatasheetSpec, ReleaseSpec
@@ -169,6 +169,8 @@ def run_release(
         )
     raw = load_data(data, spec, public=public).frame
     check_configurations(spec, candidates, len(raw))  # before anything is charged
+    if not public:
+        check_public_sample_is_public(spec, raw)
     # The selection's accounting (its theorem, gamma, delta) is checked before the
     # progress display starts; private_selection checks it again before charging.
     cost = selection_cost(

@@ -71,7 +71,8 @@ def _criteria(
             noise = f"{figure.noise:.4g} (simulated median)"
             notes.append(
                 f"`{r.name}`: its DP noise is added to the regression fit's statistics, not "
-                f"to the value. Re-drawing that noise on the spec's public sample resampled "
+                f"to the value. Re-drawing that noise on the spec's public sample "
+                f"({spec.public_sample}) resampled "
                 f"to the release's size gives a candidate identical to the "
                 f"original a median value of {figure.noise:.4g}; it would pass "
                 f"{figure.perfect_pass:.0%} of releases (a simulation on public data)."

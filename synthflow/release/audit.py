@@ -182,7 +182,11 @@ def _check_noise_figures(
     report: AuditReport, acc: dict[str, Any], spec: ReleaseSpec, tr: Transformer, fit_once: bool
 ) -> None:
     """The one noise rule's figures (datasheet flags), recomputed from public facts."""
-    from synthflow.acceptance.noise_check import noise_figures, public_sample  # noqa: PLC0415
+    from synthflow.acceptance.noise_check import (  # noqa: PLC0415
+        noise_figures,
+        public_sample,
+        public_sample_source,
+    )
 
     try:
         sample = public_sample(spec)
@@ -192,12 +196,16 @@ def _check_noise_figures(
     figures = noise_figures(spec, tr, int(acc["rows"]), sample, fit_once=fit_once)
     ok = _same([f.as_dict() for f in figures], acc.get("noise_figures"))
     report.add("noise figures", ok, "" if ok else "differ from those recomputed (public sample, n)")
+    if "public_sample" in acc:  # the file the figures came from is the one recomputed on
+        same = acc["public_sample"] == public_sample_source(spec)
+        report.add("public sample", same, "" if same else "another file than the spec names")
 
 
 _ACCEPTANCE_FIELDS = frozenset(
     {"synthflow_version", "spec", "configuration", "rows", "data_sha256", "neighbouring",
      "criteria", "passed", "evaluation_epsilon_charged", "budget", "projection_rows",
-     "budget_plan", "note", "signed_by", "datasheet", "provenance_warning", "noise_figures"}
+     "budget_plan", "note", "signed_by", "datasheet", "provenance_warning", "noise_figures",
+     "public_sample"}
 )  # fmt: skip
 """Every field ``write_release`` writes in acceptance.json; any other is refused."""
 _CRITERION_FIELDS = frozenset(

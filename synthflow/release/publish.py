@@ -24,7 +24,7 @@ from synthflow.acceptance import (
     AcceptanceReport,
 )
 from synthflow.acceptance._common import code_matrix
-from synthflow.acceptance.noise_check import noise_figures, public_sample
+from synthflow.acceptance.noise_check import noise_figures, public_sample, public_sample_source
 from synthflow.config.model import DatasheetSpec, ReleaseSpec
 from synthflow.ledger import file_sha256
 from synthflow.release._datasheet import render_datasheet
@@ -128,6 +128,9 @@ def write_release(
         "budget": cost.to_json(),
         "noise_figures": [f.as_dict() for f in figures],
     }
+    source = public_sample_source(spec)
+    if source is not None:  # which file the noise figures came from
+        acceptance["public_sample"] = source
     if projection_rows is not None:
         acceptance["projection_rows"] = projection_rows
     if plan is not None:
