@@ -16,7 +16,32 @@ from synthflow.errors import ConfigError
 if TYPE_CHECKING:
     from synthflow.config.model import ModelGrid, ReleaseSpec
 
-__all__ = ["grid_points", "validate_grids"]
+__all__ = ["MAX_SPACE", "check_space_size", "grid_points", "validate_grids"]
+
+MAX_SPACE = 100_000
+"""The most configurations a spec's space may expand to (births' 2024 space: 6,384)."""
+
+
+def check_space_size(spec: ReleaseSpec) -> None:
+    """Refuse a space larger than :data:`MAX_SPACE`, from its sizes, before expanding it.
+
+    The bound is the product of the grid's value counts (before ``require`` rules),
+    the transformation choices and ``min_count``: counted, never enumerated, so a 16 KB
+    spec whose grids multiply to 1e9 is refused at once instead of hanging.
+
+    Raises:
+        ConfigError: Naming the size and the fix.
+    """
+    from math import prod  # noqa: PLC0415
+
+    per_point = prod(len(c.transformations) for c in spec.columns) * len(spec.min_count)
+    size = sum(prod(len(v) for _, v in grid.grid) for grid in spec.models) * per_point
+    if size > MAX_SPACE:
+        raise ConfigError(
+            f"space: the grids, transformations and min_count multiply to {size:,} "
+            f"configurations, more than {MAX_SPACE:,}; a sweep could not screen them. Narrow "
+            "the grids (fewer values per hyperparameter) or the transformation choices"
+        )
 
 
 def grid_points(grid: ModelGrid) -> Iterator[dict[str, Any]]:
@@ -45,6 +70,8 @@ def validate_grids(spec: ReleaseSpec) -> None:
     """
     # The light module: checking the space needs no generator (nor pandas or torch).
     from synthflow.generators.hyperparameters import HYPERPARAMETERS  # noqa: PLC0415
+
+    check_space_size(spec)
 
     for i, grid in enumerate(spec.models):
         if grid.model not in HYPERPARAMETERS:

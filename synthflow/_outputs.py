@@ -15,7 +15,7 @@ from pathlib import Path
 
 from synthflow.errors import ConfigError
 
-__all__ = ["check_output_file", "removed_if_refused"]
+__all__ = ["check_output_dir", "check_output_file", "removed_if_refused"]
 
 
 def check_output_file(
@@ -48,6 +48,35 @@ def check_output_file(
         )
     if not p.parent.exists():
         raise ConfigError(f"the directory of {option} {str(p)!r} does not exist; create it first")
+    return p
+
+
+def check_output_dir(
+    path: str | Path, *, option: str, own: Iterable[str] = (), force: bool = False
+) -> Path:
+    """An output directory: new, or empty, or (with ``force``) holding only ``own`` files.
+
+    A command writes several files into its output directory: one that already holds
+    other files would mix its results with someone else's (or replace them), so it is
+    refused before any work, and before any budget is spent.
+
+    Raises:
+        ConfigError: If the path is a file, or a directory holding other entries.
+    """
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise ConfigError(f"{option} {str(p)!r} is a file; give a new directory")
+    if p.is_dir():
+        entries = sorted(e.name for e in p.iterdir())
+        mine = [e for e in entries if e in set(own)]
+        other = [e for e in entries if e not in set(own)]
+        if other or (mine and not force):
+            shown = ", ".join((other or mine)[:3]) + (" ..." if len(other or mine) > 3 else "")
+            how = " or add --force to replace its own files" if own and not other else ""
+            raise ConfigError(
+                f"{option} {str(p)!r} is not empty ({shown}); its files are never mixed with "
+                f"or overwritten silently: choose a new directory{how}"
+            )
     return p
 
 

@@ -70,6 +70,11 @@ def read_candidates(spec: ReleaseSpec, path: Path) -> list[Configuration]:
             f"re-run the sweep and shortlist with {spec.path}"
         )
     eps = doc.get("generator_epsilon")
+    if eps is not None and (isinstance(eps, bool) or not isinstance(eps, (int, float))):
+        raise ConfigError(
+            f"{str(path)!r}: generator_epsilon must be a number; pass the candidates.yaml "
+            "written by 'synthflow plan' or 'synthflow shortlist' unedited"
+        )
     if eps is not None and float(eps) != spec.privacy.generator_epsilon:
         raise ConfigError(
             f"{str(path)!r} lists configurations screened at generator epsilon {eps:g}, but the "

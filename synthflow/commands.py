@@ -113,6 +113,9 @@ def _validate(args: argparse.Namespace) -> int:
     _check_affordable(spec)
     configs = expand_space(spec)
     _check_delta(spec, configs)
+    from synthflow.acceptance.noise_check import public_sample_path
+
+    public_sample_path(spec)  # a public_sample that names no file: refused here, not later
     models = sorted({c.model for c in configs})
     print(
         f"{spec.path}: valid; {len(spec.columns)} columns, {len(spec.criteria)} criteria, "

@@ -551,9 +551,11 @@ def dataset_ledger(
             not a dataset ledger (e.g. a run's own ledger), or is damaged.
     """
     path = Path(path)
-    digest = data_fingerprint(data)
     if path.is_dir():
         raise ConfigError(f"--ledger {str(path)!r} is a directory; give a ledger file path")
+    if path.exists() and not path.is_file():  # a FIFO or a device would block or lie
+        raise ConfigError(f"--ledger {str(path)!r} is not a regular file; give a ledger file path")
+    digest = data_fingerprint(data)
     if not path.exists():  # deleted since synthflow last wrote it: refused, not recreated
         _ledger_head.check(digest, path, [])
     ledger = Ledger(total_epsilon=total_epsilon, total_delta=total_delta, path=path)

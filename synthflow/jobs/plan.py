@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from synthflow._outputs import check_output_dir
 from synthflow.acceptance.noise_check import binning_figures
 from synthflow.candidates import write_candidates
 from synthflow.config.load import load_spec
@@ -99,6 +100,7 @@ def plan_budget(
             f"--out {str(out)!r} already holds {existing}; they are never overwritten "
             "silently: choose a new directory or pass --force"
         )
+    check_output_dir(out, option="--out", own=PLAN_FILES, force=force)
     spec = load_spec(spec_path)
     arms, meta = load_arms(spec, store)
     if file_sha256(public) != meta["data_sha256"]:

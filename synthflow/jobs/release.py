@@ -109,6 +109,8 @@ def run_release(
     provenance is published under a warning that it was not confirmed for these data
     (it describes the dataset the bundled spec was written for).
     """
+    if max_attempts is not None and max_attempts < 1:
+        raise ConfigError(f"--max-attempts must be at least 1, not {max_attempts}")
     candidates_path, out, private_dir = Path(candidates_path), Path(out), Path(private_dir)
     enc, pub = private_dir.resolve(), out.resolve()
     if enc == pub or pub in enc.parents or enc in pub.parents:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from synthflow._outputs import removed_if_refused
+from synthflow._outputs import check_output_dir, removed_if_refused
 from synthflow.config.model import ReleaseSpec
 from synthflow.data import load_data
 from synthflow.errors import ConfigError
@@ -34,6 +34,7 @@ def _check_out(out: Path) -> None:
             f"output directory {str(out)!r} already holds a run ({', '.join(clash)}); "
             "choose a new --out (earlier results are never overwritten)"
         )
+    check_output_dir(out, option="--out")  # nor mixed with files of another's
 
 
 def _prepare_out(out: Path) -> None:

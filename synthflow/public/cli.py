@@ -71,12 +71,19 @@ def _wide(out: str, rows: int, seed: int) -> int:
     return 0
 
 
+MAX_DRAW_ROWS = 100_000_000
+"""The largest public draw: checked before the model allocates rows x columns."""
+
+
 def _draw(spec: str, public: str, rows: int, out: str, seed: int | None) -> int:
     from synthflow.config import load_spec
     from synthflow.public.draw_sample import draw_public_file
 
-    if rows < 1:
-        raise ConfigError(f"--rows must be at least 1, not {rows}")
+    if not 1 <= rows <= MAX_DRAW_ROWS:
+        raise ConfigError(
+            f"--rows must be between 1 and {MAX_DRAW_ROWS:,} (a national register's size is "
+            f"well inside it), not {rows:,}"
+        )
     print(Path(draw_public_file(load_spec(spec), public, rows, out, seed=seed)).resolve())
     return 0
 
@@ -173,4 +180,12 @@ def register(subparsers: Any) -> None:
 
 def _out(args: argparse.Namespace) -> str:
     """``--out``, checked: never overwritten without ``--force``."""
-    return str(check_output_file(args.out, force=args.force, option="--out"))
+    inputs = [getattr(args, name, None) for name in ("public", "data", "calibration", "spec")]
+    return str(
+        check_output_file(
+            args.out,
+            force=args.force,
+            option="--out",
+            protected=[i for i in inputs if isinstance(i, str)],
+        )
+    )

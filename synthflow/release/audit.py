@@ -438,8 +438,29 @@ def audit_release(
     """Run every check on ``release_dir``.
 
     Raises:
-        DataError: If the directory is not a release (no manifest or acceptance file).
+        DataError: If the directory is not a release (no manifest or acceptance file), or
+            a package file has a field of the wrong shape (a missing key, text where a
+            number belongs, a mapping where a list belongs): one line, never a traceback.
     """
+    try:
+        return _audit_release(release_dir, spec_path=spec_path, key_path=key_path)
+    except (DataError, ConfigError):
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+        what = f"no field {exc}" if isinstance(exc, KeyError) else type(exc).__name__
+        raise DataError(
+            f"{str(release_dir)!r}: acceptance.json (or another package file) is not shaped "
+            f"as synthflow writes it ({what}); the package is damaged or was edited: get "
+            "the publisher's original package"
+        ) from exc
+
+
+def _audit_release(
+    release_dir: str | Path,
+    *,
+    spec_path: str | Path | None,
+    key_path: str | Path | None,
+) -> AuditReport:
     root = Path(release_dir)
     if not root.exists():
         raise DataError(f"release directory {str(root)!r} does not exist; check the path")

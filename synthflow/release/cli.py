@@ -69,6 +69,14 @@ def _audit(args: argparse.Namespace) -> int:
     from synthflow.release.audit import NOT_CHECKED, audit_release
 
     check_json(args.json, protected=(args.release_dir,))
+    root = Path(args.release_dir).resolve()
+    if args.json and args.json != "-" and root in Path(args.json).resolve().parents:
+        from synthflow.errors import ConfigError
+
+        raise ConfigError(
+            f"--json {args.json!r} is inside the package it audits: a file added to a "
+            "release fails every later audit (its file set); write the report elsewhere"
+        )
     report = audit_release(args.release_dir, spec_path=args.spec, key_path=args.key)
     if args.json:
         write_json(
