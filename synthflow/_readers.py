@@ -69,10 +69,13 @@ def read_table(path: str | Path, *, columns: Collection[str] | None = None) -> p
             f"{str(p)!r} has rows with different numbers of fields ({detail}); every row "
             "needs one value per header column"
         ) from exc
+    except DataError:
+        raise
     except (pd.errors.EmptyDataError, OSError, ValueError) as exc:
+        kind = "Parquet" if p.suffix.lower() in (".parquet", ".pq") else "CSV"
         raise DataError(
-            f"cannot read {str(p)!r} as CSV/Parquet ({type(exc).__name__}); "
-            "pass a CSV (optionally .gz) or Parquet file"
+            f"cannot read {str(p)!r} as {kind} ({type(exc).__name__}): the file is damaged or "
+            "not of that format; pass a CSV (optionally .gz) or Parquet file"
         ) from exc
     header = [str(c) for c in frame.columns]
     if columns is not None and frame.shape[1] < len(set(columns)):
@@ -115,9 +118,36 @@ def _read_csv(p: Path, columns: Collection[str] | None) -> pd.DataFrame:
             include_columns=include, strings_can_be_null=True, null_values=[""]
         ),
     )
+    _refuse_nan_text(p, table)
     # Dates as datetime64, not one Python object per row; the table's buffers are freed
     # column by column as the frame is built (peak memory about one copy, not two).
     return table.to_pandas(date_as_object=False, self_destruct=True, split_blocks=True)
+
+
+def _refuse_nan_text(p: Path, table: pa.Table) -> None:
+    """Refuse the text ``nan`` (or ``inf``) in a column pyarrow read as numbers.
+
+    pyarrow parses "nan" as a float NaN, which would then count as missing (and the
+    row be dropped) although only empty fields are missing. A float column holding a
+    NaN that no empty field explains is re-read as text, and the file refused.
+
+    Raises:
+        DataError: Naming the column, never the row or its values.
+    """
+    import pyarrow.compute as pc  # noqa: PLC0415
+
+    for name in table.column_names:
+        column = table[name]
+        if not pa.types.is_floating(column.type):
+            continue
+        finite = pc.is_finite(column)
+        odd = int(pc.sum(pc.invert(pc.fill_null(finite, True))).as_py() or 0)
+        if odd:
+            raise DataError(
+                f"column {name!r} holds text such as 'nan' or 'inf' where numbers belong; "
+                "only an empty field means missing: leave missing values empty, or fix the "
+                "data"
+            )
 
 
 def _arrow_error(p: Path, exc: Exception) -> DataError:

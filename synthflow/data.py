@@ -1,8 +1,10 @@
 """Reading and cleaning input data against the spec's public domain.
 
 :func:`load_data` reads CSV or Parquet, maps an input format onto the release columns
-(``input.mapping`` of the spec), drops rows with missing values and rows that violate
-the raw constraints, and then checks every value against the public domain. Problems
+(``input.mapping`` of the spec), drops rows with missing values (empty fields only),
+checks every value against the public domain (before any rule, so that a value out of
+domain is refused whatever another column holds), then drops rows that violate the raw
+constraints (declared rules, counted per rule). Problems
 raise :class:`~synthflow.errors.DataError` naming the column and the fix; messages
 never contain data values. Per-rule removal counts are private statistics: they are
 reported only when the caller declares the input public.
@@ -128,6 +130,16 @@ def _coerce(values: pd.Series, col: Column) -> pd.Series:
         raise DataError(
             f"column {col.name!r} must hold whole numbers; round or recode the data first"
         )
+    # The public domain, checked here: before the raw constraints (a value out of domain
+    # is refused whatever another column holds, never dropped by a rule) and before the
+    # cast (a value past int64 would wrap to a negative number).
+    assert col.domain is not None
+    if ((arr < col.domain[0]) | (arr > col.domain[1])).any():
+        raise DataError(
+            f"column {col.name!r} holds values outside its public domain "
+            f"[{col.domain[0]:g}, {col.domain[1]:g}]; fix the data, or widen "
+            f"columns.{col.name}.domain in the spec if a wider range is public knowledge"
+        )
     # The smallest of int32/int64 that holds the values (codes fit either; a 4M-row
     # input then takes half the memory).
     small = arr.size == 0 or (arr.min() >= -(2**31) and arr.max() < 2**31)
@@ -204,16 +216,6 @@ def load_data(
         drop = raw_violations(mapped, rule)
         removed.append((f"({rule.id}) {rule.name}", int(drop.sum())))
         mapped = mapped.loc[~drop]
-    for col in spec.columns:
-        if col.kind == "int":
-            assert col.domain is not None
-            v = mapped[col.name].to_numpy()
-            if ((v < col.domain[0]) | (v > col.domain[1])).any():
-                raise DataError(
-                    f"column {col.name!r} holds values outside its public domain "
-                    f"[{col.domain[0]:g}, {col.domain[1]:g}]; fix the data, or widen "
-                    f"columns.{col.name}.domain in the spec if a wider range is public knowledge"
-                )
     if mapped.empty:
         raise DataError(f"no rows of {str(path)!r} are left after cleaning; check the input")
     report = CleaningReport(

@@ -162,3 +162,16 @@ def test_ragged_rows_are_refused_without_showing_the_row(tmp_path, births_spec, 
     with pytest.raises(DataError, match="different numbers of fields") as info:
         load_data(path, births_spec)
     assert "77123" not in str(info.value) and "1055" not in str(info.value)
+
+
+def test_an_integer_past_int64_is_out_of_domain_without_a_warning(tmp_path, small_spec):
+    # #45: 99999999999999999999 wrapped to the most negative int64 in the cast, and
+    # numpy's RuntimeWarning (with a source path) reached stderr before the refusal.
+    import warnings
+
+    path = tmp_path / "d.csv"
+    path.write_text("age,visits,region,smoker\n99999999999999999999,3,north,no\n30,2,south,yes\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(DataError, match="outside its public domain"):
+            load_data(path, small_spec, public=True)
