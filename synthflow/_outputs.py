@@ -15,7 +15,7 @@ from pathlib import Path
 
 from synthflow.errors import ConfigError
 
-__all__ = ["check_output_dir", "check_output_file", "removed_if_refused"]
+__all__ = ["check_output_dir", "check_output_file", "check_writable", "removed_if_refused"]
 
 
 def check_output_file(
@@ -48,7 +48,33 @@ def check_output_file(
         )
     if not p.parent.exists():
         raise ConfigError(f"the directory of {option} {str(p)!r} does not exist; create it first")
+    check_writable(p.parent, option=option, path=p)
     return p
+
+
+def check_writable(directory: Path, *, option: str, path: Path | None = None) -> None:
+    """Prove ``directory`` (or its nearest existing parent) takes a file, by writing one.
+
+    A permission bit says nothing to root, and a read-only mount or a full quota shows
+    only when a file is made: a command that spends budget makes one here, before the
+    charge, so that its result is never lost to an unwritable output.
+
+    Raises:
+        ConfigError: With the operating system's reason.
+    """
+    import tempfile  # noqa: PLC0415
+
+    existing = directory
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    try:
+        with tempfile.NamedTemporaryFile(dir=existing, prefix=".synthflow-probe-"):
+            pass
+    except OSError as exc:
+        raise ConfigError(
+            f"{option} {str(path or directory)!r} cannot be written ({exc.strerror or exc} in "
+            f"{str(existing)!r}); choose a writable place. Nothing was spent"
+        ) from None
 
 
 def check_output_dir(
@@ -66,6 +92,7 @@ def check_output_dir(
     p = Path(path)
     if p.exists() and not p.is_dir():
         raise ConfigError(f"{option} {str(p)!r} is a file; give a new directory")
+    check_writable(p, option=option)
     if p.is_dir():
         entries = sorted(e.name for e in p.iterdir())
         mine = [e for e in entries if e in set(own)]

@@ -65,18 +65,14 @@ def selection_spend_line(private_dir: Path, ledger_path: str | Path | None) -> s
 
 def _check_writable(option: str, path: Path) -> None:
     """Refuse an output that cannot be written (read-only, not a directory) up front."""
-    import os  # noqa: PLC0415
+    from synthflow._outputs import check_writable  # noqa: PLC0415
 
     existing = path
     while not existing.exists() and existing != existing.parent:
         existing = existing.parent
     if existing.exists() and not existing.is_dir():
         raise ConfigError(f"{option} {str(path)!r}: {str(existing)!r} is not a directory")
-    if not os.access(existing, os.W_OK | os.X_OK):
-        raise ConfigError(
-            f"{option} {str(path)!r} cannot be written ({str(existing)!r} is read-only for "
-            "this user); choose a writable directory. Nothing was spent"
-        )
+    check_writable(path, option=option)
 
 
 def _check_dataset_budget(

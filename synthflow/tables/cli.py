@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from synthflow._cli import add_command
-from synthflow._outputs import check_output_file
+from synthflow._outputs import check_output_dir, check_output_file
 from synthflow.errors import ConfigError, DataError
 from synthflow.tables._options import (
     _check_private_use,
@@ -66,9 +66,7 @@ def _protect(args: argparse.Namespace) -> int:
     opts = _method_options(args, spec)
     method = build_method(args.method, **opts)
     _check_private_use(args, spec, opts, is_dp=method.is_dp)
-    out = Path(args.out)
-    if out.exists() and any(out.iterdir()):
-        raise ConfigError(f"output directory {str(out)!r} is not empty; choose a new --out")
+    out = check_output_dir(args.out, option="--out")  # empty and writable, before any charge
     rng = _rng(args)
     key_col = getattr(method, "record_key_column", None)
     extra = (key_col,) if key_col is not None else ()
