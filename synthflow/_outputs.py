@@ -67,6 +67,11 @@ def check_writable(directory: Path, *, option: str, path: Path | None = None) ->
     existing = directory
     while not existing.exists() and existing != existing.parent:
         existing = existing.parent
+    if not existing.is_dir():
+        raise ConfigError(
+            f"{option} {str(path or directory)!r} lies under {str(existing)!r}, which is a "
+            "file, not a directory; choose another path. Nothing was spent"
+        )
     try:
         with tempfile.NamedTemporaryFile(dir=existing, prefix=".synthflow-probe-"):
             pass

@@ -160,6 +160,11 @@ def _arrow_error(p: Path, exc: Exception) -> DataError:
             f"{fields.group(1)}, a row has {fields.group(2)}); every row needs one value per "
             "header column"
         )
+    if p.suffix.lower() in (".parquet", ".pq"):
+        return DataError(
+            f"cannot read {str(p)!r} as Parquet (a damaged or truncated file, or not "
+            "Parquet); copy it again, or pass a CSV (optionally .gz)"
+        )
     if "UTF8" in text or "UTF-8" in text:
         return DataError(f"{str(p)!r} is not UTF-8 text; convert it, e.g. iconv -f latin1 -t utf-8")
     return DataError(

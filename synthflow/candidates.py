@@ -48,6 +48,12 @@ def read_candidates(spec: ReleaseSpec, path: Path) -> list[Configuration]:
         ConfigError: If the file is missing, not YAML, malformed, empty, lists an id
             that is not in the spec's space, or was made for another spec.
     """
+    if path.exists() and not path.is_file():
+        what = "a directory" if path.is_dir() else "not a regular file (a pipe or a device)"
+        raise ConfigError(
+            f"candidates file {str(path)!r} is {what}; pass the candidates.yaml that "
+            "'synthflow shortlist' or 'synthflow plan' wrote"
+        )
     if not path.is_file():
         raise ConfigError(
             f"candidates file {str(path)!r} does not exist; run 'synthflow shortlist'"

@@ -120,7 +120,9 @@ def schema_errors(raw: Any) -> list[str]:
     validator = jsonschema.Draft202012Validator(SPEC_SCHEMA)
     out = []
     for error in sorted(validator.iter_errors(raw), key=lambda e: list(map(str, e.path))):
-        where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.path)
+        while error.context:  # "not valid under any of the given schemas": the deepest part
+            error = max(error.context, key=lambda e: (len(e.absolute_path), -len(e.context)))
+        where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
         message = error.message
         shown = repr(error.instance)
         if len(shown) > 40:  # never echo a large value (a data file passed as the spec)

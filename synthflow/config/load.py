@@ -110,6 +110,9 @@ def load_spec(path: str | Path) -> ReleaseSpec:
     from synthflow.resources import bundled_specs, resolve_spec_path  # noqa: PLC0415
 
     p = resolve_spec_path(path)
+    if p.exists() and not p.is_file():
+        what = "a directory" if p.is_dir() else "not a regular file (a pipe or a device)"
+        raise ConfigError(f"spec file {str(p)!r} is {what}; pass the spec's YAML file")
     if not p.is_file():
         raise ConfigError(
             f"spec file {str(p)!r} does not exist; pass a spec file or the name of a bundled "
