@@ -113,6 +113,15 @@ def _validate(args: argparse.Namespace) -> int:
     _check_affordable(spec)
     configs = expand_space(spec)
     _check_delta(spec, configs)
+    unmeetable = [c.name for c in spec.criteria if c.threshold <= 0]
+    if unmeetable:
+        # Every criterion's value is an error or a distance (>= 0) and passes below its
+        # threshold: a threshold of 0 or less cannot be met, even by the original data.
+        raise ConfigError(
+            f"acceptance: {', '.join(unmeetable)}: a threshold of 0 or less can never be met "
+            "(a criterion passes when its value, an error >= 0, is below the threshold); "
+            "give a positive threshold"
+        )
     from synthflow.acceptance.noise_check import public_sample_path
 
     public_sample_path(spec)  # a public_sample that names no file: refused here, not later

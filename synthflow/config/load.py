@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import math
+import re
 import unicodedata
 from pathlib import Path
 from typing import Any
@@ -65,10 +66,27 @@ def _parse_models(raw: Any) -> tuple[ModelGrid, ...]:
     return tuple(out)
 
 
+_HTML_TAG = re.compile(
+    r"<\s*(/|!|\?|(script|style|iframe|img|svg|object|embed|link|meta|a|b|i|u|p|div|span|"
+    r"br|hr|table|tr|td|th|form|input|button|details|summary|h[1-6])\b)",
+    re.IGNORECASE,
+)
+"""An HTML tag in a datasheet value (a template's ``<what ...>`` placeholder is not one)."""
+
+
 def parse_datasheet(raw: Any) -> DatasheetSpec:
     """The ``datasheet`` section (or a ``--datasheet`` file): one-line provenance texts."""
     d = check_keys("datasheet", raw or {}, *section_keys("datasheet"))
-    return DatasheetSpec(**{k: text(f"datasheet.{k}", d.get(k, ""), 1000) for k in d})
+    values = {k: text(f"datasheet.{k}", d.get(k, ""), 1000) for k in d}
+    for k, v in values.items():
+        # Published in README.md (Markdown, shown as HTML by most viewers): a tag would
+        # render. (Line breaks are folded into one line by text().)
+        if _HTML_TAG.search(v):
+            raise ConfigError(
+                f"datasheet.{k}: plain text is expected (no HTML tag); write the text "
+                "without markup"
+            )
+    return DatasheetSpec(**values)
 
 
 def _parse_disclosure(raw: Any, columns: dict[str, Column]) -> DisclosureSpec:
