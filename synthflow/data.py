@@ -2,9 +2,10 @@
 
 :func:`load_data` reads CSV or Parquet, maps an input format onto the release columns
 (``input.mapping`` of the spec), drops rows with missing values (empty fields only),
-checks every value against the public domain (before any rule, so that a value out of
-domain is refused whatever another column holds), then drops rows that violate the raw
-constraints (declared rules, counted per rule). Problems
+drops rows that a raw constraint on one column removes (that column's declared
+cleaning), checks every value against the public domain (so that a value out of domain
+is refused whatever another column holds), then drops rows that violate the raw
+constraints across columns (declared rules, counted per rule). Problems
 raise :class:`~synthflow.errors.DataError` naming the column and the fix; messages
 never contain data values. Per-rule removal counts are private statistics: they are
 reported only when the caller declares the input public.
@@ -130,10 +131,19 @@ def _coerce(values: pd.Series, col: Column) -> pd.Series:
         raise DataError(
             f"column {col.name!r} must hold whole numbers; round or recode the data first"
         )
-    # The public domain, checked here: before the raw constraints (a value out of domain
-    # is refused whatever another column holds, never dropped by a rule) and before the
-    # cast (a value past int64 would wrap to a negative number).
+    # Kept as floats until the domain is checked (load_data): a value past int64 would
+    # wrap to a negative number in the cast.
+    return pd.Series(arr, index=values.index)
+
+
+def _check_domain(frame: pd.DataFrame, col: Column) -> pd.Series:
+    """The int column's values checked against its public domain, then cast to integers.
+
+    Raises:
+        DataError: Naming the column and its domain (never a value).
+    """
     assert col.domain is not None
+    arr = frame[col.name].to_numpy(dtype=float)
     if ((arr < col.domain[0]) | (arr > col.domain[1])).any():
         raise DataError(
             f"column {col.name!r} holds values outside its public domain "
@@ -143,7 +153,7 @@ def _coerce(values: pd.Series, col: Column) -> pd.Series:
     # The smallest of int32/int64 that holds the values (codes fit either; a 4M-row
     # input then takes half the memory).
     small = arr.size == 0 or (arr.min() >= -(2**31) and arr.max() < 2**31)
-    return pd.Series(arr.astype(np.int32 if small else np.int64), index=values.index)
+    return pd.Series(arr.astype(np.int32 if small else np.int64), index=frame.index)
 
 
 def load_data(
@@ -212,10 +222,24 @@ def load_data(
         columns[c.name] = _coerce(columns[c.name][keep], c)
     mapped = pd.DataFrame(columns, index=index)
     del columns
-    for rule in spec.raw_constraints:
+    # A rule on one column is that column's own declared cleaning (e.g. weights above
+    # 5500 g): it runs before the domain check, which then refuses any other value out of
+    # domain whatever another column holds. Rules across columns run on checked data.
+    counts: dict[int, int] = {}
+    own = [r for r in spec.raw_constraints if len({c.column for c in r.clauses}) == 1]
+    for rule in own:
         drop = raw_violations(mapped, rule)
-        removed.append((f"({rule.id}) {rule.name}", int(drop.sum())))
+        counts[rule.id] = int(drop.sum())
         mapped = mapped.loc[~drop]
+    for col in spec.columns:
+        if col.kind == "int":
+            mapped[col.name] = _check_domain(mapped, col)
+    for rule in spec.raw_constraints:
+        if rule not in own:
+            drop = raw_violations(mapped, rule)
+            counts[rule.id] = int(drop.sum())
+            mapped = mapped.loc[~drop]
+    removed += [(f"({r.id}) {r.name}", counts[r.id]) for r in spec.raw_constraints]
     if mapped.empty:
         raise DataError(f"no rows of {str(path)!r} are left after cleaning; check the input")
     report = CleaningReport(

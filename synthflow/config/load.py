@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import math
-import re
 import unicodedata
 from pathlib import Path
 from typing import Any
@@ -21,9 +20,9 @@ from synthflow.config.columns import (
     parse_constraints,
     parse_source,
 )
+from synthflow.config.datasheet import load_datasheet, parse_datasheet
 from synthflow.config.model import (
     Column,
-    DatasheetSpec,
     DisclosureSpec,
     ModelGrid,
     PrivacySpec,
@@ -64,29 +63,6 @@ def _parse_models(raw: Any) -> tuple[ModelGrid, ...]:
             req.append((str(r[0]), str(r[1]), r[2]))
         out.append(ModelGrid(model=str(m["model"]), grid=tuple(pairs), require=tuple(req)))
     return tuple(out)
-
-
-_HTML_TAG = re.compile(
-    r"<\s*(/|!|\?|(script|style|iframe|img|svg|object|embed|link|meta|a|b|i|u|p|div|span|"
-    r"br|hr|table|tr|td|th|form|input|button|details|summary|h[1-6])\b)",
-    re.IGNORECASE,
-)
-"""An HTML tag in a datasheet value (a template's ``<what ...>`` placeholder is not one)."""
-
-
-def parse_datasheet(raw: Any) -> DatasheetSpec:
-    """The ``datasheet`` section (or a ``--datasheet`` file): one-line provenance texts."""
-    d = check_keys("datasheet", raw or {}, *section_keys("datasheet"))
-    values = {k: text(f"datasheet.{k}", d.get(k, ""), 1000) for k in d}
-    for k, v in values.items():
-        # Published in README.md (Markdown, shown as HTML by most viewers): a tag would
-        # render. (Line breaks are folded into one line by text().)
-        if _HTML_TAG.search(v):
-            raise ConfigError(
-                f"datasheet.{k}: plain text is expected (no HTML tag); write the text "
-                "without markup"
-            )
-    return DatasheetSpec(**values)
 
 
 def _parse_disclosure(raw: Any, columns: dict[str, Column]) -> DisclosureSpec:
@@ -278,26 +254,3 @@ def with_generator_epsilon(spec: ReleaseSpec, epsilon: float) -> ReleaseSpec:
         return spec
     privacy = dataclasses.replace(spec.privacy, generator_epsilon=float(epsilon))
     return dataclasses.replace(spec, privacy=privacy)
-
-
-def load_datasheet(path: str | Path) -> DatasheetSpec:
-    """A datasheet file (``release --datasheet``): the spec's ``datasheet`` keys in YAML.
-
-    docs/datasheet-template.yaml is a template.
-
-    Raises:
-        ConfigError: A missing or malformed file, or an unknown key (named).
-    """
-    p = Path(path)
-    if not p.is_file():
-        raise ConfigError(
-            f"--datasheet {str(p)!r} does not exist; docs/datasheet-template.yaml is a template"
-        )
-    try:
-        raw = read_yaml(p.read_bytes())
-    except yaml.YAMLError:
-        raise ConfigError(f"--datasheet {str(p)!r} is not valid YAML") from None
-    try:
-        return parse_datasheet(raw)
-    except ConfigError as exc:
-        raise ConfigError(f"--datasheet {str(p)!r}: {exc}") from None

@@ -18,6 +18,7 @@ __all__ = [
     "_check_dataset_budget",
     "_check_plan_holds",
     "_check_writable",
+    "_planned_options",
     "_read_plan",
     "_spent",
     "_unconfirmed_provenance",
@@ -82,7 +83,7 @@ def _check_dataset_budget(
 
     A charge refused later would leave a started selection in a new --private-dir.
     """
-    from synthflow.release.cost import shortfall  # noqa: PLC0415
+    from synthflow.release.shortfall import shortfall  # noqa: PLC0415
 
     if shared is None or resuming or shared.can_afford(cost.total, cost.total_delta):
         return
@@ -130,6 +131,33 @@ def _check_plan_holds(
             f"{float(plan['total_epsilon']):.6g} (the cost depends on the row count, which "
             "differs from the plan's); re-plan with the release's row count. Nothing was spent"
         )
+
+
+def _planned_options(
+    plan: dict[str, Any] | None, fit_once: bool | None, stop_probability: float | None
+) -> tuple[bool | None, float | None]:
+    """The fit mode and stop probability a planned release runs with: the plan's.
+
+    An option that changes the planned mechanism (the fit mode, another stop probability:
+    a single attempt against Papernot-Steinke or Liu-Talwar) is refused, before any
+    charge; an option equal to the plan's is accepted.
+    """
+    if plan is None:
+        return fit_once, stop_probability
+    if fit_once is not None and bool(fit_once) != bool(plan["fit_once"]):
+        raise ConfigError(
+            f"--fit-once {'given' if fit_once else 'absent'} but the plan was made for a "
+            f"regression fit {'once per release' if plan['fit_once'] else 'per candidate'}; "
+            "drop the flag (the plan's choice is used) or re-plan"
+        )
+    planned = float(plan.get("stop_probability", plan["options"]["stop_probability"]))
+    if stop_probability is not None and float(stop_probability) != planned:
+        raise ConfigError(
+            f"--stop-probability {stop_probability:g} but the plan was made for "
+            f"{planned:g} ({'a single attempt' if planned == 1 else 'many attempts'}); "
+            "drop the option (the plan's is used) or re-plan. Nothing was spent"
+        )
+    return bool(plan["fit_once"]), planned
 
 
 def _read_plan(path: str | Path, spec: Any) -> dict[str, Any]:

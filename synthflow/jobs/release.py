@@ -28,6 +28,7 @@ from synthflow.jobs._release_checks import (
     _check_dataset_budget,
     _check_plan_holds,
     _check_writable,
+    _planned_options,
     _read_plan,
     _spent,
     _unconfirmed_provenance,
@@ -135,24 +136,7 @@ def run_release(
     spec = load_spec(spec_path)
     provenance = _unconfirmed_provenance(spec, datasheet)
     plan = _read_plan(plan_path, spec) if plan_path is not None else None
-    if plan is not None:
-        if fit_once is not None and bool(fit_once) != bool(plan["fit_once"]):
-            raise ConfigError(
-                f"--fit-once {'given' if fit_once else 'absent'} but the plan was made for a "
-                f"regression fit {'once per release' if plan['fit_once'] else 'per candidate'}; "
-                "drop the flag (the plan's choice is used) or re-plan"
-            )
-        fit_once = bool(plan["fit_once"])
-        planned = float(plan.get("stop_probability", plan["options"]["stop_probability"]))
-        if stop_probability is not None and float(stop_probability) != planned:
-            # Another stop probability is another mechanism (a single attempt against
-            # Papernot-Steinke or Liu-Talwar) with another charge: never the plan's.
-            raise ConfigError(
-                f"--stop-probability {stop_probability:g} but the plan was made for "
-                f"{planned:g} ({'a single attempt' if planned == 1 else 'many attempts'}); "
-                "drop the option (the plan's is used) or re-plan. Nothing was spent"
-            )
-        stop_probability = planned
+    fit_once, stop_probability = _planned_options(plan, fit_once, stop_probability)
     fit_once = bool(fit_once)
     stop_probability = 0.0 if stop_probability is None else stop_probability
     candidates = read_candidates(spec, candidates_path)

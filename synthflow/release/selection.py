@@ -66,9 +66,9 @@ from synthflow.release.cost import (
     SELECTION_REF,
     SelectionCost,
     selection_cost,
-    shortfall,
 )
 from synthflow.release.enclave import Enclave, atomic_bytes, read_outcome
+from synthflow.release.shortfall import shortfall
 from synthflow.rng import PrivacyRNG
 from synthflow.space import Configuration
 
