@@ -182,3 +182,25 @@ def test_regression_features_key(tmp_path, small_spec):
     path.write_text(yaml.safe_dump(raw))
     with pytest.raises(ConfigError, match="is the target, not a feature"):
         load_spec(path)
+
+
+def test_a_space_too_large_is_refused_from_its_sizes_at_once(small_spec):
+    # #45: a 16 KB spec whose grids expand to 1e9 configurations hung validate and space.
+    # Its size is counted (grids x transformations x min_count), never enumerated.
+    import dataclasses
+    import time
+
+    from synthflow._grids import MAX_SPACE, check_space_size, validate_grids
+    from synthflow.config.model import ModelGrid
+
+    values = tuple(round(0.001 * (i + 1), 6) for i in range(999))
+    huge = ModelGrid(
+        model="privbayes",
+        grid=(("flavor", ("degree",)), ("epsilon_split", values), ("degree", values)),
+    )
+    spec = dataclasses.replace(small_spec, models=(huge,))
+    start = time.process_time()
+    with pytest.raises(ConfigError, match=f"more than {MAX_SPACE:,}"):
+        validate_grids(spec)
+    assert time.process_time() - start < 1.0  # counted, not expanded (1e6 x 4 points)
+    check_space_size(small_spec)  # the bundled spaces are far below it
