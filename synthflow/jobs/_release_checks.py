@@ -12,7 +12,7 @@ from synthflow.errors import (
 )
 from synthflow.ledger import Ledger
 from synthflow.release._datasheet import provenance_warning
-from synthflow.resources import bundled_spec_of
+from synthflow.resources import bundled_provenance_of
 
 __all__ = [
     "_check_dataset_budget",
@@ -221,7 +221,7 @@ def _check_plan_types(path: Path, plan: dict[str, Any]) -> None:
 
 def _unconfirmed_provenance(spec: Any, datasheet: Any) -> str | None:
     """The datasheet's warning when its provenance is a bundled spec's (said on stderr too)."""
-    bundled = bundled_spec_of(spec.sha256) if datasheet is None else None
+    bundled = bundled_provenance_of(spec) if datasheet is None else None
     if bundled is None:
         return None
     warning = provenance_warning(bundled, spec.datasheet)

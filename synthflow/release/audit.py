@@ -147,18 +147,19 @@ def _provenance_warnings(
 ) -> None:
     """Check the provenance warning is there when it must be; warn of placeholders.
 
-    A package made with a bundled spec (its published spec.yaml has a bundled spec's
-    hash) whose provenance no ``--datasheet`` file replaced must carry the warning that
-    it was not confirmed: removing it from acceptance.json and the README fails here.
+    A package made with a bundled spec, or a spec derived from one that states its
+    datasheet (``plan``'s output, a copy: :func:`synthflow.resources.bundled_provenance_of`),
+    whose provenance no ``--datasheet`` file replaced must carry the warning that it was
+    not confirmed: removing it from acceptance.json and the README fails here.
     """
     from synthflow.release._datasheet import (  # noqa: PLC0415
         legacy_provenance_warning,
         placeholders,
         provenance_warning,
     )
-    from synthflow.resources import bundled_spec_of  # noqa: PLC0415
+    from synthflow.resources import bundled_provenance_of  # noqa: PLC0415
 
-    bundled = None if replaced else bundled_spec_of(spec.sha256)
+    bundled = None if replaced else bundled_provenance_of(spec)
     expected = provenance_warning(bundled, spec.datasheet) if bundled else None
     if bundled and unconfirmed == legacy_provenance_warning(bundled, spec.datasheet.source):
         expected = unconfirmed  # an older package's wording of the same warning

@@ -131,3 +131,42 @@ def test_the_audit_accepts_an_older_packages_wording(small_spec):
     report = AuditReport()
     _provenance_warnings(report, small_spec, old.replace("bundled", "shipped"), replaced=False)
     assert not report.ok  # any other text is not the warning
+
+
+def test_a_spec_derived_from_a_bundled_one_keeps_its_warning(tmp_path, small_csv, capsys):
+    # [ux] 1: a spec written by 'plan' (a bundled spec with other budgets) lost the
+    # warning: its datasheet said "Live births in Israel, 2014 ... Israel Ministry of
+    # Health" for other data, and the audit passed. Provenance follows the content.
+    from synthflow.config import load_spec
+    from synthflow.resources import bundled_provenance_of
+
+    births = yaml.safe_load((REPO / "configs" / "births.yaml").read_text())
+    planned = dict(births, privacy={**births["privacy"], "generator_epsilon": 1.0})
+    path = tmp_path / "planned.yaml"
+    path.write_text(yaml.safe_dump(planned, sort_keys=False))
+    assert bundled_provenance_of(load_spec(path)) == "births"
+    # Here on the small table: the example spec carrying births' datasheet, as a copy
+    # that keeps the provenance keys would.
+    small = yaml.safe_load((REPO / "configs" / "example_small.yaml").read_text())
+    small["datasheet"] = births["datasheet"]
+    derived = tmp_path / "derived.yaml"
+    derived.write_text(yaml.safe_dump(small, sort_keys=False))
+    spec = load_spec(derived)
+    code, out = _release(tmp_path, spec, derived, small_csv)
+    assert code == 0
+    assert "bundled spec 'births'" in capsys.readouterr().err
+    acc = json.loads((out / "acceptance.json").read_text())
+    assert "bundled spec 'births'" in acc["provenance_warning"]
+    assert audit_release(out).ok
+    # Without the warning the package fails the audit.
+    warning = acc.pop("provenance_warning")
+    (out / "acceptance.json").write_text(json.dumps(acc))
+    readme = (out / "README.md").read_text().replace(warning, "")
+    (out / "README.md").write_text(readme)
+    report = audit_release(out)
+    assert not report.ok
+    assert any(f.startswith("provenance warning") for f in report.failures), report.failures
+    # A spec with a datasheet of its own is not derived.
+    small["datasheet"] = {"title": "Clinic visits 2025", "publisher": "A clinic"}
+    derived.write_text(yaml.safe_dump(small, sort_keys=False))
+    assert bundled_provenance_of(load_spec(derived)) is None
