@@ -114,20 +114,25 @@ def _shortlist(args: argparse.Namespace) -> int:
         )
         check_json(args.json, force=args.force, protected=(args.store, args.out))
         estimates = estimate(args.store, basis=args.basis, z=args.z)
-        out = write_shortlist(
-            args.store,
-            estimates,
-            target,
-            min_pass=args.min_pass,
-            basis=args.basis,
-            z=args.z,
-            generator_epsilon=args.generator_epsilon,
-        )
         eps = store_generator_epsilon(args.store, args.generator_epsilon)
+        at = [e for e in estimates if e.generator_epsilon == eps]
+        kept = [e for e in at if e.p >= args.min_pass]
+        # An empty shortlist writes no file (it would only block the next, better run).
+        out = (
+            write_shortlist(
+                args.store,
+                estimates,
+                target,
+                min_pass=args.min_pass,
+                basis=args.basis,
+                z=args.z,
+                generator_epsilon=args.generator_epsilon,
+            )
+            if kept
+            else None
+        )
     except StoreError as exc:
         return _error("shortlist", exc)
-    at = [e for e in estimates if e.generator_epsilon == eps]
-    kept = [e for e in at if e.p >= args.min_pass]
     warning = thin_evidence(at)
     if warning:  # first, before any figure: the figures below are uncertain
         print(f"synthflow shortlist: {warning}", file=sys.stderr)
@@ -139,7 +144,8 @@ def _shortlist(args: argparse.Namespace) -> int:
         f"epsilon {eps:g})",
         file=sys.stderr,
     )
-    print_result(str(Path(out).resolve()), args.json)
+    if out is not None:
+        print_result(str(Path(out).resolve()), args.json)
     if not kept:
         best = max(at, key=lambda e: e.p, default=None)
         print(
@@ -148,7 +154,7 @@ def _shortlist(args: argparse.Namespace) -> int:
             + (f"The best configuration passes in {best.p:.0%} of runs. " if best else "")
             + "Sweep more configurations or repeats (sweep --sample/--models/--repeats), a "
             "larger generator budget (sweep --generator-epsilon), or lower --min-pass; "
-            "'synthflow sweep-report' shows which criterion fails.",
+            "'synthflow sweep-report' shows which criterion fails. No file was written.",
             file=sys.stderr,
         )
         return EXIT_NEGATIVE

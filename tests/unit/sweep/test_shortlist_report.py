@@ -70,6 +70,32 @@ def test_shortlist_cli_writes_hashes_and_estimates(swept: Swept, tmp_path: Path,
     assert not out.exists()
 
 
+def test_an_empty_shortlist_writes_no_file(tmp_path: Path, small_spec, small_csv, capsys) -> None:
+    # [ux] 9: an empty shortlist still wrote its file, so the next 'shortlist' (with a
+    # lower --min-pass) failed with "exists ... add --force". A real sweep of a spec whose
+    # marginal threshold (1e-6) no candidate meets.
+    from synthflow.config import load_spec
+    from synthflow.sweep.engine import run_sweep
+
+    text = (
+        Path(small_spec.path)
+        .read_text()
+        .replace("kind: marginals, threshold: 0.05", "kind: marginals, threshold: 0.000001")
+    )
+    (tmp_path / "strict.yaml").write_text(text)
+    spec = load_spec(tmp_path / "strict.yaml")
+    store = tmp_path / "results.db"
+    run_sweep(spec, small_csv, store, repeats=1, workers=1, seed=3, show_progress=False)
+    out = tmp_path / "candidates.yaml"
+    argv = ["shortlist", "--store", str(store), "--out", str(out)]
+    assert main([*argv, "--min-pass", "0.5"]) == 1
+    err = capsys.readouterr().err
+    assert "EMPTY" in err and "No file was written" in err
+    assert not out.exists()
+    assert main([*argv, "--min-pass", "0.0"]) == 0  # no --force needed
+    assert out.exists()
+
+
 def test_report_has_sections_and_plots(swept: Swept, tmp_path: Path) -> None:
     out = tmp_path / "report.html"
     assert (
