@@ -35,7 +35,7 @@ from synthflow.config.model import DatasheetSpec
 from synthflow.errors import ConfigError
 from synthflow.jobs.release import run_release
 from synthflow.ledger import Ledger
-from synthflow.release.audit import AuditReport, audit_release
+from synthflow.release.audit import NOT_CHECKED, AuditReport, audit_release
 from synthflow.release.prescreen import (
     PRESCREEN,
     copy_prescreen,
@@ -203,13 +203,12 @@ def run_main_job(
     if release_dir is None:  # only with a stop probability, which the main job does not use
         raise ConfigError("private selection ended without a release")
     report = audit_release(release_dir)
-    (out / "audit.txt").write_text(
-        "\n".join(
-            f"{'PASS' if ok else 'FAIL'}  {name}  {detail}" for name, ok, detail in report.checks
-        )
-        + "\n",
-        encoding="utf-8",
-    )
+    # What 'synthflow audit' prints: every check, the warnings, what cannot be checked.
+    lines = [f"{'PASS' if ok else 'FAIL'}  {name}  {detail}" for name, ok, detail in report.checks]
+    lines += [f"WARN  {w}" for w in report.warnings]
+    lines += ["not checked (cannot be, from the published files):"]
+    lines += [f"  - {item}" for item in NOT_CHECKED]
+    (out / "audit.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
     spent = Ledger(
         total_epsilon=spec.privacy.total_epsilon,
         total_delta=spec.privacy.total_delta,

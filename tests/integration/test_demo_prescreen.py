@@ -68,3 +68,10 @@ def test_demo_releases_from_the_shipped_prescreen_without_sweeping(tmp_path):
     shipped = yaml.safe_load(_shipped("candidates.yaml").read_text())
     assert acc["configuration"]["id"] in {c["id"] for c in shipped["configurations"]}
     assert f"shortlisted  {len(shipped['configurations'])} of " in result.summary()
+    # [ux] 6: audit.txt is what 'synthflow audit' prints: the checks, the WARN lines (the
+    # summary counts them) and what cannot be checked; the datasheet names the install.
+    audit = (out / "audit.txt").read_text()
+    assert audit.count("\nWARN  ") + audit.startswith("WARN  ") == len(result.audit.warnings)
+    assert result.audit.warnings and "not checked (cannot be" in audit
+    readme = (result.release_dir / "README.md").read_text()
+    assert "pip install synthflow-dp==" in readme
