@@ -76,6 +76,18 @@ class AcceptanceReport:
         verdict = "PASSED" if self.passed else "FAILED"
         return f"<AcceptanceReport {verdict}: {ok} of {len(self.criteria)} criteria ({mode})>"
 
+    def __str__(self) -> str:
+        """``print(report)``: the verdict, then one line per criterion."""
+        lines = [repr(self)]
+        width = max((len(c.name) for c in self.criteria), default=0)
+        for c in self.criteria:
+            noise = "" if self.exact or c.noise_sd is None else f"  (noise sd {c.noise_sd:.3g})"
+            lines.append(
+                f"  {'PASS' if c.passed else 'FAIL'}  {c.name:<{width}}  {c.value:.4g} "
+                f"{'<' if c.passed else '>='} {c.threshold:.4g}{noise}"
+            )
+        return "\n".join(lines)
+
     def to_frame(self) -> pd.DataFrame:
         """One row per criterion: value, threshold, passed, epsilon, noise sd."""
         return pd.DataFrame(

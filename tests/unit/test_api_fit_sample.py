@@ -69,3 +69,28 @@ def test_fit_sample_on_private_data_charges_their_dataset_ledger(setup, tmp_path
     with pytest.raises(synthflow.ConfigError, match="another dataset"):
         synthflow.Synthesizer(spec, config).fit_sample(other, ledger=ledger)
     assert ledger.spent_epsilon == pytest.approx(spec.privacy.generator_epsilon)
+
+
+def test_a_raw_frame_without_the_release_columns_names_them(setup):
+    # [ux] 5: fit_sample(pd.read_csv(nvss)) raised a bare KeyError: 'birth_month'.
+    from synthflow.errors import DataError
+
+    spec, config, data = setup
+    raw = data.rename(columns={"age": "AGE"})
+    ledger = synthflow.Ledger(total_epsilon=spec.privacy.total_epsilon)
+    with pytest.raises(DataError, match=r"lacks the spec's release column\(s\) \['age'\]"):
+        synthflow.Synthesizer(spec, config).fit_sample(raw, ledger=ledger, public=True)
+    assert ledger.spent_epsilon == 0  # refused before the charge
+
+
+def test_printing_a_report_shows_every_criterion(setup):
+    # [ux] 5: print(report) showed only '<AcceptanceReport FAILED: 4 of 8 criteria (exact)>'.
+    spec, config, data = setup
+    s = synthflow.Synthesizer(spec, config)
+    candidate = s.fit_sample(data, rng=synthflow.PrivacyRNG.from_seed(2), public=True, codes=False)
+    report = synthflow.evaluate_candidate(spec, config, data, candidate, exact=True, public=True)
+    text = str(report)
+    assert text.splitlines()[0] == repr(report)
+    for c in report.criteria:
+        line = next(x for x in text.splitlines() if f" {c.name} " in x)
+        assert ("PASS" if c.passed else "FAIL") in line and f"{c.threshold:.4g}" in line
