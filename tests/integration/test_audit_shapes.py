@@ -25,13 +25,17 @@ REPO_SMALL = "example_small"
 def package(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("pkg")
     spec = load_spec(REPO_SMALL)
-    import sys
+    # The suite's small made-up frame, from the top conftest by path (a bare 'import
+    # conftest' may find another directory's conftest first).
+    import importlib.util
     from pathlib import Path
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from conftest import make_small_frame
-
-    make_small_frame(600, seed=7).to_csv(tmp / "clinic.csv", index=False)
+    top = Path(__file__).resolve().parents[1] / "conftest.py"
+    loader = importlib.util.spec_from_file_location("synthflow_tests_conftest", top)
+    assert loader is not None and loader.loader is not None
+    module = importlib.util.module_from_spec(loader)
+    loader.loader.exec_module(module)
+    module.make_small_frame(600, seed=7).to_csv(tmp / "clinic.csv", index=False)
     cands = tmp / "candidates.yaml"
     configs = [c.to_json() for c in expand_space(spec) if c.letters == "aaaa"]
     cands.write_text(yaml.safe_dump({"spec_sha256": spec.sha256, "configurations": configs}))
