@@ -25,7 +25,7 @@ from typing import Any
 
 from synthflow.errors import ConfigError
 
-__all__ = ["check", "record"]
+__all__ = ["check", "forget", "record"]
 
 log = logging.getLogger(__name__)
 
@@ -101,3 +101,21 @@ def record(digest: str, ledger: Path, hashes: list[str], spent_epsilon: float) -
             exc.strerror or type(exc).__name__,
             ledger,
         )
+
+
+def forget(ledger: Path) -> None:
+    """Drop every recorded head of a ledger at ``ledger``'s path (whatever its data).
+
+    Only for a ledger that a command itself makes in a directory it has just created
+    (the demo's): nothing there can be a rollback of an earlier spend.
+    """
+    where = str(ledger.resolve())
+    home = _home()
+    if not home.is_dir():
+        return
+    for path in home.glob("*.json"):
+        try:
+            if json.loads(path.read_text("utf-8")).get("ledger") == where:
+                path.unlink()
+        except (OSError, ValueError, AttributeError):
+            continue

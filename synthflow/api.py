@@ -24,6 +24,7 @@ from synthflow.generators.registry import REGISTRY, make_generator
 from synthflow.jobs._rules import check_rng
 from synthflow.kanon import project_min_count
 from synthflow.ledger import Ledger
+from synthflow.release.cost import delta_of
 from synthflow.rng import PrivacyRNG
 from synthflow.space import Configuration, find_configuration
 from synthflow.transform import Transformer
@@ -131,7 +132,13 @@ class Synthesizer:
             transformer=self.transformer,
         )
         generator.check_feasible(self.transformer.domain, n)  # public; before the charge
-        generator.fit(codes, domain=self.transformer.domain, ledger=ledger, rng=rng)
+        # The whole generator budget held before its first charge (#45), as the CLI's run.
+        with ledger.reserve(
+            self.spec.privacy.generator_epsilon,
+            delta_of(self.configuration),
+            what=f"Synthesizer.fit {self.configuration.id}",
+        ):
+            generator.fit(codes, domain=self.transformer.domain, ledger=ledger, rng=rng)
         self.generator_, self.n_, self._rng = generator, n, rng
         self.ledger_ = ledger
         return self

@@ -8,16 +8,12 @@ an editable install does, through :mod:`importlib.resources`.
 
 from __future__ import annotations
 
-import dataclasses
-import functools
 from importlib import resources
 from pathlib import Path
-from typing import Any
 
 from synthflow.errors import ConfigError
 
 __all__ = [
-    "bundled_provenance_of",
     "bundled_spec",
     "bundled_specs",
     "public_data_file",
@@ -51,37 +47,6 @@ def bundled_spec_of(sha256: str) -> str | None:
         if hashlib.sha256(bundled_spec(name).read_bytes()).hexdigest() == sha256:
             return name
     return None
-
-
-def bundled_provenance_of(spec: Any) -> str | None:
-    """The bundled spec whose provenance ``spec`` publishes, or None.
-
-    By content, not by name: the bundled file itself (or a copy), or any spec that
-    states the same datasheet as a bundled one: a spec written by ``synthflow plan``
-    from it (budgets changed), a copy with other thresholds. Such a release publishes
-    the bundled spec's provenance for data nobody checked, so it carries the warning.
-    """
-    name = bundled_spec_of(spec.sha256)
-    if name is not None:
-        return name
-    sheet = spec.datasheet
-    if not any(dataclasses.asdict(sheet).values()):
-        return None
-    for name in bundled_specs():
-        other = _bundled_datasheet(name)
-        if other is not None and other == sheet:
-            return name
-    return None
-
-
-@functools.cache
-def _bundled_datasheet(name: str) -> Any:
-    from synthflow.config.load import load_spec  # noqa: PLC0415
-
-    try:
-        return load_spec(bundled_spec(name)).datasheet
-    except ConfigError:  # a bundled file that is not a release spec (tables_births)
-        return None
 
 
 def bundled_spec(name: str) -> Path:

@@ -11,8 +11,7 @@ from synthflow.errors import (
     ConfigError,
 )
 from synthflow.ledger import Ledger
-from synthflow.release._datasheet import provenance_warning
-from synthflow.resources import bundled_provenance_of
+from synthflow.release._datasheet import bundled_provenance_of, provenance_warning
 
 __all__ = [
     "_check_dataset_budget",

@@ -26,6 +26,11 @@ from synthflow.release._datasheet_criteria import (  # _verdict: re-exported for
     _verdict,  # noqa: F401
     criterion_meaning,
 )
+from synthflow.release._provenance import (  # re-exported: one import for the datasheet
+    bundled_provenance_of,
+    legacy_provenance_warning,
+    provenance_warning,
+)
 from synthflow.release.cost import SelectionCost
 from synthflow.release.risk import risk_measures
 from synthflow.space import Configuration
@@ -33,7 +38,9 @@ from synthflow.transform import Transformer
 
 __all__ = [
     "PLACEHOLDERS",
+    "bundled_provenance_of",
     "criterion_meaning",
+    "legacy_provenance_warning",
     "placeholders",
     "provenance_warning",
     "render_datasheet",
@@ -41,45 +48,6 @@ __all__ = [
 
 PLACEHOLDERS = ("set by the publisher", "set it for a real release", "state it here")
 """Phrases of a provenance field left for the publisher to fill in (the bundled specs')."""
-
-
-_COPIED = ("title", "source", "population", "period", "publisher")
-"""The provenance fields a bundled spec's datasheet states for its own data."""
-
-
-def provenance_warning(bundled: str, datasheet: Any) -> str:
-    """The datasheet's warning for provenance copied from a bundled spec.
-
-    It names only the fields the bundled spec states (the rest are listed as not stated
-    right below it), so that it never claims to have copied what is not there.
-    """
-    copied = [f for f in _COPIED if getattr(datasheet, f, None)]
-    written = f"written for {datasheet.source or 'the data it was made for'}"
-    if copied:
-        head = (
-            f"The provenance below ({', '.join(copied)}) is copied from synthflow's bundled "
-            f"spec '{bundled}', {written}. This release was made with that spec,"
-        )
-    else:
-        head = f"This release was made with synthflow's bundled spec '{bundled}', {written},"
-    return (
-        f"{head} and nothing checked that these data are those: the publisher must confirm "
-        "or replace it (synthflow release --datasheet FILE; docs/datasheet-template.yaml)."
-    )
-
-
-def legacy_provenance_warning(bundled: str, source: str) -> str:
-    """The warning as packages published before 2026-11-26 worded it.
-
-    It named all five fields, stated or not; the audit still accepts it from them.
-    """
-    return (
-        f"The provenance below (title, source, population, period, publisher) is copied "
-        f"from synthflow's bundled spec '{bundled}', written for "
-        f"{source or 'the data it was made for'}. This release was made with that spec, "
-        "and nothing checked that these data are those: the publisher must confirm or "
-        "replace it (synthflow release --datasheet FILE; docs/datasheet-template.yaml)."
-    )
 
 
 def placeholders(spec: ReleaseSpec) -> list[str]:

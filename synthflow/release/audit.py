@@ -153,11 +153,11 @@ def _provenance_warnings(
     not confirmed: removing it from acceptance.json and the README fails here.
     """
     from synthflow.release._datasheet import (  # noqa: PLC0415
+        bundled_provenance_of,
         legacy_provenance_warning,
         placeholders,
         provenance_warning,
     )
-    from synthflow.resources import bundled_provenance_of  # noqa: PLC0415
 
     bundled = None if replaced else bundled_provenance_of(spec)
     expected = provenance_warning(bundled, spec.datasheet) if bundled else None

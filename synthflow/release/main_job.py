@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from synthflow import _ledger_head
 from synthflow.config.load import load_spec
 from synthflow.config.model import DatasheetSpec
 from synthflow.errors import ConfigError
@@ -144,6 +145,9 @@ def run_main_job(
     data_path = public_data_file(DEFAULT_DATA)
     spec = load_spec(spec_path)
     out.mkdir(parents=True)
+    # The demo's ledger lives in the directory just made: a head recorded for that path
+    # belongs to an earlier demo removed since (rm -rf), never to a rollback.
+    _ledger_head.forget(out / "enclave" / "dataset_ledger.jsonl")
     store = out / "sweep.db"
     if screen:
         screen_public_draw(

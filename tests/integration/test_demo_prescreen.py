@@ -75,3 +75,10 @@ def test_demo_releases_from_the_shipped_prescreen_without_sweeping(tmp_path):
     assert result.audit.warnings and "not checked (cannot be" in audit
     readme = (result.release_dir / "README.md").read_text()
     assert "pip install synthflow-dp==" in readme
+    # rm -rf the demo, run it again in the same place: its new ledger is not taken for
+    # a rollback of the old one (the ledger-head record of #45 is keyed by path).
+    import shutil
+
+    shutil.rmtree(out)
+    again = run_main_job(out, show_progress=False)
+    assert again.audit.ok

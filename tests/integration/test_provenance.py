@@ -138,7 +138,7 @@ def test_a_spec_derived_from_a_bundled_one_keeps_its_warning(tmp_path, small_csv
     # warning: its datasheet said "Live births in Israel, 2014 ... Israel Ministry of
     # Health" for other data, and the audit passed. Provenance follows the content.
     from synthflow.config import load_spec
-    from synthflow.resources import bundled_provenance_of
+    from synthflow.release._datasheet import bundled_provenance_of
 
     births = yaml.safe_load((REPO / "configs" / "births.yaml").read_text())
     planned = dict(births, privacy={**births["privacy"], "generator_epsilon": 1.0})
