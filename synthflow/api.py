@@ -16,8 +16,8 @@ import pandas as pd
 
 from synthflow.config.load import load_spec
 from synthflow.config.model import ReleaseSpec
-from synthflow.data import load_data
-from synthflow.errors import ConfigError, DataError, InfeasibleConfigurationError
+from synthflow.data import check_release_columns, load_data
+from synthflow.errors import ConfigError, InfeasibleConfigurationError
 from synthflow.flow import sample_valid
 from synthflow.generators.protocol import Generator
 from synthflow.generators.registry import REGISTRY, make_generator
@@ -116,7 +116,7 @@ class Synthesizer:
         if ledger is None and not public:  # before reading the data
             _api_ledger(ledger, None, self.spec, public=public)
         frame = data if isinstance(data, pd.DataFrame) else load_data(data, self.spec).frame
-        _check_release_columns(frame, self.spec)
+        check_release_columns(frame, self.spec)
         codes = self.transformer.forward(frame)
         n = len(codes)
         if n < self.configuration.min_count:  # n is public: refuse before any charge
@@ -199,22 +199,6 @@ class Synthesizer:
             sampled, self.transformer.domain.sizes, self.configuration.min_count, post
         )
         return candidate if codes else self.transformer.to_labels(candidate)
-
-
-def _check_release_columns(frame: pd.DataFrame, spec: ReleaseSpec) -> None:
-    """A frame given to the API must hold the spec's cleaned release columns.
-
-    Raises:
-        DataError: Naming the missing columns and the loader that makes them (a raw
-            file's own format, e.g. NVSS's, is mapped by the spec's ``input.mapping``).
-    """
-    missing = [c for c in spec.column_names if c not in frame.columns]
-    if missing:
-        raise DataError(
-            f"the frame lacks the spec's release column(s) {missing}: the API takes the "
-            "cleaned release columns. Pass the data file instead (it is read, mapped by the "
-            "spec's input.mapping and cleaned), or synthflow.load_data(path, spec).frame"
-        )
 
 
 def evaluate_candidate(

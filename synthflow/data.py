@@ -25,7 +25,7 @@ from synthflow.config.model import Column, ReleaseSpec
 from synthflow.errors import DataError
 from synthflow.filtering import raw_violations
 
-__all__ = ["CleaningReport", "LoadedData", "load_data", "read_table"]
+__all__ = ["CleaningReport", "LoadedData", "check_release_columns", "load_data", "read_table"]
 
 log = logging.getLogger(__name__)
 
@@ -248,3 +248,19 @@ def load_data(
     log.info(report.describe())
     frame = mapped.join(extras.loc[mapped.index]) if extra_columns else mapped
     return LoadedData(frame=frame.reset_index(drop=True), report=report)
+
+
+def check_release_columns(frame: pd.DataFrame, spec: ReleaseSpec) -> None:
+    """A frame given to the API must hold the spec's cleaned release columns.
+
+    Raises:
+        DataError: Naming the missing columns and the loader that makes them (a raw
+            file's own format, e.g. NVSS's, is mapped by the spec's ``input.mapping``).
+    """
+    missing = [c for c in spec.column_names if c not in frame.columns]
+    if missing:
+        raise DataError(
+            f"the frame lacks the spec's release column(s) {missing}: the API takes the "
+            "cleaned release columns. Pass the data file instead (it is read, mapped by the "
+            "spec's input.mapping and cleaned), or synthflow.load_data(path, spec).frame"
+        )

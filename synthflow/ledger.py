@@ -48,7 +48,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -58,6 +57,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from synthflow import _ledger_head, _reservations
+from synthflow._files import append_whole
 from synthflow.errors import BudgetExceededError, ConfigError
 
 if TYPE_CHECKING:
@@ -409,17 +409,7 @@ class Ledger:
 def _write(fh: IO[str], line: str) -> None:
     """Append one line, fsynced, whole or not at all (a cut write is cut back off)."""
     fh.flush()
-    fd = fh.fileno()
-    end = os.lseek(fd, 0, os.SEEK_END)
-    data = (line + "\n").encode("utf-8")
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-        os.fsync(fd)
-    except BaseException:
-        os.ftruncate(fd, end)
-        raise
+    append_whole(fh.fileno(), line)
 
 
 def _parse_lines(path: Path, text: str) -> Iterator[tuple[int, str, dict[str, Any]]]:

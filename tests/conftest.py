@@ -122,3 +122,35 @@ def mixed_shortlist(tmp_path_factory) -> tuple[ReleaseSpec, list]:
         c for c in cands if c.model == "dpctgan"
     ][:1]
     return spec, shortlist
+
+
+@pytest.fixture()
+def tmpfs(tmp_path: Path):
+    """Mount a real tmpfs: ``tmpfs("size=96k")`` or ``tmpfs("ro,size=64k")``.
+
+    Root only (CI and the dev machines run as root); skipped where mount(8) cannot.
+    Unmounted when the test ends.
+    """
+    import shutil
+    import subprocess
+
+    if shutil.which("mount") is None or os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root and mount(8)")
+    mounts: list[Path] = []
+
+    def mount(options: str) -> Path:
+        where = tmp_path / f"tmpfs{len(mounts)}"
+        where.mkdir()
+        done = subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(where)],
+            capture_output=True,
+            check=False,
+        )
+        if done.returncode != 0:
+            pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
+        mounts.append(where)
+        return where
+
+    yield mount
+    for where in mounts:
+        subprocess.run(["umount", "-l", str(where)], check=False)

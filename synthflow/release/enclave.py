@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from synthflow._files import append_whole
 from synthflow.errors import ConfigError
 
 __all__ = ["Enclave", "append_line", "atomic_bytes", "read_outcome"]
@@ -37,18 +38,9 @@ def atomic_bytes(path: Path, data: bytes) -> None:
 
 def append_line(path: Path, line: str) -> None:
     """Append ``line`` and a newline to ``path``, fsynced; on failure nothing is left of it."""
-    data = (line + "\n").encode("utf-8")
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
-        end = os.lseek(fd, 0, os.SEEK_END)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
-        except BaseException:
-            os.ftruncate(fd, end)  # frees what the cut write took
-            raise
+        append_whole(fd, line)
     finally:
         os.close(fd)
 

@@ -10,9 +10,7 @@ any failure, and the share released stays the share of attempts that pass.
 from __future__ import annotations
 
 import json
-import os
 import resource
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -108,23 +106,9 @@ def test_crashes_after_failures_do_not_raise_the_release_rate(tmp_path, small_sp
 
 
 @pytest.fixture()
-def tiny_disk(tmp_path):
-    """A real 96 KiB tmpfs (root only: CI and the dev machines run as root)."""
-    mount = tmp_path / "disk"
-    mount.mkdir()
-    if shutil.which("mount") is None or os.geteuid() != 0:
-        pytest.skip("mounting a tmpfs needs root and mount(8)")
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=96k", "tmpfs", str(mount)],
-        capture_output=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
-    try:
-        yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False)
+def tiny_disk(tmpfs):
+    """A real tmpfs (size=96k): the conftest's ``tmpfs`` fixture."""
+    return tmpfs("size=96k")
 
 
 def test_a_full_disk_during_a_failed_attempt_is_that_attempt(tiny_disk, tmp_path, small_spec):

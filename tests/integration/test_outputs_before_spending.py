@@ -8,10 +8,6 @@ both commands are refused with nothing charged. Through the real CLI.
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
-
 import pytest
 import yaml
 
@@ -21,23 +17,9 @@ from synthflow.space import expand_space
 
 
 @pytest.fixture()
-def read_only(tmp_path):
-    """A real read-only tmpfs (root only: CI and the dev machines run as root)."""
-    mount = tmp_path / "ro"
-    mount.mkdir()
-    if shutil.which("mount") is None or os.geteuid() != 0:
-        pytest.skip("mounting a tmpfs needs root and mount(8)")
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(mount)],
-        capture_output=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
-    try:
-        yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False)
+def read_only(tmpfs):
+    """A real tmpfs (ro,size=64k): the conftest's ``tmpfs`` fixture."""
+    return tmpfs("ro,size=64k")
 
 
 @pytest.mark.parametrize("option", ["--report", "--json"])
