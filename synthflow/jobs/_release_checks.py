@@ -5,13 +5,18 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from synthflow.acceptance.noise_check import space_noise_warning
 from synthflow.errors import (
     ConfigError,
 )
 from synthflow.ledger import Ledger
 from synthflow.release._datasheet import bundled_provenance_of, provenance_warning
+
+if TYPE_CHECKING:
+    from synthflow.config.model import ReleaseSpec
+    from synthflow.space import Configuration
 
 __all__ = [
     "_check_dataset_budget",
@@ -21,6 +26,7 @@ __all__ = [
     "_read_plan",
     "_spent",
     "_unconfirmed_provenance",
+    "hopeless_release",
     "selection_spend_line",
 ]
 
@@ -226,3 +232,32 @@ def _unconfirmed_provenance(spec: Any, datasheet: Any) -> str | None:
     warning = provenance_warning(bundled, spec.datasheet)
     print(f"synthflow release: warning: {warning}", file=sys.stderr)
     return warning
+
+
+def hopeless_release(
+    spec: ReleaseSpec,
+    candidates: list[Configuration],
+    n: int,
+    pass_rates: list[float | None],
+    *,
+    fit_once: bool = False,
+) -> str:
+    """Why private selection would spend its budget for (almost) nothing; '' if it would not.
+
+    Public facts only: the spec, the candidates' bins, n, and the shortlist's pass
+    estimates on public data. Two reasons: a noise-dominated DP criterion (the one noise
+    rule, :mod:`~synthflow.acceptance.noise_check`), or no candidate that ever passed in
+    the public sweep.
+    """
+    reasons = []
+    noisy = space_noise_warning(spec, candidates, n, fit_once=fit_once)
+    if noisy:
+        reasons.append(noisy)
+    known = [p for p in pass_rates if p is not None]
+    if known and max(known) <= 0:
+        reasons.append(
+            f"none of the {len(known)} shortlisted configurations passed in the public sweep "
+            "(every pass estimate is 0): selection would most likely stop empty-handed or run "
+            "out of attempts"
+        )
+    return "\n".join(reasons)

@@ -13,10 +13,10 @@ from typing import Any
 from synthflow._outputs import removed_if_refused
 from synthflow._progress import private_count_line
 from synthflow.acceptance import fit_dp_regression
-from synthflow.acceptance.noise_check import check_public_sample_is_public, space_noise_warning
+from synthflow.acceptance.noise_check import check_public_sample_is_public
 from synthflow.candidates import read_candidates, read_pass_rates
 from synthflow.config.load import load_datasheet, load_spec
-from synthflow.config.model import DatasheetSpec, ReleaseSpec
+from synthflow.config.model import DatasheetSpec
 from synthflow.data import load_data
 from synthflow.errors import (
     ConfigError,
@@ -32,6 +32,7 @@ from synthflow.jobs._release_checks import (
     _read_plan,
     _spent,
     _unconfirmed_provenance,
+    hopeless_release,
     selection_spend_line,
 )
 from synthflow.jobs._rules import privacy_rng
@@ -40,39 +41,9 @@ from synthflow.release.cost import selection_cost
 from synthflow.release.publish import write_release
 from synthflow.release.selection import private_selection
 from synthflow.rng import PrivacyRNG
-from synthflow.space import Configuration
 from synthflow.transform import Transformer
 
 __all__ = ["hopeless_release", "run_release"]
-
-
-def hopeless_release(
-    spec: ReleaseSpec,
-    candidates: list[Configuration],
-    n: int,
-    pass_rates: list[float | None],
-    *,
-    fit_once: bool = False,
-) -> str:
-    """Why private selection would spend its budget for (almost) nothing; '' if it would not.
-
-    Public facts only: the spec, the candidates' bins, n, and the shortlist's pass
-    estimates on public data. Two reasons: a noise-dominated DP criterion (the one noise
-    rule, :mod:`~synthflow.acceptance.noise_check`), or no candidate that ever passed in
-    the public sweep.
-    """
-    reasons = []
-    noisy = space_noise_warning(spec, candidates, n, fit_once=fit_once)
-    if noisy:
-        reasons.append(noisy)
-    known = [p for p in pass_rates if p is not None]
-    if known and max(known) <= 0:
-        reasons.append(
-            f"none of the {len(known)} shortlisted configurations passed in the public sweep "
-            "(every pass estimate is 0): selection would most likely stop empty-handed or run "
-            "out of attempts"
-        )
-    return "\n".join(reasons)
 
 
 def run_release(
@@ -191,6 +162,13 @@ def run_release(
         )
     if hopeless:
         print(f"synthflow release: warning (--force given): {hopeless}", file=sys.stderr)
+    if stop_probability >= 1 and not resuming:  # said before the charge, in one line
+        print(
+            f"synthflow release: a single attempt: epsilon {cost.total:.6g} (delta "
+            f"{cost.total_delta:.3g}) is charged now; if the attempt fails, nothing is "
+            "released and the budget stays spent",
+            file=sys.stderr,
+        )
     shared = (
         command_ledger(
             data=raw,

@@ -185,6 +185,9 @@ def test_a_passing_result_that_cannot_be_saved_is_a_failure_and_says_what_it_spe
     limited = _release_cli(args("capped", seed), limit=4_096)
     assert limited.returncode == 1, limited.stderr
     assert "stopped without a release" in limited.stderr
+    # [ux] 2: a single attempt says, before its charge and in one line, what it risks
+    said = [x for x in limited.stderr.splitlines() if "a single attempt: epsilon 2.3" in x]
+    assert len(said) == 1 and "nothing is released and the budget stays spent" in said[0]
     assert "spent epsilon 2.3" in limited.stderr and "left" in limited.stderr
     assert str(tmp_path / "capped.ledger") in limited.stderr
     events = _events(tmp_path / "capped")
@@ -193,6 +196,7 @@ def test_a_passing_result_that_cannot_be_saved_is_a_failure_and_says_what_it_spe
     again = _release_cli(args("capped", seed))
     assert again.returncode == 1, again.stderr
     assert "already ended without a release" in again.stderr
+    assert "a single attempt: epsilon" not in again.stderr  # a re-run charges nothing
     assert "spent epsilon 2.3" in again.stderr
     assert [e["attempt"] for e in _events(tmp_path / "capped") if e["event"] == "draw"] == [1]
 

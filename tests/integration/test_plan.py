@@ -82,6 +82,9 @@ def test_plan_writes_its_four_files(planned: tuple[Path, dict[str, Any]]) -> Non
     assert sorted(p.name for p in out.iterdir()) == sorted(PLAN_FILES)
     html = (out / "plan.html").read_text()
     assert "<img" in html and "Frontier" in html
+    if plan["stop_probability"] < 1:  # many attempts: the label names the planned gamma
+        assert f"at stop probability {plan['stop_probability']:g}" in html
+        assert "A single attempt." not in html
     # 4 runs per configuration and budget: thin evidence, headlined (#38 item 4)
     (warning,) = plan["warnings"]
     assert warning.startswith("THIN EVIDENCE: the plan rests on 4 runs per configuration")

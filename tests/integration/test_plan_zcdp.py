@@ -77,6 +77,19 @@ def test_plan_is_a_single_attempt_charged_in_zcdp(planned) -> None:
     assert plan["total_epsilon"] < eps_gen + eps_fit + others  # below basic composition
 
 
+def test_plan_html_says_what_a_single_attempt_risks(planned) -> None:
+    # [ux] 7: the label said "at stop probability 0.05" for a single attempt, and no
+    # sentence said what a failure costs.
+    _, out, plan = planned
+    html = (out / "plan.html").read_text()
+    assert "P(the single attempt releases)" in html and "at stop probability" not in html
+    fail = f"{100 * (1 - plan['release_probability']):.0f}%"
+    assert f"{fail} (predicted) it fails" in " ".join(html.split())
+    assert f"spends epsilon {plan['total_epsilon']:.4g} and publishes nothing" in " ".join(
+        html.split()
+    )
+
+
 def test_release_with_the_zcdp_plan_charges_it_and_audits(planned, nvss_10k, tmp_path):
     _, out, plan = planned
     rel = None
