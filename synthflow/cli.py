@@ -83,6 +83,7 @@ def main(argv: Sequence[str] | None = None) -> int:  # noqa: PLR0911  (one per o
         parser.print_help()
         return EXIT_USAGE
     before = _charged()
+    ledgers = _charged_by_ledger()  # each ledger's spend before this command
     try:
         return int(args.func(args) or 0)
     except SelectionPaused as exc:
@@ -90,7 +91,7 @@ def main(argv: Sequence[str] | None = None) -> int:  # noqa: PLR0911  (one per o
         return EXIT_PAUSED
     except SpentError as exc:
         print(f"synthflow {args.command}: error after spending: {exc}", file=sys.stderr)
-        for line in _spend_lines(before):
+        for line in _spend_lines(ledgers):
             print(f"synthflow {args.command}: {line}", file=sys.stderr)
         return EXIT_SPENT
     except (
@@ -103,12 +104,12 @@ def main(argv: Sequence[str] | None = None) -> int:  # noqa: PLR0911  (one per o
         FileNotFoundError,
     ) as exc:
         if _charged() > before:
-            return _spent(args.command, str(exc), before)
+            return _spent(args.command, str(exc), before, ledgers)
         print(f"synthflow {args.command}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         if _charged() > before:
-            return _spent(args.command, "interrupted", before)
+            return _spent(args.command, "interrupted", before, ledgers)
         print(
             f"synthflow {args.command}: interrupted; what was finished is kept (re-run the "
             "same command to resume a sweep or a selection)",
@@ -127,7 +128,7 @@ def main(argv: Sequence[str] | None = None) -> int:  # noqa: PLR0911  (one per o
         # selections are written before anything they cover is released.
         where = f" ({exc.filename})" if exc.filename else ""
         if _charged() > before:
-            return _spent(args.command, f"{exc.strerror or exc}{where}", before)
+            return _spent(args.command, f"{exc.strerror or exc}{where}", before, ledgers)
         print(
             f"synthflow {args.command}: error: {exc.strerror or exc}{where}; free space or "
             "choose another path, then re-run the same command",
@@ -139,7 +140,9 @@ def main(argv: Sequence[str] | None = None) -> int:  # noqa: PLR0911  (one per o
         # what was spent (the type only: a message could hold values), never a bare
         # traceback that reads as "nothing happened".
         if _charged() > before:
-            return _spent(args.command, f"an internal error ({type(exc).__name__})", before)
+            return _spent(
+                args.command, f"an internal error ({type(exc).__name__})", before, ledgers
+            )
         raise
 
 
@@ -149,12 +152,18 @@ def _charged() -> float:
     return 0.0 if ledger is None else float(ledger.charged_to_datasets())
 
 
-def _spend_lines(before: float) -> list[str]:
+def _charged_by_ledger() -> dict[str, tuple[float, float]]:
+    """Per dataset ledger, what this process has charged (empty before the ledger loads)."""
+    ledger = sys.modules.get("synthflow.ledger")
+    return {} if ledger is None else dict(ledger.charged_by_ledger())
+
+
+def _spend_lines(before: dict[str, tuple[float, float]]) -> list[str]:
     ledger = sys.modules.get("synthflow.ledger")
     return [] if ledger is None else list(ledger.spend_lines(before))
 
 
-def _spent(command: str, error: str, before: float) -> int:
+def _spent(command: str, error: str, before: float, ledgers: dict[str, tuple[float, float]]) -> int:
     """An error after this command charged the dataset ledger: exit 4, never "nothing spent"."""
     print(
         f"synthflow {command}: error after spending: {error}. This command had already "
@@ -163,7 +172,7 @@ def _spent(command: str, error: str, before: float) -> int:
         "an attempt that was cut short counts as a failed attempt)",
         file=sys.stderr,
     )
-    for line in _spend_lines(before):
+    for line in _spend_lines(ledgers):
         print(f"synthflow {command}: {line}", file=sys.stderr)
     return EXIT_SPENT
 

@@ -66,6 +66,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Charge",
     "Ledger",
+    "charged_by_ledger",
     "charged_to_datasets",
     "data_fingerprint",
     "dataset_ledger",
@@ -96,17 +97,24 @@ def charged_to_datasets() -> float:
     return _charged_to_datasets
 
 
-def spend_lines(since: float = 0.0) -> list[str]:
-    """One line per dataset ledger this process charged: what, what is left, where.
+def charged_by_ledger() -> dict[str, tuple[float, float]]:
+    """Epsilon and delta this process has charged so far, per dataset ledger (by path)."""
+    return {key: (eps, delta) for key, (_, eps, delta) in _charged_ledgers.items()}
 
-    ``since``: :func:`charged_to_datasets` when the command started (0: the process).
-    Public figures only (budgets and the ledger's path), never data.
+
+def spend_lines(before: dict[str, tuple[float, float]] | None = None) -> list[str]:
+    """One line per dataset ledger charged since ``before``: what, what is left, where.
+
+    ``before``: :func:`charged_by_ledger` when the command started (None: the whole
+    process), so that a process running several commands (a notebook, the API) reports
+    each command's own spend. Public figures only (budgets, the ledger's path), never data.
     """
-    if _charged_to_datasets <= since:
-        return []
-    return [
-        spend_line(ledger, epsilon, delta) for ledger, epsilon, delta in _charged_ledgers.values()
-    ]
+    lines = []
+    for key, (ledger, eps, delta) in _charged_ledgers.items():
+        eps0, delta0 = (before or {}).get(key, (0.0, 0.0))
+        if eps > eps0 or delta > delta0:
+            lines.append(spend_line(ledger, eps - eps0, delta - delta0))
+    return lines
 
 
 def spend_line(ledger: Ledger, epsilon: float, delta: float) -> str:

@@ -118,7 +118,8 @@ def _check_plan_holds(
             "the candidates file differs from the plan's candidates; give the candidates.yaml "
             "written beside that plan.json (nothing was spent)"
         )
-    if planned_delta := plan.get("total_delta"):
+    planned_delta = plan.get("total_delta")
+    if planned_delta is not None:  # 0 for a pure-DP plan: then no delta may be spent
         if delta > float(planned_delta) * (1 + 1e-9):
             raise ConfigError(
                 f"this release would spend delta {delta:.3g} but its plan says "

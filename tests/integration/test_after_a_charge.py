@@ -140,3 +140,23 @@ def test_release_plan_refuses_another_stop_probability(tmp_path, small_spec, sma
     assert not ledger.exists() or Ledger(total_epsilon=100, path=ledger).charges == ()
     assert main([*argv, "--stop-probability", "1"]) in (0, 1)  # the plan's own: it runs
     assert Ledger(total_epsilon=100, path=ledger).spent_epsilon == pytest.approx(2.3)
+
+
+def test_the_spend_line_is_this_commands_own(tmp_path, small_spec, small_csv, capsys, monkeypatch):
+    # Several commands in one process (a notebook, the API): each reports what it charged,
+    # not what the process charged since it started.
+    from synthflow.jobs import run as job
+
+    first = [*_run(tmp_path, small_spec, small_csv)]
+    first[first.index("--out") + 1] = str(tmp_path / "r0")
+    assert main(first) == 0  # charges 2 of 5
+    capsys.readouterr()
+
+    def charged_then_fault(spec, configuration, frame, *, ledger, **kwargs):
+        ledger.charge("the generator", epsilon=spec.privacy.generator_epsilon)
+        raise FloatingPointError
+
+    monkeypatch.setattr(job, "run_flow", charged_then_fault)
+    assert main(_run(tmp_path, small_spec, small_csv)) == 4
+    err = capsys.readouterr().err
+    assert "spent epsilon 2 (delta 0) of the total 5; 1 left" in err, err
