@@ -133,6 +133,11 @@ def plan_budget(
             "seed": seed,
         },
         "basis": planner.describe(),
+        "spec_budgets": {  # the input spec's own, beside the planned ones in plan.html
+            "total_epsilon": spec.privacy.total_epsilon,
+            "generator_epsilon": spec.privacy.generator_epsilon,
+            "criteria": {c.name: c.epsilon for c in spec.criteria},
+        },
         "warnings": _thin_evidence(arms),
         "frontier": {label: [_point_json(p) for p in path] for label, path in paths.items()},
     }

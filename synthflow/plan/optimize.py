@@ -43,6 +43,7 @@ from synthflow.acceptance import regression
 from synthflow.acceptance.dp import laplace_terms
 from synthflow.config.model import CriterionSpec, ReleaseSpec
 from synthflow.errors import ConfigError
+from synthflow.plan._stages import Stage
 from synthflow.plan.simulate import (
     Arm,
     NoiseLaw,
@@ -222,11 +223,15 @@ class Planner:
         self.arm_of = np.repeat(np.arange(len(arms)), [len(a.records) for a in arms])
         self.floor = self._noise_floor()
         self.law = NoiseLaw(options.seed)
-        progress(f"Laplace criteria: {len(self.records)} runs x {len(EPS_GRID)} budgets")
-        self.tables = {
-            c.name: laplace_pass_table(spec, c, self.records, EPS_GRID, self.law)
-            for c in self.laplace
-        }
+        stage = Stage(
+            progress, f"Laplace criteria ({len(self.records)} runs x {len(EPS_GRID)} budgets)",
+            len(self.laplace),
+        )  # fmt: skip
+        self.tables = {}
+        for c in self.laplace:
+            self.tables[c.name] = laplace_pass_table(spec, c, self.records, EPS_GRID, self.law)
+            stage.step()
+        stage.done()
         self.false_pass = {
             c.name: self._false_pass_table(c, EPS_GRID)
             for c in [*self.laplace, *([self.tstr] if self.tstr is not None else [])]
@@ -241,14 +246,17 @@ class Planner:
                     self.sims[a.letters] = RegressionSim.from_frame(
                         spec, frame, dict(a.letters), self.coef
                     )
-            progress(f"regression fit per candidate: {len(self.records)} runs")
-            self.per_candidate = self._candidate_fits()
+            stage = Stage(progress, "regression fit per candidate (runs)", len(self.records))
+            self.per_candidate = self._candidate_fits(stage)
+            stage.done()
             self.perfect_per_candidate = np.max(
                 [self._perfect(sim, sim.std_data) for sim in self.sims.values()], axis=0
             )
+            stage = Stage(progress, "regression fit once (binnings x budgets)",
+                          len(self.sims) * len(REG_GRID))  # fmt: skip
             for letters in self.sims:
-                progress(f"regression fit once: {''.join(v for _, v in letters)}")
-                self.once[letters] = self._once_fits(letters)
+                self.once[letters] = self._once_fits(letters, stage)
+            stage.done()
 
     def _noise_floor(self) -> dict[str, int]:
         """Per Laplace criterion: the least grid index the one noise rule admits.
@@ -278,7 +286,7 @@ class Planner:
         return floor
 
     # ------------------------------------------------------------------ regression
-    def _candidate_fits(self) -> tuple[np.ndarray, np.ndarray]:
+    def _candidate_fits(self, stage: Stage) -> tuple[np.ndarray, np.ndarray]:
         """Coefficient errors and TSTR statistics (run, budget, draw), fit per candidate."""
         assert self.coef is not None
         draws = max(50, self.o.fit_draws // 5)
@@ -298,6 +306,7 @@ class Planner:
                     if t is not None:
                         tstr[i, k] = t
                 i += 1
+                stage.step()
         return coef, tstr
 
     def _false_pass_table(self, c: CriterionSpec, grid: np.ndarray) -> np.ndarray:
@@ -334,7 +343,9 @@ class Planner:
     def _tstr_name(self) -> str | None:
         return self.tstr.name if self.tstr is not None else None
 
-    def _once_fits(self, letters: tuple[tuple[str, str], ...]) -> tuple[np.ndarray, ...]:
+    def _once_fits(
+        self, letters: tuple[tuple[str, str], ...], stage: Stage
+    ) -> tuple[np.ndarray, ...]:
         """Per budget: errors (run, draw) of the shared fit, and the perfect-candidate failure."""
         assert self.coef is not None
         sim = self.sims[letters]
@@ -349,6 +360,7 @@ class Planner:
                 coef[row, k] = c
                 if t is not None:
                     tstr[row, k] = t
+            stage.step()
         return np.asarray(runs), coef, tstr, self._perfect(sim, std)
 
     def _tstr_pass(self, stats: np.ndarray, k: int | None) -> np.ndarray:
@@ -554,8 +566,11 @@ class Planner:
         """The cheapest feasible plan over every mode (None if none), and every mode's path."""
         paths: dict[str, list[PlanPoint]] = {}
         best: PlanPoint | None = None
-        for eps, letters, single, zcdp_only in self.modes():
+        modes = self.modes()
+        stage = Stage(progress, "search (modes)", len(modes))
+        for eps, letters, single, zcdp_only in modes:
             path = self.greedy(eps, letters, single, zcdp_only)
+            stage.step()
             label = path[0].mode
             paths[label] = path
             end = path[-1]
@@ -573,6 +588,7 @@ class Planner:
                 continue
             if best is None or end.total_epsilon < best.total_epsilon:
                 best = end
+        stage.done()
         return best, paths
 
     def broken(self, point: PlanPoint) -> list[str]:

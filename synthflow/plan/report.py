@@ -192,15 +192,22 @@ def _context(
         "blank": [],
         "blank_reason": _BLANK_REASON,
         "per_configuration": "",
+        "spec_generator_epsilon": None,
+        "spec_total_epsilon": None,
     }
     if chosen is None:
         return ctx
+    spec_budgets = plan.get("spec_budgets") or {}
+    own = spec_budgets.get("criteria", {})
+    ctx["spec_generator_epsilon"] = spec_budgets.get("generator_epsilon")
+    ctx["spec_total_epsilon"] = spec_budgets.get("total_epsilon")
     for c in plan["criteria"]:
         p = c.get("predicted_pass_probability")
         ctx["criteria"].append(
             {
                 "name": c["name"],
                 "epsilon": float(c["epsilon"]),
+                "spec_epsilon": own.get(c["name"]),
                 "mechanism": c["mechanism"],
                 "noise_sd": _noise_sd(c.get("noise_sd")),
                 "predicted": None if p is None else float(p),
