@@ -2,8 +2,8 @@
 
 Each command runs in a fresh process (imports included), one after the other, on the
 same machine: ``import pandas``, one PrivBayes ``synthflow run`` on the 160K NVSS sample,
-``synthflow demo`` (the shipped public pre-screen, then private selection, release and
-audit on the embedded 167K-row file) and, with ``--screen``, the demo that sweeps again.
+``synthflow demo`` (the shipped plan of ``births``, then the release and its audit on
+the embedded 167K-row file) and, with ``--screen``, the demo that remakes the plan.
 
 Run: python benchmarks/demo.py [--screen]   (reads ../shared/public_data)
 """
@@ -43,7 +43,7 @@ def main() -> None:
                 [
                     exe,
                     "run",
-                    "births",
+                    "births-2024",
                     "--data",
                     str(DATA),
                     "--public",
@@ -56,7 +56,7 @@ def main() -> None:
                     "--quiet",
                 ],
             ),
-            ("synthflow demo (shipped pre-screen)", [exe, "demo", "--out", "demo", "--quiet"]),
+            ("synthflow demo (shipped plan)", [exe, "demo", "--out", "demo", "--quiet"]),
         ]
         if "--screen" in sys.argv[1:]:
             rows.append(

@@ -1,6 +1,6 @@
 """Write the births spec with a low-epsilon configuration space (#37), for sweep and plan.
 
-The bundled ``configs/births.yaml`` up to its ``space:`` section, unchanged (criteria,
+The bundled ``configs/births-2024.yaml`` up to its ``space:`` section, unchanged (criteria,
 thresholds, bins, constraints, privacy), then a space of the ``workload`` generator with
 discrete Laplace (pure DP) and discrete Gaussian (``noise: gaussian``) noise, each over
 the same 4 budget splits, 12 binnings and 2 min_counts. With ``--fit-noise gaussian``
@@ -44,14 +44,14 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     if args.out.exists():
         raise SystemExit(f"{args.out} exists; remove it or name another file")
-    text = (ROOT / "configs" / "births.yaml").read_text()
-    total = 1e-6  # births.yaml's privacy.total_delta
+    text = (ROOT / "configs" / "births-2024.yaml").read_text()
+    total = 1e-6  # births-2024.yaml's privacy.total_delta
     gaussian_fit = args.fit_noise == "gaussian"
     delta = args.delta if args.delta is not None else (total / 2 if gaussian_fit else total)
     if gaussian_fit:
         old = "threshold: 30, epsilon: 0.43}"
         if old not in text:
-            raise SystemExit("configs/births.yaml's regression criterion changed; update this")
+            raise SystemExit("configs/births-2024.yaml's regression criterion changed; update this")
         text = text.replace(
             old, f"threshold: 30, epsilon: 0.43, noise: gaussian, delta: {total - delta:g}}}"
         )

@@ -4,7 +4,7 @@ The public API, for notebooks and scripts (the CLI calls the same functions)::
 
     import synthflow
 
-    spec = synthflow.load_spec("births")                 # or a YAML file
+    spec = synthflow.load_spec("births-2024")            # or a YAML file
     synthflow.expand_space(spec)[:3]                     # the configuration space
     s = synthflow.Synthesizer(spec, "privbayes-a1076afd5b")
     data = synthflow.load_data("nvss.csv", spec, public=True).frame
@@ -53,6 +53,7 @@ if TYPE_CHECKING:  # the exports, imported on first use (synthflow/_lazy.py)
     from synthflow.ledger import Ledger, dataset_ledger
     from synthflow.release.audit import AuditReport, audit_release
     from synthflow.release.publish import public_parameters, sha256_file
+    from synthflow.release.shipped import ShippedPlan, shipped_plan
     from synthflow.rng import PrivacyRNG
     from synthflow.space import Configuration, expand_space, find_configuration
     from synthflow.sweep.engine import run_sweep
@@ -78,6 +79,7 @@ __all__ = [
     "PrivacyRNG",
     "ReleaseSpec",
     "SelectionPaused",
+    "ShippedPlan",
     "StoreError",
     "SweepStore",
     "Synthesizer",
@@ -99,6 +101,7 @@ __all__ = [
     "run_release",
     "run_sweep",
     "sha256_file",
+    "shipped_plan",
     "write_shortlist",
     "write_sweep_report",
 ]

@@ -44,9 +44,9 @@ class Synthesizer:
         configuration: A configuration id (``synthflow space``) or a
             :class:`~synthflow.space.Configuration`.
 
-    >>> s = Synthesizer("births", "privbayes-a1076afd5b")
+    >>> s = Synthesizer("births-2024", "privbayes-a1076afd5b")
     >>> s
-    Synthesizer(spec='births', configuration='privbayes-a1076afd5b', fitted=False)
+    Synthesizer(spec='births-2024', configuration='privbayes-a1076afd5b', fitted=False)
     """
 
     def __init__(self, spec: ReleaseSpec | str | Path, configuration: str | Configuration):
@@ -163,7 +163,7 @@ class Synthesizer:
 
         Example (not run here; ``data`` from :func:`synthflow.load_data`)::
 
-            s = Synthesizer("births", "privbayes-a1076afd5b")
+            s = Synthesizer("births-2024", "privbayes-a1076afd5b")
             candidate = s.fit_sample("nvss_10k.csv", public=True)
             ledger = synthflow.dataset_ledger("budget.jsonl", data, total_epsilon=10)
             candidate = s.fit_sample(data, ledger=ledger)  # private data

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from synthflow._cli import add_command, check_json, write_json
 from synthflow.errors import ConfigError
@@ -58,6 +57,11 @@ def _space(args: argparse.Namespace) -> int:
         )
     else:
         print(summarise_space(spec, configs))
+    from synthflow.release.shipped import shipped_plan_of
+
+    shipped = shipped_plan_of(args.spec)
+    if shipped is not None:  # 'synthflow release NAME' uses it
+        print(f"'synthflow release {shipped.name}' uses {shipped.describe()}")
     if args.rows is not None:
         _noise_report(spec, configs, args.rows)
     return 0
@@ -110,9 +114,11 @@ def _validate(args: argparse.Namespace) -> int:
                 f"(docs/spec.md lists every key):\n  {shown}{more}"
             )
     spec = load_spec(args.spec)  # bins, groups, budgets, grids: or ConfigError
-    _check_affordable(spec)
     configs = expand_space(spec)
-    _check_delta(spec, configs)
+    from synthflow._validate_checks import check_affordable, check_delta
+
+    check_affordable(spec, configs)
+    check_delta(spec, configs)
     unmeetable = [c.name for c in spec.criteria if c.threshold <= 0]
     if unmeetable:
         # Every criterion's value is an error or a distance (>= 0) and passes below its
@@ -132,59 +138,14 @@ def _validate(args: argparse.Namespace) -> int:
         f"{spec.privacy.total_epsilon:g} (generator {spec.privacy.generator_epsilon:g}, "
         f"criteria {spec.evaluation_epsilon:g})"
     )
+    from synthflow.release.shipped import shipped_plan_of
+
+    shipped = shipped_plan_of(args.spec)
+    if shipped is not None:  # 'synthflow release NAME' uses it
+        print(f"'synthflow release {shipped.name}' uses {shipped.describe()}")
     if args.rows is not None:
         _noise_report(spec, configs, args.rows)
     return 0
-
-
-def _check_affordable(spec: ReleaseSpec) -> None:
-    """Refuse a spec whose total cannot pay for a private selection of many attempts.
-
-    A spec that only a selection of many attempts cannot carry (a Gaussian regression
-    fit per attempt) is left to ``release``'s single attempt.
-    """
-    from synthflow.criteria import releasable_once
-    from synthflow.release.cost import selection_cost
-
-    totals = []
-    for fit_once in [False] + [True] * bool(releasable_once(spec.criteria)):
-        try:
-            totals.append(selection_cost(spec, fit_once=fit_once).total)
-        except ConfigError:  # e.g. a Gaussian fit per attempt: a single attempt only
-            continue
-    if totals and min(totals) > spec.privacy.total_epsilon + 1e-12:
-        single = selection_cost(spec, fit_once=False, stop_probability=1.0).total
-        raise ConfigError(
-            f"privacy: private selection costs at least epsilon {min(totals):g} (twice one "
-            f"attempt: 2 x (generator {spec.privacy.generator_epsilon:g} + criteria "
-            f"{spec.evaluation_epsilon:g}){', the regression fit once' if len(totals) > 1 else ''})"
-            f" but total_epsilon is {spec.privacy.total_epsilon:g}; 'synthflow release' would "
-            "refuse it: lower the budgets or raise the total, or release it as a single "
-            f"attempt (release --stop-probability 1, epsilon {single:g})"
-        )
-
-
-def _check_delta(spec: ReleaseSpec, configs: list[Any]) -> None:
-    """Refuse a spec with a configuration whose deltas add up past ``total_delta``.
-
-    Even a single attempt (the cheapest in delta) spends the generator's delta plus every
-    Gaussian criterion's; ``release`` would refuse such a configuration, so ``validate``
-    names it first, with the arithmetic.
-    """
-    from synthflow.release.cost import delta_of
-
-    fit = math.fsum(c.impl.delta(c) for c in spec.criteria)
-    total = spec.privacy.total_delta
-    over = [(c, delta_of(c)) for c in configs]
-    over = [(c, d) for c, d in over if d + fit > total * (1 + 1e-9) + 1e-300]
-    if over:
-        cfg, gen = max(over, key=lambda item: item[1])
-        raise ConfigError(
-            f"privacy: {len(over)} of {len(configs)} configurations spend more delta than "
-            f"privacy.total_delta {total:g}, e.g. {cfg.id}: generator delta {gen:g} + Gaussian "
-            f"criteria delta {fit:g} = {gen + fit:g}, even as a single attempt; raise "
-            "total_delta or lower the grid's 'delta' (or the criteria's)"
-        )
 
 
 def _schema(args: argparse.Namespace) -> int:

@@ -181,6 +181,17 @@ def _n(k: int, noun: str) -> str:
     return f"{k:,} {noun}{'' if k == 1 else 's'}"
 
 
+def _default_noise(model: str) -> str | None:
+    """The default ``noise`` of a generator family that has one (``workload``), else None."""
+    import dataclasses  # noqa: PLC0415
+
+    from synthflow.generators.hyperparameters import HYPERPARAMETERS  # noqa: PLC0415
+
+    cls = HYPERPARAMETERS.get(model)
+    fields = {f.name: f.default for f in dataclasses.fields(cls)} if cls else {}
+    return str(fields["noise"]) if "noise" in fields else None
+
+
 def summarise_space(spec: ReleaseSpec, configs: list[Configuration]) -> str:
     """What ``synthflow space`` prints without ``--all`` (a summary of ``configs``).
 
@@ -203,8 +214,12 @@ def summarise_space(spec: ReleaseSpec, configs: list[Configuration]) -> str:
         for items in settings:
             for k, v in items:
                 grid.setdefault(k, set()).add(str(v) if isinstance(v, list | dict) else v)
-        width = max((len(k) for k in grid), default=0)
-        lines += [f"  {k:<{width}}  {_values(vs)}" for k, vs in sorted(grid.items())]
+        shown = {k: _values(vs) for k, vs in grid.items()}
+        default = _default_noise(model)
+        if default is not None and "noise" not in shown:  # what the generator adds, always
+            shown["noise"] = f"{default} (default)"
+        width = max((len(k) for k in shown), default=0)
+        lines += [f"  {k:<{width}}  {v}" for k, v in sorted(shown.items())]
     lines.append(f"{len(configs):,} configurations in all ({_n(len(by_model), 'generator')})")
     letters = {c.letters for c in configs}
     lines.append(f"min_count: {_values({c.min_count for c in configs})}")

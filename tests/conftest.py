@@ -43,7 +43,7 @@ def _synthflow_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytes
 
 @pytest.fixture(scope="session")
 def births_spec() -> ReleaseSpec:
-    return load_spec(REPO / "configs" / "births.yaml")
+    return load_spec(REPO / "configs" / "births-2024.yaml")
 
 
 @pytest.fixture(scope="session")

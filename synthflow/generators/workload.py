@@ -448,8 +448,12 @@ class WorkloadGenerator(GeneratorBase):
             )
 
     def check_feasible(self, domain: Domain, n: int) -> None:
-        """Refuse a graphical model above ``max_model_size`` (public domain only)."""
-        self.design(domain)
+        """Refuse an infeasible model (public domain only).
+
+        One above ``max_model_size``, or one that needs Private-PGM (the ``pgm`` extra)
+        where it is not installed.
+        """
+        _check_pgm(self.design(domain), domain)
 
     def zcdp_rho(self) -> float | None:
         """``noise: gaussian``: the fit's rho (its measurements' sum); else None (pure DP)."""
@@ -479,6 +483,7 @@ class WorkloadGenerator(GeneratorBase):
         """
         check_codes(data, domain)
         design = self.design(domain)
+        _check_pgm(design, domain)  # before anything is charged
         plan = list(design.plan)
         total = design.total_epsilon
         if design.rho > 0:  # one zCDP fit, one (epsilon, delta) charge
@@ -555,3 +560,26 @@ class WorkloadGenerator(GeneratorBase):
         return pd.DataFrame(
             {name: rows[:, i].astype(np.int16) for i, name in enumerate(self.domain_.names)}
         )
+
+
+def _check_pgm(design: WorkloadDesign, domain: Domain) -> None:
+    """Refuse, before any charge, a fit that needs Private-PGM (mbi, jax) when it is absent.
+
+    A fixed design needs it only when neither synthflow's dense nor its junction-tree
+    estimator holds the model (:func:`synthflow.generators._pgm.estimator`, public sizes);
+    tree mode (wide tables) may, depending on the edges it selects, so it needs it always.
+    """
+    import importlib.util  # noqa: PLC0415
+
+    if importlib.util.find_spec("mbi") is not None:
+        return
+    from synthflow.generators._pgm import estimator  # noqa: PLC0415
+
+    cliques = [m.clique for m in design.plan] + list(design.zeros)
+    if design.tree_steps == 0 and estimator(domain.names, domain.sizes, cliques) != "mbi":
+        return
+    raise InfeasibleConfigurationError(
+        "this workload model is too large for synthflow's own estimators"
+        + (" (tree mode selects its pairs privately)" if design.tree_steps else "")
+        + " and needs Private-PGM, which is not installed: pip install 'synthflow-dp[pgm]'"
+    )

@@ -201,7 +201,8 @@ def render_datasheet(
         split=_split(cost, report),
         delta_words=(f" with delta = {cost.total_delta:g}" if cost.total_delta > 0 else ""),
         delta_meaning=(
-            f", except with a probability of at most {cost.total_delta:g}"
+            f", except with a probability of at most {cost.total_delta:g} (delta; far below "
+            f"one in the {n:,} records, 1/n = {1 / max(n, 1):.2g})"
             if cost.total_delta > 0
             else ""
         ),
@@ -215,9 +216,10 @@ def render_datasheet(
             "How many tries that took is not published (it would leak information)."
             if cost.papernot_steinke
             else "The data come from a single attempt: one configuration was drawn at random "
-            "from a shortlist screened on public data, generated once and checked once, and "
-            "would not have been published had it failed a check (nothing is tried again), "
-            "so the budget is the attempt's own (basic composition)."
+            "from a shortlist screened on public data, generated once and checked once; had it "
+            "failed a check, nothing would have been published and nothing tried again. So "
+            "the release costs that one attempt, charged once: there is no factor 2, which "
+            "pays for private selection trying again until one passes (Liu and Talwar)."
             if cost.single_attempt
             else "The factor 2 pays for private selection (Liu and Talwar, STOC 2019): "
             "configurations were tried at random from a shortlist screened on public data until "

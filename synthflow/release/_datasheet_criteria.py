@@ -97,6 +97,8 @@ def _criteria(
 
 
 def _split(cost: SelectionCost, report: AcceptanceReport) -> str:
+    if cost.joint_epsilon is not None:
+        return _joint_split(cost, report)
     parts = ", ".join(f"`{r.name}` {r.epsilon:g}" for r in report.criteria if r.epsilon)
     formula = "Papernot-Steinke" if cost.papernot_steinke else cost.to_json()["formula"]
     text = (
@@ -106,3 +108,23 @@ def _split(cost: SelectionCost, report: AcceptanceReport) -> str:
     if cost.fit_once:
         text += f", the regression fit made once for all tries ({cost.fit_epsilon:g})"
     return text + "."
+
+
+def _joint_split(cost: SelectionCost, report: AcceptanceReport) -> str:
+    """A single attempt whose Gaussian parts were composed in zCDP, in words."""
+    joint = float(cost.joint_epsilon or 0.0)
+    fit = cost.joint_parts_epsilon - cost.generator_epsilon
+    pure = cost.total - joint
+    laplace = [
+        r for r in report.criteria if r.epsilon and not (r.mechanism or "").startswith("functional")
+    ]
+    parts = ", ".join(f"`{r.name}` {r.epsilon:g}" for r in laplace)
+    return (
+        f"{joint:.4g} + {pure:.4g} = {cost.total:g}. The generator ({cost.generator_epsilon:g} "
+        f"alone) and the regression fit ({fit:.4g} alone) add discrete Gaussian noise: each "
+        "is zero-concentrated DP (zCDP), whose parameters rho add up, so they were composed "
+        f"as one, rho {cost.joint_rho:.4g}, which is epsilon {joint:.4g} at delta "
+        f"{cost.total_delta:g}, where adding their epsilons (basic composition) would give "
+        f"{cost.joint_parts_epsilon:.4g}. The other checks add discrete Laplace noise and add "
+        f"up: {pure:.4g} ({parts})."
+    )

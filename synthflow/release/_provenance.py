@@ -27,9 +27,10 @@ def bundled_provenance_of(spec: Any) -> str | None:
     from it (budgets changed), a copy with other thresholds. Such a release publishes
     the bundled spec's provenance for data nobody checked, so it carries the warning.
     """
+    from synthflow.release.shipped import planned_spec_of  # noqa: PLC0415
     from synthflow.resources import bundled_spec_of, bundled_specs  # noqa: PLC0415
 
-    name = bundled_spec_of(spec.sha256)
+    name = bundled_spec_of(spec.sha256) or planned_spec_of(spec.sha256)
     if name is not None:
         return name
     sheet = spec.datasheet

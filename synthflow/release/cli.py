@@ -20,7 +20,8 @@ def _release(args: argparse.Namespace) -> int:
     from synthflow.errors import SelectionEnded
     from synthflow.jobs._release_checks import selection_spend_line
 
-    check_json(args.json, force=args.force, protected=(args.spec, args.data, args.candidates))
+    inputs = (args.spec, args.data, *([args.candidates] if args.candidates else []))
+    check_json(args.json, force=args.force, protected=inputs)
     try:
         out = _run(args)
     except SelectionEnded as exc:
@@ -41,9 +42,36 @@ def _release(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _shipped(args: argparse.Namespace) -> None:
+    """No --candidates and no --plan: the plan shipped for a bundled spec, or the fix."""
+    from synthflow.errors import ConfigError
+    from synthflow.release.shipped import shipped_plan_of
+
+    if args.candidates is not None:
+        return
+    if args.plan is not None:
+        raise ConfigError(
+            "--plan needs --candidates: the candidates.yaml written beside that plan.json"
+        )
+    shipped = shipped_plan_of(args.spec)
+    if shipped is None:
+        raise ConfigError(
+            f"no --candidates, and {args.spec!r} is not a bundled spec with a shipped plan "
+            "(births, births-pure): give --candidates (a shortlist from 'synthflow "
+            "shortlist', or candidates.yaml from 'synthflow plan' with its --plan)"
+        )
+    print(f"synthflow release: using {shipped.describe()}", file=sys.stderr)
+    args.spec, args.candidates, args.plan = (
+        str(shipped.spec),
+        str(shipped.candidates),
+        str(shipped.plan),
+    )
+
+
 def _run(args: argparse.Namespace) -> Path | None:
     from synthflow.jobs.release import run_release
 
+    _shipped(args)
     return run_release(
         args.spec,
         args.data,
@@ -136,9 +164,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("spec", help="release spec file, or the name of a bundled spec (births)")
     p.add_argument(
         "--candidates",
-        required=True,
         metavar="PATH",
-        help="shortlist from 'synthflow shortlist'",
+        help="shortlist from 'synthflow shortlist', or candidates.yaml from 'synthflow plan' "
+        "(default for a bundled spec: its shipped plan, 'synthflow space NAME' says which)",
     )
     p.add_argument("--out", required=True, metavar="RELEASE_DIR", help="only the publishable files")
     p.add_argument(

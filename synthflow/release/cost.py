@@ -44,7 +44,7 @@ __all__ = [
 
 SELECTION_CHARGE = "private selection (Liu-Talwar, known threshold)"
 SELECTION_CHARGE_PS = "private selection (Papernot-Steinke, geometric repetitions)"
-SELECTION_CHARGE_ONE = "private selection (a single attempt, basic composition)"
+SELECTION_CHARGE_ONE = "private selection (a single attempt, charged once)"
 LIU_TALWAR = "liu-talwar"
 SINGLE_ATTEMPT = "single-attempt"
 SELECTION_REF = "selection:"

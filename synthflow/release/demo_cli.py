@@ -1,4 +1,4 @@
-"""``synthflow demo``: the main job from the command line (:mod:`~.main_job`)."""
+"""``synthflow demo`` (the main job, :mod:`~.main_job`) and ``synthflow ship-plan``."""
 
 from __future__ import annotations
 
@@ -16,34 +16,63 @@ def _demo(args: argparse.Namespace) -> int:
     from synthflow.release.main_job import DEFAULT_DATA, run_main_job  # noqa: PLC0415
 
     out = Path(args.out) if args.out else Path("runs") / time.strftime("demo-%Y%m%d-%H%M%S")
-    screen = (
-        args.screen
-        or any(v is not None for v in (args.sample, args.repeats, args.models))
-        or args.exact_fallback
-    )
+    screen = args.screen or args.screen_data is not None or args.repeats is not None
     print(
-        f"synthflow demo: {'a new' if screen else 'the shipped'} public pre-screen, shortlist, "
-        f"private selection, release and audit on the embedded default data ({DEFAULT_DATA})",
+        f"synthflow demo: {'a new' if screen else 'the shipped'} plan of the bundled spec "
+        f"'births', its release and audit on the embedded default data ({DEFAULT_DATA})",
         file=sys.stderr,
     )
     result = run_main_job(
         out,
         screen=screen,
-        sample=args.sample,
-        repeats=args.repeats or 2,
+        screen_data=Path(args.screen_data) if args.screen_data else None,
+        repeats=args.repeats,
         workers=args.workers,
         show_progress=not args.quiet,
-        models=tuple(m.strip() for m in (args.models or "workload").split(",") if m.strip()),
-        exact_fallback=args.exact_fallback,
         prescreen_out=Path(args.prescreen_out) if args.prescreen_out else None,
+        seed=args.seed,
     )
     print(f"\nsynthflow demo finished:\n{result.summary()}\n", file=sys.stderr)
+    if result.release_dir is None or result.audit is None:
+        return 1  # no release: the single attempt failed (a negative result, as in release)
     print(result.release_dir.resolve())  # the last line: the release directory
     return 0 if result.audit.ok else 1
 
 
+def _ship_plan(args: argparse.Namespace) -> int:
+    from synthflow.release.shipped import make_shipped_plan  # noqa: PLC0415
+
+    made = make_shipped_plan(
+        args.name,
+        Path(args.out),
+        data=Path(args.data) if args.data else None,
+        repeats=args.repeats,
+        workers=args.workers,
+        show_progress=not args.quiet,
+        store=Path(args.store) if args.store else None,
+    )
+    print(f"synthflow ship-plan: wrote {made.describe()}", file=sys.stderr)
+    print(Path(args.out).resolve())
+    return 0
+
+
+def _screen_options(p: argparse.ArgumentParser, data: str) -> None:
+    p.add_argument(
+        data,
+        metavar="FILE",
+        help="public data to sweep (default: a seeded public draw simulated from the "
+        "committed NVSS calibration)",
+    )
+    p.add_argument(
+        "--repeats", type=int, metavar="R", help="runs per configuration (default: the recipe's)"
+    )
+    p.add_argument(
+        "--workers", type=int, metavar="N", help="sweep worker processes (default: CPU count)"
+    )
+
+
 def register_demo(sub: argparse._SubParsersAction) -> None:
-    """Add ``demo`` to the CLI."""
+    """Add ``demo`` and ``ship-plan`` to the CLI."""
     p = add_command(
         sub,
         "demo",
@@ -55,29 +84,44 @@ def register_demo(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--screen",
         action="store_true",
-        help="sweep a new public draw instead of using the shipped pre-screen (minutes); "
-        "--sample, --repeats, --models and --exact-fallback imply it",
+        help="remake the plan (a public sweep and 'synthflow plan', minutes) instead of "
+        "using the shipped one; --screen-data and --repeats imply it",
     )
     p.add_argument(
         "--prescreen-out",
         metavar="DIR",
-        help="with --screen: also save the new pre-screen there under its shipped names "
+        help="with --screen: also save the new plan there under its shipped names "
         "(public_data/ refreshes the shipped one)",
     )
+    _screen_options(p, "--screen-data")
     p.add_argument(
-        "--sample", type=int, metavar="K", help="configurations to pre-screen (default: all)"
-    )
-    p.add_argument("--repeats", type=int, metavar="R", help="runs per configuration (default: 2)")
-    p.add_argument(
-        "--models", help="generator families to screen, comma-separated (default: workload)"
-    )
-    p.add_argument(
-        "--exact-fallback",
-        action="store_true",
-        help="if nothing passes with DP noise, shortlist configurations passing without "
-        "noise (selection may then never release)",
-    )
-    p.add_argument(
-        "--workers", type=int, metavar="N", help="sweep worker processes (default: CPU count)"
+        "--seed",
+        type=int,
+        metavar="N",
+        help="a reproducible release (the embedded data is public; default: CSPRNG "
+        "randomness, as a private release uses)",
     )
     p.set_defaults(func=_demo)
+
+    p = add_command(
+        sub,
+        "ship-plan",
+        help="remake a bundled spec's shipped plan: a public sweep, then plan (minutes)",
+    )
+    p.add_argument("name", help="a bundled spec with a recipe in public_data/shipped_plans.yaml")
+    p.add_argument(
+        "--out",
+        required=True,
+        metavar="DIR",
+        help="where to write NAME.plan.json, ... (public_data/ refreshes the shipped plan; "
+        "existing files are never overwritten)",
+    )
+    _screen_options(p, "--data")
+    p.add_argument(
+        "--store",
+        metavar="PATH",
+        help="resume this earlier sweep of the recipe (e.g. public_data/NAME.sweep.db): "
+        "only the plan is remade when it is whole",
+    )
+    p.epilog = "The data must be public: the sweep is seeded and the plan reports what it finds."
+    p.set_defaults(func=_ship_plan)

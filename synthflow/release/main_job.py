@@ -1,34 +1,26 @@
 """The main job: a whole release on the embedded default data (``synthflow demo``).
 
-By default the job starts from the **shipped pre-screen** (:data:`PRESCREEN`): the sweep
-store, shortlist and sweep report of step 1-2 below, made once on public data (seed
-2024) and shipped in ``public_data/``. They are public (a simulated draw, seeded), so
-shipping them reveals nothing; ``synthflow demo --screen`` re-makes them (minutes), and
-``--screen --prescreen-out public_data/`` refreshes the shipped copies. The release itself
-(step 3) always runs.
+It runs what a steward runs for the default spec, ``births``, with no sweep:
 
-1. Simulate a public draw of NVSS-like data from the committed calibration (a seed
-   other than the committed default's) and pre-screen the ``workload`` configurations
-   with the release's binning on it (sweep on local worker processes, SQLite store).
-   PrivBayes is not screened by default: with correctly calibrated noise it almost never passes the
-   regression criterion (README, generator table).
-2. Shortlist the configurations whose pass rate with release noise is at least
-   ``min_pass`` (10%, as the release did). If none reaches it, the job stops with
-   advice; the old fallback to configurations that pass only *without* noise is behind
-   the explicit ``exact_fallback=True`` (``synthflow demo --exact-fallback``), which
-   logs a loud warning: selection over such candidates may never end.
-3. Run private selection (total epsilon 9.98, as the 2024 release), write the release
-   package and audit it, on the committed
-   default file standing in for the private data: an independent draw, treated as
-   private (CSPRNG randomness, no per-rule counts shown).
+1. The plan shipped for ``births`` (:mod:`~synthflow.release.shipped`): a public sweep
+   of its 8 configurations at 3 generator budgets (10 runs each), and the budgets
+   ``synthflow plan`` chose from it (a single attempt, total epsilon about 1.74, delta
+   1e-6). They describe public data only, so shipping them reveals nothing; they are
+   checked to belong to the bundled spec, and copied into the demo's ``plan/``.
+   ``synthflow demo --screen`` remakes them first (a new sweep and plan, minutes).
+2. The release with that plan (``release --plan``), on the committed default file
+   standing in for the private data: an independent draw, treated as private (a dataset
+   ledger, CSPRNG randomness, no per-rule counts shown).
+3. The audit of the published package, as ``synthflow audit`` prints it.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 from synthflow import _ledger_head
 from synthflow.config.load import load_spec
@@ -37,22 +29,10 @@ from synthflow.errors import ConfigError
 from synthflow.jobs.release import run_release
 from synthflow.ledger import Ledger
 from synthflow.release.audit import NOT_CHECKED, AuditReport, audit_release
-from synthflow.release.prescreen import (
-    PRESCREEN,
-    copy_prescreen,
-    restrict_transformations,
-    save_prescreen,
-    screen_public_draw,
-)
-from synthflow.resources import bundled_spec, public_data_file
+from synthflow.release.shipped import FILES, ShippedPlan, make_shipped_plan, shipped_plan
+from synthflow.resources import public_data_file
 
-__all__ = [
-    "PRESCREEN",
-    "MainJobResult",
-    "restrict_transformations",
-    "run_main_job",
-    "save_prescreen",
-]
+__all__ = ["MainJobResult", "run_main_job"]
 
 log = logging.getLogger(__name__)
 
@@ -71,42 +51,58 @@ DEMO_DATASHEET = DatasheetSpec(
     motivation="show the whole release pipeline on data anyone may read",
 )
 """The demo's provenance: its data are the embedded stand-in, not the births registry."""
-SEED = 2024
+DELTA_MEANS = (
+    "delta: the chance, at most, that the epsilon bound fails; 1e-06 is far below one "
+    "birth in the file's 167,000"
+)
 
 
 @dataclass(frozen=True)
 class MainJobResult:
     """Where the main job wrote what."""
 
-    release_dir: Path
-    shortlist: Path
-    sweep_store: Path
-    audit: AuditReport
-    sweep_report: Path
-    shortlisted: int
-    """Configurations on the shortlist."""
-    screened: int
-    """Configurations the sweep screened."""
+    release_dir: Path | None
+    """None when the single attempt failed (the plan predicts it about 1 time in 20)."""
+    plan_dir: Path
+    """The plan the release used (copied from the shipped one, or remade by --screen)."""
+    audit: AuditReport | None
+    """None without a release."""
+    plan_total: float
+    """The plan's total epsilon."""
     epsilon_spent: float
     """Epsilon the release charged the dataset's ledger."""
+    delta_spent: float
+    """Delta the release charged the dataset's ledger."""
     total_epsilon: float
     """The spec's total."""
 
     def summary(self) -> str:
         """What a person wants to see at the end of the demo, a line each."""
+        lines = [
+            f"plan         total epsilon {self.plan_total:.3g}, a single attempt "
+            f"({self.plan_dir / 'plan.html'})",
+            f"spent        epsilon {self.epsilon_spent:.3g} (delta {self.delta_spent:g}) "
+            f"of {self.total_epsilon:g}",
+            f"             ({DELTA_MEANS})",
+        ]
+        if self.release_dir is None or self.audit is None:
+            return "\n".join(
+                [
+                    *lines,
+                    "release      none: the single attempt failed a criterion (the plan "
+                    "predicts this about 1 time in 20) and its budget is spent; run the demo "
+                    "again into a new directory (a new ledger: the embedded data is public)",
+                ]
+            )
         audit = "passed" if self.audit.ok else f"FAILED ({len(self.audit.failures)} checks)"
         if self.audit.warnings:
             audit += f", {len(self.audit.warnings)} warnings"
         return "\n".join(
             [
-                f"shortlisted  {self.shortlisted} of {self.screened} configurations "
-                f"({self.shortlist})",
-                f"spent        epsilon {self.epsilon_spent:.4g} of the spec's total "
-                f"{self.total_epsilon:g}",
+                *lines,
                 f"audit        {audit} ({len(self.audit.checks)} checks)",
                 f"release      {self.release_dir}",
                 f"datasheet    {self.release_dir / 'README.md'}",
-                f"sweep report {self.sweep_report}",
             ]
         )
 
@@ -115,84 +111,61 @@ def run_main_job(
     out: Path,
     *,
     screen: bool = False,
-    sample: int | None = None,
-    repeats: int = 2,
+    screen_data: Path | None = None,
+    repeats: int | None = None,
     workers: int | None = None,
-    min_pass: float = 0.10,
-    seed: int = SEED,
     max_attempts: int = 1000,
     show_progress: bool = True,
-    models: tuple[str, ...] = ("workload",),
-    exact_fallback: bool = False,
     prescreen_out: Path | None = None,
+    seed: int | None = None,
 ) -> MainJobResult:
-    """Pre-screen (shipped, or ``screen``), private selection, release and audit.
+    """The shipped plan (or, with ``screen``, a new one), the release and its audit.
 
-    ``prescreen_out``: with ``screen``, also copy the new pre-screen there under its
-    shipped names (:data:`PRESCREEN`). See the module docstring.
+    ``screen``: remake the plan first, by the recipe of ``public_data/shipped_plans.yaml``
+    (on ``screen_data``, default the seeded public draw; ``repeats`` overrides the
+    recipe's); ``prescreen_out`` then also receives it under its shipped names
+    (``public_data/`` refreshes the shipped plan). ``seed``: a reproducible release (the
+    embedded data is public; without it, CSPRNG randomness as for private data). See the
+    module docstring.
 
     Raises:
-        ConfigError: If ``out`` exists or no configuration reaches ``min_pass``.
+        ConfigError: If ``out`` exists, or the shipped plan is not the bundled spec's.
     """
-    from synthflow.sweep.report import write_report  # noqa: PLC0415
-    from synthflow.sweep.shortlist import estimate, write_shortlist  # noqa: PLC0415
-
     if out.exists():
         raise ConfigError(f"{str(out)!r} exists; the main job writes a new directory")
     if prescreen_out is not None and not screen:
-        raise ConfigError("--prescreen-out needs --screen (it saves a new pre-screen)")
-    spec_path = bundled_spec(DEFAULT_SPEC)
+        raise ConfigError("--prescreen-out needs --screen (it saves a new plan)")
+    if not screen and (screen_data is not None or repeats is not None):
+        raise ConfigError("--screen-data and --repeats need --screen (they remake the plan)")
     data_path = public_data_file(DEFAULT_DATA)
-    spec = load_spec(spec_path)
+    shipped = None if screen else shipped_plan(DEFAULT_SPEC)  # checked before anything is made
     out.mkdir(parents=True)
     # The demo's ledger lives in the directory just made: a head recorded for that path
     # belongs to an earlier demo removed since (rm -rf), never to a rollback.
     _ledger_head.forget(out / "enclave" / "dataset_ledger.jsonl")
-    store = out / "sweep.db"
-    if screen:
-        screen_public_draw(
-            spec,
-            out,
-            sample=sample,
+    if shipped is None:
+        shipped = make_shipped_plan(
+            DEFAULT_SPEC,
+            out / "new_plan",
+            data=screen_data,
             repeats=repeats,
             workers=workers,
-            seed=seed,
-            models=models,
             show_progress=show_progress,
         )
-    else:
-        copy_prescreen(spec, out)
-    estimates = estimate(store, basis="dp")
-    basis: Literal["dp", "exact"] = "dp"
-    threshold = min_pass
-    if not any(e.p >= min_pass for e in estimates) and exact_fallback:
-        log.warning(
-            "NO configuration passed with DP noise in >= %.0f%% of runs; --exact-fallback: "
-            "shortlisting those passing WITHOUT noise in >= 50%% of runs. Private selection "
-            "over them may need very many attempts or never release",
-            100 * min_pass,
-        )
-        estimates, basis, threshold = estimate(store, basis="exact"), "exact", 0.5
-    shortlist = out / "candidates.yaml"
-    if screen:
-        write_shortlist(store, estimates, shortlist, min_pass=threshold, basis=basis)
-        write_report(store, out / "sweep_report.html", min_pass=threshold, basis=basis, spec=spec)
         if prescreen_out is not None:
-            save_prescreen(out, prescreen_out)
-    if not any(e.p >= threshold for e in estimates):
-        raise ConfigError(
-            f"no configuration of the {len(estimates)} screened passed with DP noise in "
-            f">= {min_pass:.0%} of runs; widen the sweep (--sample, --repeats, --models) "
-            "or, knowingly, --exact-fallback"
-        )
+            _copy(shipped, prescreen_out, shipped=True)
+    plan = _copy(shipped, out / "plan", shipped=False)
     release_dir = run_release(
-        spec_path,
+        plan / "spec.yaml",
         data_path,
-        shortlist,
+        plan / "candidates.yaml",
         out / "release",
         out / "enclave",
         show_progress=show_progress,
         max_attempts=max_attempts,
+        plan_path=plan / "plan.json",
+        seed=seed,
+        public=seed is not None,  # a seed is for public data only; the embedded file is
         # The default file stands in for private data: it gets a dataset ledger, as a
         # real private file must.
         ledger_path=out / "enclave" / "dataset_ledger.jsonl",
@@ -204,8 +177,23 @@ def run_main_job(
         ),
         datasheet=DEMO_DATASHEET,  # the demo's own provenance, not the births spec's
     )
-    if release_dir is None:  # only with a stop probability, which the main job does not use
-        raise ConfigError("private selection ended without a release")
+    spec = load_spec(plan / "spec.yaml")
+    ledger = Ledger(
+        total_epsilon=spec.privacy.total_epsilon,
+        total_delta=spec.privacy.total_delta,
+        path=out / "enclave" / "dataset_ledger.jsonl",
+    )
+    result = MainJobResult(
+        release_dir=release_dir,
+        plan_dir=plan,
+        audit=None,
+        plan_total=float(shipped.content["total_epsilon"]),
+        epsilon_spent=ledger.spent_epsilon,
+        delta_spent=ledger.spent_delta,
+        total_epsilon=spec.privacy.total_epsilon,
+    )
+    if release_dir is None:  # the single attempt failed: its budget is spent
+        return result
     report = audit_release(release_dir)
     # What 'synthflow audit' prints: every check, the warnings, what cannot be checked.
     lines = [f"{'PASS' if ok else 'FAIL'}  {name}  {detail}" for name, ok, detail in report.checks]
@@ -213,19 +201,22 @@ def run_main_job(
     lines += ["not checked (cannot be, from the published files):"]
     lines += [f"  - {item}" for item in NOT_CHECKED]
     (out / "audit.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    spent = Ledger(
-        total_epsilon=spec.privacy.total_epsilon,
-        total_delta=spec.privacy.total_delta,
-        path=out / "enclave" / "dataset_ledger.jsonl",
-    ).spent_epsilon
-    return MainJobResult(
-        release_dir=release_dir,
-        shortlist=shortlist,
-        sweep_store=store,
-        audit=report,
-        sweep_report=out / "sweep_report.html",
-        shortlisted=sum(e.p >= threshold for e in estimates),
-        screened=len(estimates),
-        epsilon_spent=spent,
-        total_epsilon=spec.privacy.total_epsilon,
-    )
+    return dataclasses.replace(result, audit=report)
+
+
+def _copy(plan: ShippedPlan, dest: Path, *, shipped: bool) -> Path:
+    """The plan's files into ``dest``: under their shipped names, or a plan directory's."""
+    dest.mkdir(parents=True, exist_ok=True)
+    sources = {
+        "spec.yaml": plan.spec,
+        "candidates.yaml": plan.candidates,
+        "plan.json": plan.plan,
+        "plan.html": plan.html,
+        "sweep.db": plan.store,
+    }
+    for key, source in sources.items():
+        target = dest / (FILES[key].format(name=plan.name) if shipped else key)
+        if target.exists():
+            raise ConfigError(f"{target} exists; it is never overwritten: remove it first")
+        shutil.copyfile(source, target)
+    return dest

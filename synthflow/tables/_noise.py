@@ -6,8 +6,9 @@ from :mod:`secrets` in release mode; a seeded PCG64 stream in tests):
 
 * Laplace: :meth:`PrivacyRNG.laplace` (diffprivlib's four-uniform sampler).
 * Geometric (two-sided, i.e. discrete Laplace): diffprivlib's ``Geometric`` formula.
-* Gaussian: the analytic calibration of Balle & Wang (ICML 2018) computed by
-  diffprivlib's ``GaussianAnalytic``, and its (Z1 + Z2) / sqrt(2) standard normal.
+* Gaussian: the analytic calibration of Balle & Wang (ICML 2018), computed with scipy
+  (:func:`gaussian_sigma`; the same as diffprivlib's ``GaussianAnalytic``, which imports
+  scikit-learn), and diffprivlib's (Z1 + Z2) / sqrt(2) standard normal.
 
 References:
     Ghosh, Roughgarden & Sundararajan, "Universally utility-maximizing privacy
@@ -74,18 +75,49 @@ def total_sensitivity(neighbouring: Neighbouring) -> float:
     return 1.0 if neighbouring == "add_remove" else 0.0
 
 
+def _gaussian_delta(sigma: float, *, epsilon: float, sensitivity: float) -> float:
+    """The exact delta of Gaussian noise ``sigma`` at ``epsilon`` (Balle & Wang 2018, Thm 8).
+
+    delta(sigma) = Phi(D/(2 sigma) - eps sigma/D) - e^eps Phi(-D/(2 sigma) - eps sigma/D),
+    the second term in logs (``log_ndtr``) so that large epsilon does not overflow.
+    """
+    from scipy.special import log_ndtr, ndtr  # noqa: PLC0415
+
+    a = sensitivity / (2 * sigma)
+    b = epsilon * sigma / sensitivity
+    return float(ndtr(a - b) - math.exp(epsilon + float(log_ndtr(-a - b))))
+
+
 def gaussian_sigma(*, epsilon: float, delta: float, sensitivity: float) -> float:
-    """Standard deviation of the analytic Gaussian mechanism for L2 ``sensitivity``."""
+    """Standard deviation of the analytic Gaussian mechanism for L2 ``sensitivity``.
+
+    Balle and Wang (ICML 2018): the least sigma whose exact delta at ``epsilon``
+    (:func:`_gaussian_delta`, decreasing in sigma) is at most ``delta``, by bisection
+    (100 halvings of a bracket that holds it), rounded *up*: the mechanism is at most
+    (epsilon, delta)-DP. It is diffprivlib's ``GaussianAnalytic`` calibration
+    (``tests/unit/tables/test_tables_dpnoise.py`` checks both against each other; where
+    they differ, at epsilon >= 8, diffprivlib's bisection stops early: at epsilon 8 and
+    delta 1e-9 its sigma gives delta 1.00006e-9), computed with scipy instead of
+    importing scikit-learn.
+    """
     if not (epsilon > 0 and 0 < delta < 1):
         raise ValueError(
             f"Gaussian noise needs epsilon > 0 and 0 < delta < 1, got {epsilon} and {delta}"
         )
     if sensitivity == 0:
         return 0.0
-    from diffprivlib.mechanisms import GaussianAnalytic  # noqa: PLC0415  (imports scikit-learn)
-
-    mech = GaussianAnalytic(epsilon=epsilon, delta=delta, sensitivity=sensitivity)
-    return float(math.sqrt(mech.variance(0.0)))
+    lo, hi = 0.0, sensitivity
+    while _gaussian_delta(hi, epsilon=epsilon, sensitivity=sensitivity) > delta:
+        lo, hi = hi, 2 * hi
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        if mid in (lo, hi):
+            break
+        if _gaussian_delta(mid, epsilon=epsilon, sensitivity=sensitivity) > delta:
+            lo = mid
+        else:
+            hi = mid
+    return hi
 
 
 def add_noise(

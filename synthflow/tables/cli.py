@@ -2,7 +2,7 @@ r"""``synthflow tables protect`` and ``synthflow tables compare``: thin argparse
 
 Examples::
 
-    synthflow tables protect --data births.csv --spec configs/births.yaml \\
+    synthflow tables protect --data births.csv --spec configs/births-2024.yaml \\
         --tables configs/tables_births.yaml --method cell-key --keys 4096 --out out/ck
     synthflow tables protect ... --method laplace --epsilon 1 --out out/lap
     synthflow tables compare configs/births.yaml --data births.csv \\

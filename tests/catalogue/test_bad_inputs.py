@@ -84,7 +84,7 @@ def test_bad_input(case, tmp_path, small_spec, births_spec, small_csv, capsys, c
     subs = {
         "tmp": str(tmp_path),
         "spec": str(tmp_path / "spec.yaml"),
-        "births": str(REPO / "configs" / "births.yaml"),
+        "births": str(REPO / "configs" / "births-2024.yaml"),
         "small": small_spec.path,
         "small_csv": str(small_csv),
         "tables": str(REPO / "configs" / "tables_births.yaml"),

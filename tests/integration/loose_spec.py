@@ -40,7 +40,7 @@ def write_loose_spec(path: Path, *, mean_tvd: bool = False) -> Path:
     ``mean_tvd``: add a ``marginal_tvd`` criterion (two halves of the 10K sample score
     0.046; PrivBayes degree 2 at generator epsilon 8 and 16 scored 0.021-0.044).
     """
-    doc = yaml.safe_load((REPO / "configs" / "births.yaml").read_text())
+    doc = yaml.safe_load((REPO / "configs" / "births-2024.yaml").read_text())
     if mean_tvd:
         doc["acceptance"]["criteria"].append(
             {

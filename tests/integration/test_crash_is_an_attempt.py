@@ -207,7 +207,7 @@ def test_a_crashed_once_per_release_fit_ends_the_selection(tmp_path, kind):
     # (a second fit on one charge): the selection ends without a release.
     from synthflow.config import load_spec
 
-    births = load_spec("births")  # a spec with a regression criterion to fit once
+    births = load_spec("births-2024")  # a spec with a regression criterion to fit once
     candidates = expand_space(births)[:3]
     dataset = Ledger(total_epsilon=100.0, path=tmp_path / "dataset.jsonl")
     fits: list[int] = []

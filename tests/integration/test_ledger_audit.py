@@ -416,7 +416,7 @@ def test_a_missing_once_per_release_fit_is_never_refit(tmp_path, budget):
     # the ledger's free text: with its file gone, a resume refuses instead of refitting.
     from synthflow.config import load_spec
 
-    births = load_spec("births")  # a spec with a regression criterion to fit once
+    births = load_spec("births-2024")  # a spec with a regression criterion to fit once
     enclave, cands = tmp_path / "e", expand_space(births)[:3]
     fits = []
 

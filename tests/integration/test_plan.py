@@ -178,13 +178,17 @@ def test_plan_refuses_to_overwrite_and_foreign_data(
         plan_budget(
             loose_spec,
             store,
-            REPO / "configs" / "births.yaml",
+            REPO / "configs" / "births-2024.yaml",
             out.parent / "x",
             show_progress=False,
         )
     with pytest.raises(ConfigError, match="another spec"):
         plan_budget(
-            REPO / "configs" / "births.yaml", store, nvss_10k, out.parent / "y", show_progress=False
+            REPO / "configs" / "births-2024.yaml",
+            store,
+            nvss_10k,
+            out.parent / "y",
+            show_progress=False,
         )
 
 
@@ -251,7 +255,7 @@ def test_release_with_the_plan_records_it_and_audits(
     # a plan of another spec is refused before anything is spent
     with pytest.raises(ConfigError, match="planned another spec"):
         run_release(
-            REPO / "configs" / "births.yaml",
+            REPO / "configs" / "births-2024.yaml",
             nvss_10k,
             out / "candidates.yaml",
             tmp_path / "r2",

@@ -140,7 +140,7 @@ def test_a_spec_derived_from_a_bundled_one_keeps_its_warning(tmp_path, small_csv
     from synthflow.config import load_spec
     from synthflow.release._datasheet import bundled_provenance_of
 
-    births = yaml.safe_load((REPO / "configs" / "births.yaml").read_text())
+    births = yaml.safe_load((REPO / "configs" / "births-2024.yaml").read_text())
     planned = dict(births, privacy={**births["privacy"], "generator_epsilon": 1.0})
     path = tmp_path / "planned.yaml"
     path.write_text(yaml.safe_dump(planned, sort_keys=False))

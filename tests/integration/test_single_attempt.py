@@ -107,7 +107,9 @@ def test_cli_single_attempt_release_audits(tmp_path, small_spec, small_csv):
             assert acc["budget"]["total_epsilon"] == pytest.approx(2.3)
             readme = (out / "README.md").read_text()
             assert "epsilon = 2.3 differentially private" in readme
-            assert "a single attempt" in readme and "factor 2" not in readme
+            # the single attempt's words, never Liu-Talwar's doubling
+            assert "a single attempt" in readme and "charged once" in readme
+            assert "The factor 2 pays for private selection" not in readme
             report = audit_release(out)
             assert report.ok, report.failures
             assert any(

@@ -13,16 +13,20 @@ from nbrun import run_notebook  # noqa: E402
 
 @pytest.mark.slow
 def test_steward_notebook_releases_and_audits(monkeypatch) -> None:
-    monkeypatch.delenv("SYNTHFLOW_SHORTLIST", raising=False)
     monkeypatch.delenv("SYNTHFLOW_PRIVATE_DATA", raising=False)
     monkeypatch.setenv("SYNTHFLOW_REPO", str(REPO))
-    # The notebook's default pre-screen: 4 workload configurations x 2 runs (with 2, the
-    # seeded sample draws two whose 4 runs all fail the regression on its DP noise,
-    # which leaves the shortlist empty), then the release on the embedded 167K-row file:
-    # about 5 minutes.
+    # The shipped plan of births (no sweep), then the release on the embedded 167K-row
+    # file with CSPRNG noise, as on private data: about 30 seconds.
     outputs, _ = run_notebook("steward_release.ipynb", timeout=900)
     assert "noise check at n = 167000" in outputs
+    assert "the plan shipped for 'births'" in outputs
     assert "shortlisted configuration(s)" in outputs
-    assert "released: " in outputs and "no release" not in outputs
-    assert "1 charge(s) on this file" in outputs and "liu-talwar" in outputs
-    assert "audit passed" in outputs
+    assert "1 charge(s) on this file" in outputs and "single-attempt" in outputs
+    # A single attempt releases with probability about 0.95 (CSPRNG: no seed on data the
+    # notebook treats as private). When it fails, the notebook says so and spends the
+    # same budget; both outcomes are checked.
+    if "no release: the single attempt failed" in outputs:
+        assert "released: " not in outputs and "audit passed" not in outputs
+    else:
+        assert "released: " in outputs and "audit passed" in outputs
+        assert "zero-concentrated DP (zCDP)" in outputs  # the datasheet's privacy words

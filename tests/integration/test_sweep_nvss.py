@@ -17,7 +17,7 @@ def test_sweep_20_configurations_x_3_on_nvss_10k(tmp_path: Path, capsys) -> None
     store = tmp_path / "results.db"
     argv = [
         "sweep",
-        str(REPO / "configs" / "births.yaml"),
+        str(REPO / "configs" / "births-2024.yaml"),
         "--data",
         str(NVSS_10K),
         "--public",

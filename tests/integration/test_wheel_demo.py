@@ -52,9 +52,15 @@ def test_wheel_runs_the_demo_outside_the_checkout(tmp_path):
         "synthflow/_configs/example_small.yaml",
         "synthflow/_public_data/nvss_like_2019.csv.gz",
         "synthflow/_public_data/nvss2019_calibration.yaml",
-        "synthflow/_public_data/demo_prescreen.db",  # the demo's shipped pre-screen
-        "synthflow/_public_data/demo_prescreen_candidates.yaml",
-        "synthflow/_public_data/demo_prescreen_report.html",
+        "synthflow/_configs/births-2024.yaml",
+        "synthflow/_configs/births-pure.yaml",
+        "synthflow/_public_data/shipped_plans.yaml",  # the shipped plans and their recipes
+        "synthflow/_public_data/births.plan.json",
+        "synthflow/_public_data/births.plan.spec.yaml",
+        "synthflow/_public_data/births.plan.candidates.yaml",
+        "synthflow/_public_data/births.plan.html",
+        "synthflow/_public_data/births.sweep.db",
+        "synthflow/_public_data/births-pure.plan.json",
         "synthflow/templates/style.css",
         "synthflow/templates/base.html.j2",
         "synthflow/spec.schema.json",
@@ -80,10 +86,10 @@ def test_wheel_runs_the_demo_outside_the_checkout(tmp_path):
         check=True,
     ).stdout.strip()  # fmt: skip
     assert Path(schema).is_relative_to(venv) and json.loads(Path(schema).read_text())["$defs"]
-    # 4 of the 8 workload configurations x 2 runs keep the test within a few minutes.
+    # The shipped plan, no sweep; a seed fixes a single attempt that releases (the
+    # embedded data is public).
     proc = subprocess.run(
-        [str(bindir / "synthflow"), "demo", "--out", "demo", "--sample", "4", "--repeats", "2",
-         "--workers", "2", "--quiet"],
+        [str(bindir / "synthflow"), "demo", "--out", "demo", "--seed", "3", "--quiet"],
         cwd=elsewhere, capture_output=True, text=True, check=False,
         env={**os.environ, "MPLBACKEND": "Agg"},
     )  # fmt: skip
@@ -99,17 +105,18 @@ def test_wheel_runs_the_demo_outside_the_checkout(tmp_path):
     ]
     acceptance = json.loads((release / "acceptance.json").read_text())
     assert acceptance["passed"] is True
-    assert acceptance["budget"]["total_epsilon"] == pytest.approx(9.98)
+    plan = json.loads((elsewhere / "demo" / "plan" / "plan.json").read_text())
+    assert acceptance["budget"]["total_epsilon"] == pytest.approx(plan["total_epsilon"])
+    assert plan["total_epsilon"] <= 2 and acceptance["budget"]["total_delta"] <= 1e-6
     # the number of attempts stays in the enclave
     outcome = json.loads((elsewhere / "demo" / "enclave" / "outcome.json").read_text())
     assert outcome["attempts"] >= 1
     assert "attempts" not in (release / "acceptance.json").read_text()
     assert "attempts" not in (release / "README.md").read_text().replace("how many attempts", "")
-    assert (elsewhere / "demo" / "sweep_report.html").is_file()
-    # The demo ends with a summary a person reads (#38): shortlist, spend, audit, paths.
+    assert (elsewhere / "demo" / "plan" / "plan.html").is_file()
+    # The demo ends with a summary a person reads (#38): plan, spend, audit, paths.
     summary = proc.stderr[proc.stderr.index("synthflow demo finished:") :]
-    assert "shortlisted  " in summary and " of 4 configurations" in summary
-    assert "spent        epsilon 9.98 of the spec's total 10" in summary
+    assert f"spent        epsilon {plan['total_epsilon']:.3g} (delta 1e-06) of 2" in summary
     assert "audit        passed" in summary
     assert "datasheet    demo/release/README.md" in summary
     # Its datasheet states the demo's own provenance, not the births registry's.

@@ -41,7 +41,7 @@ def _frame(tr: Transformer, codes: np.ndarray) -> pd.DataFrame:
 
 @pytest.fixture(scope="module")
 def setup():
-    spec = load_spec(REPO / "configs" / "births.yaml")
+    spec = load_spec(REPO / "configs" / "births-2024.yaml")
     tr = Transformer(spec, {"mother_age": "a", "parity": "a", "gestation_week": "a"})
     kinds = {c.kind: c for c in spec.criteria}
     sub = dataclasses.replace(

@@ -27,7 +27,7 @@ pytestmark = pytest.mark.slow
 def setup():
     if not DATA.is_file():
         pytest.skip(f"public NVSS sample not found at {DATA}")
-    spec = load_spec(REPO / "configs" / "births.yaml")
+    spec = load_spec(REPO / "configs" / "births-2024.yaml")
     tr = Transformer(spec, {"mother_age": "a", "parity": "a", "gestation_week": "a"})
     codes = tr.forward(load_data(DATA, spec, public=True).frame)
     perm = np.random.default_rng(2019).permutation(len(codes))

@@ -51,7 +51,7 @@ def _flow(name: str, *, data: Path = DATA, epsilon: float | None = None, seed: i
         pytest.skip("needs the smartnoise extra")
     if name == "patectgan" and importlib.util.find_spec("torch") is None:
         pytest.skip("needs the gan extra")
-    spec = load_spec(REPO / "configs" / "births.yaml")
+    spec = load_spec(REPO / "configs" / "births-2024.yaml")
     if epsilon is not None:
         spec = with_generator_epsilon(spec, epsilon)
     raw = load_data(data, spec, public=True).frame

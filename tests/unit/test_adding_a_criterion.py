@@ -40,7 +40,7 @@ def column_mean(monkeypatch):
 
 
 def _spec(tmp_path: Path, **extra):
-    raw = yaml.safe_load((REPO / "configs" / "births.yaml").read_text())
+    raw = yaml.safe_load((REPO / "configs" / "births-2024.yaml").read_text())
     criterion = {
         "name": "mean_birth_weight",
         "kind": "column_mean",

@@ -35,7 +35,7 @@ def independent(monkeypatch):
 
 @pytest.fixture(scope="module")
 def transformer():
-    spec = load_spec(REPO / "configs" / "births.yaml")
+    spec = load_spec(REPO / "configs" / "births-2024.yaml")
     return Transformer(spec, {"mother_age": "a", "parity": "a", "gestation_week": "a"})
 
 

@@ -16,7 +16,7 @@ from synthflow.acceptance.evaluate import evaluate
 from synthflow.flow import run_flow
 
 REPO = Path(__file__).resolve().parents[2]
-CONFIG = "privbayes-a1076afd5b"  # births, PrivBayes theta 2, release binning aaaaaa
+CONFIG = "privbayes-a1076afd5b"  # births-2024, PrivBayes theta 2, release binning aaaaaa
 
 
 def test_every_public_name_resolves_and_import_is_light():
@@ -30,7 +30,7 @@ def test_every_public_name_resolves_and_import_is_light():
 def test_synthesizer_is_one_flow(births_spec, nvss_10k):
     data = synthflow.load_data(nvss_10k, births_spec, public=True).frame
     s = synthflow.Synthesizer(births_spec, CONFIG)
-    assert repr(s) == f"Synthesizer(spec='births', configuration='{CONFIG}', fitted=False)"
+    assert repr(s) == f"Synthesizer(spec='births-2024', configuration='{CONFIG}', fitted=False)"
     assert s.get_params()["epsilon"] == births_spec.privacy.generator_epsilon
     with pytest.raises(RuntimeError, match="fit"):
         s.sample()
@@ -49,7 +49,8 @@ def test_synthesizer_is_one_flow(births_spec, nvss_10k):
         f"rows_filtered={flow.rows_filtered}, projection_rows={flow.projection_rows})"
     )
     assert (
-        repr(births_spec).startswith("ReleaseSpec(name='births'") and len(repr(births_spec)) < 200
+        repr(births_spec).startswith("ReleaseSpec(name='births-2024'")
+        and len(repr(births_spec)) < 200
     )
     assert repr(ledger) == "Ledger(total_epsilon=10, spent_epsilon=4, charges=2)"  # MI + tables
     assert repr(rng) == "PrivacyRNG.from_seed(5)"

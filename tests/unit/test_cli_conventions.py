@@ -89,9 +89,9 @@ def test_defaults_are_shown_in_help():
 
 def test_verbose_after_the_subcommand_and_version(capsys):
     parser = build_parser()
-    assert parser.parse_args(["space", "births", "-v"]).verbose is True
-    assert parser.parse_args(["-v", "space", "births"]).verbose is True
-    assert getattr(parser.parse_args(["space", "births"]), "verbose", False) is False
+    assert parser.parse_args(["space", "births-2024", "-v"]).verbose is True
+    assert parser.parse_args(["-v", "space", "births-2024"]).verbose is True
+    assert getattr(parser.parse_args(["space", "births-2024"]), "verbose", False) is False
     with pytest.raises(SystemExit) as exc:
         parser.parse_args(["--version"])
     assert exc.value.code == 0
@@ -104,7 +104,7 @@ def test_exit_codes(tmp_path, capsys):
     with pytest.raises(SystemExit) as exc:
         main(["space"])
     assert exc.value.code == EXIT_USAGE
-    assert main(["space", "births", "--model", "foo"]) == EXIT_USAGE
+    assert main(["space", "births-2024", "--model", "foo"]) == EXIT_USAGE
     assert "--model foo: not in the spec's space" in capsys.readouterr().err
     assert main(["space", str(tmp_path / "missing.yaml")]) == EXIT_USAGE
     assert main([]) == EXIT_USAGE
@@ -112,9 +112,9 @@ def test_exit_codes(tmp_path, capsys):
 
 def test_space_json_path_is_never_overwritten(tmp_path):
     out = tmp_path / "space.json"
-    assert main(["space", "births", "--json", str(out)]) == EXIT_OK
+    assert main(["space", "births-2024", "--json", str(out)]) == EXIT_OK
     assert out.read_text().startswith("[")
-    assert main(["space", "births", "--json", str(out)]) == EXIT_USAGE
+    assert main(["space", "births-2024", "--json", str(out)]) == EXIT_USAGE
 
 
 def test_bundled_spec_by_name_outside_a_checkout(tmp_path):
@@ -149,7 +149,7 @@ def test_cli_starts_without_the_library():
     used = _imported_by(
         "import contextlib, io\nfrom synthflow.cli import main\n"
         "with contextlib.redirect_stdout(io.StringIO()):\n"
-        "    assert main(['space', 'births', '--json', '-']) == 0"
+        "    assert main(['space', 'births-2024', '--json', '-']) == 0"
     )
     assert used == []
     # The probe can fail: a command that loads data does import pandas.

@@ -30,3 +30,18 @@ def test_every_page_is_in_the_site():
     nav = (REPO / "mkdocs.yml").read_text()
     for page in sorted((REPO / "docs").glob("*.md")):
         assert f": {page.name}" in nav, f"{page.name} is not in mkdocs.yml's nav"
+
+
+def test_spec_reference_lists_every_generators_grid_keys_and_defaults():
+    import dataclasses
+
+    from synthflow.generators.hyperparameters import HYPERPARAMETERS
+
+    page = (REPO / "docs" / "spec.md").read_text()
+    for family, cls in HYPERPARAMETERS.items():
+        rows = [line for line in page.splitlines() if line.startswith(f"| `{family}` | `")]
+        assert len(rows) == 1, f"docs/spec.md has no grid-key row for {family}"
+        for field in dataclasses.fields(cls):
+            default = field.default if field.default is not dataclasses.MISSING else None
+            shown = f"`{field.name}` ({default!r})" if default is not None else f"`{field.name}`"
+            assert shown in rows[0], (family, shown)

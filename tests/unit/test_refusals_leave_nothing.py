@@ -93,7 +93,8 @@ def test_release_refused_by_the_dataset_ledger_makes_no_enclave(
 def test_tables_protect_refused_leaves_no_output_directory(
     nvss_10k: Path, tmp_path: Path, capsys: pytest.CaptureFixture
 ) -> None:
-    base = ["tables", "protect", str(REPO / "configs" / "births.yaml"), "--data", str(nvss_10k),
+    spec = str(REPO / "configs" / "births-2024.yaml")
+    base = ["tables", "protect", spec, "--data", str(nvss_10k),
             "--tables", str(REPO / "configs" / "tables_births.yaml"), "--public",
             "--out", str(tmp_path / "new" / "t")]  # fmt: skip
     assert main([*base, "--method", "top-down", "--epsilon", "1", "--split", "0.5,0.7"]) == 2

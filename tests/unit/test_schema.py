@@ -62,7 +62,7 @@ def test_every_bundled_spec_validates(name):
     ],
 )
 def test_an_unknown_key_is_named(tmp_path, capsys, where, edit):
-    raw = copy.deepcopy(_raw("births"))
+    raw = copy.deepcopy(_raw("births-2024"))
     edit(raw)
     errors = schema_errors(raw)
     assert len(errors) == 1 and errors[0].startswith(f"{where}:")
@@ -96,7 +96,7 @@ def test_an_unknown_key_is_named(tmp_path, capsys, where, edit):
     ],
 )
 def test_schema_and_loader_refuse_the_same_type_errors(tmp_path, edit):
-    raw = copy.deepcopy(_raw("births"))
+    raw = copy.deepcopy(_raw("births-2024"))
     edit(raw)
     assert schema_errors(raw), "the schema accepted it"
     with pytest.raises(ConfigError):
@@ -104,7 +104,7 @@ def test_schema_and_loader_refuse_the_same_type_errors(tmp_path, edit):
 
 
 def test_validate_lists_every_schema_problem_at_once(tmp_path, capsys):
-    raw = copy.deepcopy(_raw("births"))
+    raw = copy.deepcopy(_raw("births-2024"))
     raw["colour"] = "blue"
     raw["acceptance"]["criteria"][1]["threshold"] = "two"
     assert main(["validate", str(_write(tmp_path, raw))]) == 2

@@ -14,11 +14,11 @@ from synthflow.space import expand_space
 
 @pytest.fixture(scope="module")
 def births_space() -> list:
-    return expand_space(load_spec("births"))
+    return expand_space(load_spec("births-2024"))
 
 
 def test_space_summarises_by_generator(births_space: list, capsys: pytest.CaptureFixture) -> None:
-    assert main(["space", "births"]) == 0
+    assert main(["space", "births-2024"]) == 0
     out = capsys.readouterr().out
     lines = out.splitlines()
     assert len(lines) < 100 < len(births_space)  # not one line per configuration
@@ -43,7 +43,7 @@ def test_space_summarises_by_generator(births_space: list, capsys: pytest.Captur
 def test_space_all_prints_every_configuration(
     births_space: list, capsys: pytest.CaptureFixture
 ) -> None:
-    assert main(["space", "births", "--all", "--model", "workload,mst"]) == 0
+    assert main(["space", "births-2024", "--all", "--model", "workload,mst"]) == 0
     captured = capsys.readouterr()
     rows = captured.out.splitlines()[1:]
     wanted = [c for c in births_space if c.model in {"workload", "mst"}]
@@ -56,7 +56,7 @@ def test_space_summary_follows_model(capsys: pytest.CaptureFixture) -> None:
         main(
             [
                 "space",
-                str(Path(__file__).resolve().parents[2] / "configs" / "births.yaml"),
+                str(Path(__file__).resolve().parents[2] / "configs" / "births-2024.yaml"),
                 "--model",
                 "mst",
             ]
@@ -66,3 +66,12 @@ def test_space_summary_follows_model(capsys: pytest.CaptureFixture) -> None:
     out = capsys.readouterr().out
     assert out.startswith("mst: 24 configurations (1 hyperparameter setting x 12 ")
     assert "24 configurations in all (1 generator)" in out
+
+
+def test_space_shows_what_noise_each_workload_grid_adds(capsys):
+    assert main(["space", "births"]) == 0
+    out = capsys.readouterr().out
+    assert "  noise              gaussian" in out and "  delta              5e-07" in out
+    assert main(["space", "births-2024"]) == 0
+    out = capsys.readouterr().out
+    assert "  noise              laplace (default)" in out

@@ -9,7 +9,7 @@ import pytest
 from synthflow.config import ReleaseSpec, load_spec
 from synthflow.transform import Transformer
 
-SPEC_PATH = Path(__file__).resolve().parents[3] / "configs" / "births.yaml"
+SPEC_PATH = Path(__file__).resolve().parents[3] / "configs" / "births-2024.yaml"
 
 
 @pytest.fixture(scope="session")

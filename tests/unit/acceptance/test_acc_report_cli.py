@@ -22,7 +22,7 @@ from synthflow.space import expand_space, find_configuration
 from synthflow.transform import Transformer
 
 REPO = Path(__file__).resolve().parents[3]
-SPEC = REPO / "configs" / "births.yaml"
+SPEC = REPO / "configs" / "births-2024.yaml"
 DATA = REPO.parent / "shared" / "public_data" / "nvss2019_singleton_10k.csv"
 REQUIRED = {
     "name",

@@ -82,7 +82,7 @@ def test_gaussian_fit_noise_has_the_stated_sd_and_spends_its_rho():
 
 
 def _spec(tmp_path, fit_line: str):
-    text = open(load_spec("births").path).read()
+    text = open(load_spec("births-2024").path).read()
     old = "threshold: 30, epsilon: 0.43}"
     assert old in text
     text = text.replace(old, f"threshold: 30, epsilon: 0.43{fit_line}}}")

@@ -99,10 +99,10 @@ def test_the_regression_figure_is_the_planners_simulation_on_the_public_sample(b
     # the reference design (independent features) understates it
     assert float(np.median(reference_errors(c, tr, n))) < c.threshold
     # validate names it at 86,728 rows, with the same figure, not at the release size
-    assert main(["validate", "births", "--rows", str(n)]) == 0
+    assert main(["validate", "births-2024", "--rows", str(n)]) == 0
     err = capsys.readouterr().err
     assert f"regression_coef_error: a perfect candidate passes {fig.perfect_pass:.0%}" in err
-    assert main(["validate", "births", "--rows", "167000"]) == 0
+    assert main(["validate", "births-2024", "--rows", "167000"]) == 0
     assert "no criterion is dominated" in capsys.readouterr().err
     # the release's pre-flight (refuses without --force) says the same
     text = hopeless_release(births_spec, release, n, [0.5])

@@ -62,7 +62,7 @@ def test_pair_noise_is_laplace_with_the_declared_scale():
 
 
 def test_cells_a_synthetic_constraint_forbids_are_emptied():
-    spec = load_spec(REPO / "configs" / "births.yaml")
+    spec = load_spec(REPO / "configs" / "births-2024.yaml")
     tr = Transformer(spec, {c: "a" for c in spec.column_names})
     sizes = tr.domain.sizes
     d = len(sizes)

@@ -107,7 +107,7 @@ def test_planned_spec_text_changes_only_budgets(births_spec: ReleaseSpec, tmp_pa
     )
     assert planned.privacy.generator_epsilon == 2.5
     assert {c.name: c.epsilon for c in planned.criteria} == eps
-    before = (REPO / "configs" / "births.yaml").read_text().splitlines()
+    before = (REPO / "configs" / "births-2024.yaml").read_text().splitlines()
     after = (tmp_path / "spec.yaml").read_text().splitlines()[1:]
     changed = [(a, b) for a, b in zip(before, after, strict=True) if a != b]
     assert len(changed) == 1 + len(eps)  # one line per budget, comments kept
@@ -115,7 +115,7 @@ def test_planned_spec_text_changes_only_budgets(births_spec: ReleaseSpec, tmp_pa
 
 
 def test_planned_spec_text_refuses_an_unknown_criterion() -> None:
-    text = (REPO / "configs" / "births.yaml").read_text()
+    text = (REPO / "configs" / "births-2024.yaml").read_text()
     with pytest.raises(ConfigError, match="cannot find criterion 'nope'"):
         planned_spec_text(text, generator_epsilon=2.0, epsilons={"nope": 0.1}, header="")
 

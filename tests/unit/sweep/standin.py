@@ -72,7 +72,7 @@ class StandInEvaluator:
 
 def tiny_spec_file(directory: Path, *, theta: tuple[int, ...] = (4, 16), min_count=(2,)) -> Path:
     """births.yaml with one transformation per column except mother_age (a, b, c)."""
-    raw = yaml.safe_load((REPO / "configs" / "births.yaml").read_text())
+    raw = yaml.safe_load((REPO / "configs" / "births-2024.yaml").read_text())
     # No public sample: the sweep's noise check stays instant (loading 167K rows in a
     # worker made the killed-worker test's kill land while the check still ran).
     raw.pop("public_sample", None)

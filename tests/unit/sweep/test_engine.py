@@ -15,7 +15,7 @@ REPO = Path(__file__).resolve().parents[3]
 
 
 def test_selection_models_and_sample() -> None:
-    spec = load_spec(REPO / "configs" / "births.yaml")
+    spec = load_spec(REPO / "configs" / "births-2024.yaml")
     space = expand_space(spec)
     assert select_configurations(spec) == space
     privbayes = select_configurations(spec, models=["privbayes"])

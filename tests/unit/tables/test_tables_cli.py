@@ -26,7 +26,7 @@ from synthflow.tables import (
 )
 from synthflow.transform import Transformer
 
-SPEC = str(REPO / "configs" / "births.yaml")
+SPEC = str(REPO / "configs" / "births-2024.yaml")
 
 
 @pytest.fixture()
@@ -248,7 +248,7 @@ def test_compare_refuses_a_release_of_other_data(
         [
             "tables",
             "compare",
-            str(REPO / "configs" / "births.yaml"),
+            str(REPO / "configs" / "births-2024.yaml"),
             "--data",
             str(births_csv),
             "--tables",

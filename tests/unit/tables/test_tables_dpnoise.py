@@ -15,7 +15,12 @@ from synthflow.errors import BudgetExceededError
 from synthflow.ledger import Ledger
 from synthflow.rng import PrivacyRNG
 from synthflow.tables import CountTable, LevelSpec, NoiseOptions, independent_noise
-from synthflow.tables._noise import add_noise, gaussian_sigma, histogram_sensitivity
+from synthflow.tables._noise import (
+    _gaussian_delta,
+    add_noise,
+    gaussian_sigma,
+    histogram_sensitivity,
+)
 
 P_THRESHOLD = 1e-20  # Tumult Core's noise-distribution tests: accept unless p < 1e-20
 SAMPLES = 100_000
@@ -173,6 +178,26 @@ def test_gaussian_sigma_is_the_analytic_calibration() -> None:
             -sens / (2 * s2) - eps * s2 / sens
         )
         assert worse > delta
+
+
+def test_gaussian_sigma_is_diffprivlibs_and_never_below_the_exact_calibration() -> None:
+    # Our scipy bisection against diffprivlib's GaussianAnalytic (a dev dependency: the
+    # base install no longer carries diffprivlib and scikit-learn, [ux] 8). Where they
+    # agree they agree to 1e-9; at large epsilon diffprivlib stops its search early, so
+    # there the check is the exact delta (Balle & Wang's theorem 8) of ours: <= delta,
+    # and 0.1% less noise would exceed it.
+    mechanisms = pytest.importorskip("diffprivlib.mechanisms")
+    for eps, delta, sens in [(0.5, 1e-6, math.sqrt(2)), (2.0, 1e-5, 1.0), (0.01, 1e-3, 3.0),
+                             (1.0, 0.5, 1.0), (0.1, 1e-9, 2.0)]:  # fmt: skip
+        ours = gaussian_sigma(epsilon=eps, delta=delta, sensitivity=sens)
+        theirs = math.sqrt(
+            mechanisms.GaussianAnalytic(epsilon=eps, delta=delta, sensitivity=sens).variance(0)
+        )
+        assert ours == pytest.approx(theirs, rel=1e-9)
+    for eps, delta in [(8.0, 1e-9), (20.0, 1e-12)]:
+        s = gaussian_sigma(epsilon=eps, delta=delta, sensitivity=1.0)
+        assert _gaussian_delta(s, epsilon=eps, sensitivity=1.0) <= delta
+        assert _gaussian_delta(0.999 * s, epsilon=eps, sensitivity=1.0) > delta
 
 
 def test_gaussian_sampler_distribution() -> None:
