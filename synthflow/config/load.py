@@ -237,20 +237,22 @@ def _over_total(spec: ReleaseSpec, generator_epsilon: float) -> str:
     """What of the cheapest release exceeds the total ("" if it fits): the loader's check.
 
     With pure criteria the cheapest release is a single attempt charged by basic
-    composition, the generator's budget plus every criterion's. A Gaussian criterion (the
-    regression fit) composes with a zCDP generator in zCDP for less than that sum (one
-    conversion; ``release/cost.py``), which only the shortlist's generators decide: then
-    only the generator's budget plus the pure criteria's is checked here, and the exact
-    cost is checked by ``validate``, ``plan`` and ``release`` before any charge.
+    composition, the generator's budget plus every criterion's: "generator epsilon X
+    plus <this> exceed ...". A Gaussian criterion (the regression fit) composes with a
+    zCDP generator in zCDP, converted once at the sum of their deltas, for less than
+    their sum, and even less than the generator's own epsilon at its own delta; only the
+    shortlist's generators decide how much (``release/cost.py``). Then only the pure
+    criteria are checked here, and the exact cost by ``validate``, ``plan`` and
+    ``release``, before any charge.
     """
     total = spec.privacy.total_epsilon
     if generator_epsilon + spec.evaluation_epsilon <= total:
         return ""
-    pure = math.fsum(c.epsilon for c in spec.criteria if c.impl.delta(c) == 0)
-    if len(spec.criteria) > 0 and any(c.impl.delta(c) > 0 for c in spec.criteria):
-        if generator_epsilon + pure <= total:
+    if any(c.impl.delta(c) > 0 for c in spec.criteria):
+        pure = math.fsum(c.epsilon for c in spec.criteria if c.impl.delta(c) == 0)
+        if pure <= total:
             return ""
-        return f"the pure-DP criteria's budgets {pure:g}"
+        return f"the pure-DP criteria's budgets {pure:g} (alone)"
     return f"the criteria budgets {spec.evaluation_epsilon:g}"
 
 

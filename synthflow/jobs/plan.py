@@ -102,6 +102,9 @@ def plan_budget(
         )
     check_output_dir(out, option="--out", own=PLAN_FILES, force=force)
     spec = load_spec(spec_path)
+    # The spec's total caps every plan: a plan above it would be refused by release.
+    cap = min(max_total if max_total is not None else math.inf, spec.privacy.total_epsilon)
+    options = dataclasses.replace(options, max_total=cap)
     arms, meta = load_arms(spec, store)
     if file_sha256(public) != meta["data_sha256"]:
         raise ConfigError(
@@ -149,7 +152,12 @@ def plan_budget(
             cheapest = min(feasible, key=lambda p: p.total_epsilon)
             plan["reason"] = (
                 f"meeting {wanted} needs total epsilon {cheapest.total_epsilon:.3f} "
-                f"({cheapest.mode}), above --max-total {max_total:g}"
+                f"({cheapest.mode}), above "
+                + (
+                    f"--max-total {max_total:g}"
+                    if cap == max_total
+                    else f"the spec's total_epsilon {spec.privacy.total_epsilon:g}"
+                )
             )
         else:
             best = max(ends, key=lambda p: p.release_probability)

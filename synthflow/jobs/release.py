@@ -24,6 +24,7 @@ from synthflow.errors import (
 )
 from synthflow.flow import check_configurations
 from synthflow.jobs._attempt import _attempt_fn
+from synthflow.jobs._plan_size import plan_rows_problem
 from synthflow.jobs._release_checks import (
     _check_dataset_budget,
     _check_plan_holds,
@@ -155,6 +156,11 @@ def run_release(
             spec, candidates, len(raw), read_pass_rates(candidates_path), fit_once=fit_once
         )
     )
+    sized, refuse = plan_rows_problem(plan, len(raw)) if not resuming else ("", False)
+    if refuse and not hopeless:
+        hopeless = sized
+    elif sized:
+        print(f"synthflow release: warning: {sized}", file=sys.stderr)
     if hopeless and not force:
         raise ConfigError(
             f"{hopeless}\nNothing was spent. Change the spec (or the shortlist), or add "
@@ -162,7 +168,8 @@ def run_release(
         )
     if hopeless:
         print(f"synthflow release: warning (--force given): {hopeless}", file=sys.stderr)
-    if stop_probability >= 1 and not resuming:  # said before the charge, in one line
+    affordable = cost.total <= spec.privacy.total_epsilon * (1 + 1e-12)  # else refused below
+    if stop_probability >= 1 and not resuming and affordable:  # said before the charge
         print(
             f"synthflow release: a single attempt: epsilon {cost.total:.6g} (delta "
             f"{cost.total_delta:.3g}) is charged now; if the attempt fails, nothing is "

@@ -50,6 +50,8 @@ def _ship_plan(args: argparse.Namespace) -> int:
         workers=args.workers,
         show_progress=not args.quiet,
         store=Path(args.store) if args.store else None,
+        rows=args.rows,
+        release_probability=args.release_probability,
     )
     print(f"synthflow ship-plan: wrote {made.describe()}", file=sys.stderr)
     print(Path(args.out).resolve())
@@ -122,6 +124,19 @@ def register_demo(sub: argparse._SubParsersAction) -> None:
         metavar="PATH",
         help="resume this earlier sweep of the recipe (e.g. public_data/NAME.sweep.db): "
         "only the plan is remade when it is whole",
+    )
+    p.add_argument(
+        "--rows",
+        type=int,
+        metavar="N",
+        help="the seeded public draw's rows (default 167000): a plan for private data of "
+        "another size (its n after cleaning is public; release names it)",
+    )
+    p.add_argument(
+        "--release-probability",
+        type=float,
+        metavar="R",
+        help="least probability that the release comes out (default: the recipe's)",
     )
     p.epilog = "The data must be public: the sweep is seeded and the plan reports what it finds."
     p.set_defaults(func=_ship_plan)

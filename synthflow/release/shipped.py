@@ -173,6 +173,8 @@ def make_shipped_plan(
     workers: int | None = None,
     show_progress: bool = True,
     store: Path | None = None,
+    rows: int | None = None,
+    release_probability: float | None = None,
 ) -> ShippedPlan:
     """Sweep and plan bundled spec ``name`` by its recipe; write the shipped files into ``out``.
 
@@ -182,6 +184,9 @@ def make_shipped_plan(
     ``out=public_data/`` refreshes the shipped plan. Existing files are never overwritten.
     ``store``: an earlier sweep of this recipe (e.g. the shipped ``NAME.sweep.db``): it is
     resumed (a copy; nothing new to run when it is whole), so only the plan is remade.
+    ``rows``: the seeded public draw's size (default :data:`PUBLIC_ROWS`): a plan for
+    private data of another size (n is public; release refuses a plan made for a size
+    more than 20% away). ``release_probability`` overrides the recipe's.
 
     Raises:
         ConfigError: If ``name`` has no recipe, a shipped file exists in ``out``, or no
@@ -196,6 +201,8 @@ def make_shipped_plan(
     from synthflow.sweep.engine import run_sweep  # noqa: PLC0415
 
     how = recipe(name)
+    if rows is not None and (data is not None or rows < 1000):
+        raise ConfigError("--rows sizes the seeded public draw: give at least 1000, without --data")
     if how is None:
         raise ConfigError(f"bundled spec {name!r} has no recipe in public_data/{RECIPES}")
     targets = {key: out / ship.format(name=name) for key, ship in FILES.items()}
@@ -215,8 +222,9 @@ def make_shipped_plan(
         data = work / "public_draw.csv.gz"
         calibration = Calibration.from_yaml(default_calibration_path())
         # Public data: a seeded simulation is fine (SPEC sec. 10).
-        write_sample(simulate(calibration, PUBLIC_ROWS, np.random.default_rng(seed)), data)
-        described = f"a seeded public draw ({PUBLIC_ROWS} rows simulated, seed {seed})"
+        size = rows or PUBLIC_ROWS
+        write_sample(simulate(calibration, size, np.random.default_rng(seed)), data)
+        described = f"a seeded public draw ({size} rows simulated, seed {seed})"
     else:
         described = f"the public file {data.name}"
     run_sweep(
@@ -235,7 +243,7 @@ def make_shipped_plan(
         work / "sweep.db",
         data,
         plan_dir,
-        release_probability=float(how["release_probability"]),
+        release_probability=float(release_probability or how["release_probability"]),
         seed=seed,
         show_progress=show_progress,
     )

@@ -215,3 +215,40 @@ def test_a_demo_whose_single_attempt_failed_says_so_and_what_it_spent(tmp_path):
     text = result.summary()
     assert "spent        epsilon 1.76 (delta 1e-06) of 2" in text
     assert "release      none: the single attempt failed" in text and "audit" not in text
+
+
+def test_plan_rows_problem_says_and_refuses_by_how_far_n_is_from_the_plans():
+    from synthflow.jobs._plan_size import plan_rows_problem
+
+    plan = shipped.shipped_plan("births").content
+    n = plan["noise_figures"][0]["n"]
+    assert plan_rows_problem(plan, n) == ("", False)
+    assert plan_rows_problem(plan, int(n * 1.09)) == ("", False)  # within 10%: silent
+    said, refuse = plan_rows_problem(plan, int(n * 0.85))  # 15%: said, not refused
+    assert "was not measured at this size" in said and not refuse
+    said, refuse = plan_rows_problem(plan, int(n * 0.7))  # 30%: refused without --force
+    assert refuse and f"synthflow ship-plan births --rows {int(n * 0.7)}" in said
+    assert plan_rows_problem(None, 10) == ("", False)  # no plan, nothing to compare
+
+
+def test_release_births_on_data_far_smaller_than_the_plans_is_refused_before_any_charge(
+    tmp_path, capsys
+):
+    import numpy as np
+    import pandas as pd
+
+    # 110K rows of the embedded file (public), 33% below the plan's 165K: the plan's
+    # predicted P(release) was not measured there (faithfulness moves with n).
+    full = pd.read_csv(public_data_file("nvss_like_2019.csv.gz"))
+    rows = np.random.default_rng(0).choice(len(full), 110_000, replace=False)
+    data = tmp_path / "smaller.csv"
+    full.iloc[np.sort(rows)].to_csv(data, index=False)
+    ledger = tmp_path / "ledger.jsonl"
+    argv = ["release", "births", "--data", str(data), "--ledger", str(ledger), "--out",
+            str(tmp_path / "r"), "--private-dir", str(tmp_path / "e"), "--quiet"]  # fmt: skip
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "the plan was made for" in err and "synthflow ship-plan births --rows" in err
+    assert "Nothing was spent" in err
+    assert not (tmp_path / "e").exists() and not (tmp_path / "r").exists()
+    assert not ledger.exists() or '"what"' not in ledger.read_text()
