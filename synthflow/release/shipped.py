@@ -120,6 +120,11 @@ def shipped_plan(name: str) -> ShippedPlan | None:
             f"the plan shipped for '{name}' was made for another version of the spec "
             f"({', '.join(stale)} differ); {fix}"
         )
+    return _plan_of(name, paths, content)
+
+
+def _plan_of(name: str, paths: dict[str, Path], content: dict[str, Any]) -> ShippedPlan:
+    """The :class:`ShippedPlan` of ``paths`` (:data:`FILES`' keys -> files)."""
     return ShippedPlan(
         name=name,
         spec=paths["spec.yaml"],
@@ -271,12 +276,4 @@ def _ship(name: str, work: Path, plan_dir: Path, targets: dict[str, Path], descr
 
 def _shipped_in(name: str, out: Path) -> ShippedPlan:
     paths = {key: out / ship.format(name=name) for key, ship in FILES.items()}
-    return ShippedPlan(
-        name=name,
-        spec=paths["spec.yaml"],
-        candidates=paths["candidates.yaml"],
-        plan=paths["plan.json"],
-        html=paths["plan.html"],
-        store=paths["sweep.db"],
-        content=json.loads(paths["plan.json"].read_text(encoding="utf-8")),
-    )
+    return _plan_of(name, paths, json.loads(paths["plan.json"].read_text(encoding="utf-8")))
