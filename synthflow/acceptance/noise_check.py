@@ -85,11 +85,15 @@ class NoiseFigure:
 
     def message(self) -> str:
         """One line naming the criterion and the figures (public: spec and n only)."""
-        what = "median error" if self.simulated else "noise sd"
+        if self.room <= 0 and not self.simulated:  # no value the criterion takes is below it
+            return (f"{self.criterion}: its decision threshold lies {-self.room:.3g} below a "
+                    "perfect candidate's value, the least it can take: no candidate can pass at "
+                    f"this n (a perfect one passes {self.perfect_pass:.0%}, by noise alone); raise "
+                    "its threshold (or the epsilon it is derived from)")  # fmt: skip
         return (
             f"{self.criterion}: a perfect candidate passes {self.perfect_pass:.0%} of releases "
-            f"(release {what} {self.noise:.3g} against room {self.room:.3g} below the "
-            "threshold); raise its epsilon or its threshold"
+            f"(release {'median error' if self.simulated else 'noise sd'} {self.noise:.3g} "
+            f"against room {self.room:.3g} below the threshold); raise its epsilon or its threshold"
         )
 
     @classmethod

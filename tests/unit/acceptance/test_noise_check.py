@@ -108,3 +108,30 @@ def test_the_regression_figure_is_the_planners_simulation_on_the_public_sample(b
     text = hopeless_release(births_spec, release, n, [0.5])
     assert f"regression_coef_error: a perfect candidate passes {fig.perfect_pass:.0%}" in text
     assert hopeless_release(births_spec, release, 167_000, [0.5]) == ""
+
+
+def test_a_decision_threshold_below_every_value_the_criterion_takes_is_named(tmp_path, capsys):
+    # [ux] 3: the 1-way ratio's decision threshold is derived from its epsilon and the
+    # smallest count; at 20,000 rows with threshold 1.05 and epsilon 0.02 it lies far
+    # below 1, the ratio's least value (a perfect candidate's): no candidate can pass,
+    # and validate says so in those words, not only as "noise-dominated".
+    from pathlib import Path
+
+    import yaml
+
+    from synthflow.cli import main
+
+    repo = Path(__file__).resolve().parents[3]
+    raw = yaml.safe_load((repo / "configs" / "births.yaml").read_text())
+    for c in raw["acceptance"]["criteria"]:
+        if c["name"] == "one_way_max_ratio":
+            c["threshold"], c["epsilon"] = 1.05, 0.02
+    path = tmp_path / "spec.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    assert main(["validate", str(path), "--rows", "20000"]) == 0
+    err = capsys.readouterr().err
+    line = next(x for x in err.splitlines() if "one_way_max_ratio" in x)
+    assert "its decision threshold lies" in line and "no candidate can pass" in line
+    # The bundled spec at the same n: the threshold is above 1, and nothing is said of it.
+    assert main(["validate", "births", "--rows", "20000"]) == 0
+    assert "decision threshold lies" not in capsys.readouterr().err
