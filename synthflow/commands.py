@@ -57,14 +57,19 @@ def _space(args: argparse.Namespace) -> int:
         )
     else:
         print(summarise_space(spec, configs))
-    from synthflow.release.shipped import shipped_plan_of
-
-    shipped = shipped_plan_of(args.spec)
-    if shipped is not None:  # 'synthflow release NAME' uses it
-        print(f"'synthflow release {shipped.name}' uses {shipped.describe()}")
+    _say_shipped_plan(args.spec)
     if args.rows is not None:
         _noise_report(spec, configs, args.rows)
     return 0
+
+
+def _say_shipped_plan(spec: str) -> None:
+    """On stderr (stdout stays the command's output): the plan 'release NAME' would use."""
+    from synthflow.release.shipped import shipped_plan_of
+
+    shipped = shipped_plan_of(spec)
+    if shipped is not None:
+        print(f"'synthflow release {shipped.name}' uses {shipped.describe()}", file=sys.stderr)
 
 
 def _noise_report(spec: ReleaseSpec, configs: list[Configuration], n: int) -> None:
@@ -138,11 +143,7 @@ def _validate(args: argparse.Namespace) -> int:
         f"{spec.privacy.total_epsilon:g} (generator {spec.privacy.generator_epsilon:g}, "
         f"criteria {spec.evaluation_epsilon:g})"
     )
-    from synthflow.release.shipped import shipped_plan_of
-
-    shipped = shipped_plan_of(args.spec)
-    if shipped is not None:  # 'synthflow release NAME' uses it
-        print(f"'synthflow release {shipped.name}' uses {shipped.describe()}")
+    _say_shipped_plan(args.spec)
     if args.rows is not None:
         _noise_report(spec, configs, args.rows)
     return 0

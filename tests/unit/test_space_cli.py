@@ -70,8 +70,12 @@ def test_space_summary_follows_model(capsys: pytest.CaptureFixture) -> None:
 
 def test_space_shows_what_noise_each_workload_grid_adds(capsys):
     assert main(["space", "births"]) == 0
-    out = capsys.readouterr().out
+    captured = capsys.readouterr()
+    out = captured.out
     assert "  noise              gaussian" in out and "  delta              5e-07" in out
+    # which plan 'release births' uses: said on stderr, so stdout stays the summary
+    assert "'synthflow release births' uses the plan shipped" in captured.err
+    assert "uses the plan shipped" not in out
     assert main(["space", "births-2024"]) == 0
     out = capsys.readouterr().out
     assert "  noise              laplace (default)" in out

@@ -34,7 +34,7 @@ def test_births_validates_with_a_note_that_only_a_single_attempt_fits(capsys):
     # the cheaper many-attempt mode fits the regression once: 2 x (1 + 0.99 - 0.43) + 0.43
     assert "many attempts costs at least epsilon 3.55" in captured.err
     assert "a single attempt costs 1.6" in captured.err
-    assert "'synthflow release births' uses the plan shipped for 'births'" in captured.out
+    assert "'synthflow release births' uses the plan shipped for 'births'" in captured.err
 
 
 def test_a_total_below_the_cheapest_single_attempt_is_refused(tmp_path, capsys):
