@@ -22,10 +22,10 @@ import numpy as np
 import torch
 from _record import record  # benchmarks/ is on sys.path when a script runs
 
-from synthflow.config import load_spec
 from synthflow.data import load_data
 from synthflow.generators import make_generator
 from synthflow.generators.dpsgd import train_dpctgan
+from synthflow.loader import load_spec
 from synthflow.rng import PrivacyRNG
 from synthflow.space import expand_space
 from synthflow.transform import Transformer

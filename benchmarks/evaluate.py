@@ -22,8 +22,8 @@ from _record import record  # benchmarks/ is on sys.path when a script runs
 from synthflow.acceptance import evaluate
 from synthflow.acceptance._common import code_matrix
 from synthflow.acceptance.faithfulness import maximum_matching
-from synthflow.config import load_spec
 from synthflow.data import load_data
+from synthflow.loader import load_spec
 from synthflow.transform import Transformer
 
 REPO = Path(__file__).resolve().parents[1]

@@ -27,7 +27,7 @@ import sys, time
 if sys.argv[1] == "pad":
     from synthflow.sweep._forkserver import pad_heap
     assert pad_heap()
-from synthflow.config import load_spec
+from synthflow.loader import load_spec
 from synthflow.data import load_data
 from synthflow.sweep._workers import run_one
 from synthflow.sweep.engine import run_seed, select_configurations

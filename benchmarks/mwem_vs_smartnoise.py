@@ -61,11 +61,11 @@ import numpy as np
 import pandas as pd
 
 from synthflow.acceptance.marginals import marginal_max_abs_error
-from synthflow.config import load_spec
 from synthflow.data import load_data
 from synthflow.generators._smartnoise import public_transformer
 from synthflow.generators.mwem import MWEM, MWEMHyperparameters
 from synthflow.ledger import Ledger
+from synthflow.loader import load_spec
 from synthflow.rng import PrivacyRNG
 from synthflow.transform import Domain, Transformer
 

@@ -22,8 +22,8 @@ import numpy as np
 
 from synthflow.acceptance import regression
 from synthflow.acceptance._common import code_matrix
-from synthflow.config import load_spec
 from synthflow.data import load_data
+from synthflow.loader import load_spec
 from synthflow.rng import PrivacyRNG
 from synthflow.transform import Transformer
 

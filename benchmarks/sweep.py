@@ -19,9 +19,10 @@ from pathlib import Path
 
 from _record import record  # benchmarks/ is on sys.path when a script runs
 
-from synthflow.config import ReleaseSpec, load_spec
+from synthflow.config import ReleaseSpec
 from synthflow.data import load_data
 from synthflow.flow import FlowResult
+from synthflow.loader import load_spec
 from synthflow.rng import PrivacyRNG
 from synthflow.sweep._workers import LocalWorkers
 from synthflow.sweep.engine import run_sweep

@@ -19,9 +19,9 @@ from pathlib import Path
 
 from _record import record  # benchmarks/ is on sys.path when a script runs
 
-from synthflow.config import load_spec
 from synthflow.data import load_data
 from synthflow.jobs.run import run_configuration
+from synthflow.loader import load_spec
 from synthflow.rng import PrivacyRNG
 from synthflow.space import match_configuration
 from synthflow.tables import Microdata, compare, load_tables, read_release, write_report

@@ -31,11 +31,11 @@ import pandas as pd
 from _record import record  # benchmarks/ is on sys.path when a script runs
 
 from synthflow.acceptance import exact_values
-from synthflow.config import load_spec
 from synthflow.errors import InfeasibleConfigurationError
 from synthflow.flow import run_flow
 from synthflow.generators import REGISTRY
 from synthflow.ledger import Ledger
+from synthflow.loader import load_spec
 from synthflow.public.wide import make_wide_table
 from synthflow.rng import PrivacyRNG
 from synthflow.space import Configuration

@@ -35,7 +35,6 @@ if TYPE_CHECKING:  # the exports, imported on first use (synthflow/_lazy.py)
     from synthflow.acceptance.evaluate import evaluate
     from synthflow.acceptance.results import AcceptanceReport, CriterionResult
     from synthflow.api import Synthesizer, evaluate_candidate
-    from synthflow.config.load import load_spec
     from synthflow.config.model import ReleaseSpec
     from synthflow.data import load_data
     from synthflow.errors import (
@@ -51,6 +50,7 @@ if TYPE_CHECKING:  # the exports, imported on first use (synthflow/_lazy.py)
     from synthflow.jobs.plan import plan_budget
     from synthflow.jobs.release import run_release as run_release
     from synthflow.ledger import Ledger, dataset_ledger
+    from synthflow.loader import load_spec
     from synthflow.release.audit import AuditReport, audit_release
     from synthflow.release.publish import public_parameters, sha256_file
     from synthflow.release.shipped import ShippedPlan, shipped_plan

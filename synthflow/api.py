@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from synthflow.config.load import load_spec
 from synthflow.config.model import ReleaseSpec
 from synthflow.data import check_release_columns, load_data
 from synthflow.errors import ConfigError, InfeasibleConfigurationError
@@ -24,6 +23,7 @@ from synthflow.generators.registry import REGISTRY, make_generator
 from synthflow.jobs._rules import check_rng
 from synthflow.kanon import project_min_count
 from synthflow.ledger import Ledger
+from synthflow.loader import load_spec
 from synthflow.release.cost import delta_of
 from synthflow.rng import PrivacyRNG
 from synthflow.space import Configuration, find_configuration

@@ -20,7 +20,7 @@ __all__ = ["register"]
 
 
 def _space(args: argparse.Namespace) -> int:
-    from synthflow.config.load import load_spec
+    from synthflow.loader import load_spec
     from synthflow.space import expand_space, summarise_space
 
     check_json(args.json, protected=(args.spec,))
@@ -99,7 +99,7 @@ def _validate(args: argparse.Namespace) -> int:
     import yaml
 
     from synthflow.config._values import read_yaml
-    from synthflow.config.load import load_spec
+    from synthflow.loader import load_spec
     from synthflow.resources import resolve_spec_path
     from synthflow.space import expand_space
     from synthflow.spec_schema import schema_errors
@@ -170,8 +170,8 @@ def _schema(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from synthflow.config.load import load_spec
     from synthflow.jobs.run import run_configuration
+    from synthflow.loader import load_spec
     from synthflow.space import find_configuration
 
     spec = load_spec(args.spec)

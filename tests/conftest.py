@@ -10,7 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from synthflow.config import ReleaseSpec, load_spec
+from synthflow.config import ReleaseSpec
+from synthflow.loader import load_spec
 
 REPO = Path(__file__).resolve().parents[1]
 # Ledger heads (synthflow/_ledger_head.py) recorded by tests never reach the user's

@@ -19,8 +19,8 @@ log = logging.getLogger(__name__)
 
 
 def _run(args: argparse.Namespace) -> int:
-    from synthflow.config.load import load_spec
     from synthflow.jobs.evaluate import evaluate_files
+    from synthflow.loader import load_spec
 
     inputs = (args.data, args.candidate, args.spec)
     check_json(args.json, force=args.force, protected=inputs)

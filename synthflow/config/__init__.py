@@ -1,24 +1,25 @@
 """The release spec: one YAML file, loaded once into typed, frozen objects.
 
-:func:`load_spec` reads ``configs/<name>.yaml`` and returns a :class:`ReleaseSpec`; past
-that point no untyped dictionary travels through the pipeline. Everything
+The spec loader, :func:`synthflow.loader.load_spec`, reads ``configs/<name>.yaml`` and
+returns a :class:`ReleaseSpec`; past that point no untyped dictionary travels through the
+pipeline. Everything
 dataset-specific (columns, public domains and bounds, transformation alternatives,
 constraints, acceptance criteria, the configuration space) lives in the YAML, never in
 package code. Errors name the key, the value and the fix.
 
 The package's modules, in import order: :mod:`._values` (the YAML reader and the checks
 every section uses), :mod:`.model` (the frozen objects), :mod:`.columns` (columns,
-constraints, the matching rule), :mod:`.load` (:func:`load_spec`). Code inside synthflow
-imports from the module; this package re-exports the public names.
+constraints, the matching rule), :mod:`.datasheet`. The loader lives above this package
+(:mod:`synthflow.loader`) because it reads the criterion and generator registries, which
+import these objects. Code inside synthflow imports from the module; this package
+re-exports the public names.
 """
 
 from typing import TYPE_CHECKING
 
 from synthflow._lazy import lazy_package
 
-# The exports, imported on first use (synthflow/_lazy.py): importing a submodule
-# (synthflow.config.model, which the criteria import) must not load the loader, which
-# imports the criteria.
+# The exports, imported on first use (synthflow/_lazy.py).
 if TYPE_CHECKING:
     from synthflow._bins import parse_bin
     from synthflow.config._values import (
@@ -30,7 +31,6 @@ if TYPE_CHECKING:
         brief,
         read_yaml,
     )
-    from synthflow.config.load import load_spec, with_generator_epsilon
     from synthflow.config.model import (
         Clause,
         Column,
@@ -67,10 +67,8 @@ __all__ = [
     "SamplingSpec",
     "Transformation",
     "brief",
-    "load_spec",
     "parse_bin",
     "read_yaml",
-    "with_generator_epsilon",
 ]
 
 lazy_package(__name__)

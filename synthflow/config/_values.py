@@ -1,6 +1,6 @@
 """Reading a spec's values: the YAML loader, its size limits, and the checks every section uses.
 
-Nothing here knows the spec's sections; :mod:`synthflow.config.load` does.
+Nothing here knows the spec's sections; :mod:`synthflow.loader` does.
 """
 
 from __future__ import annotations

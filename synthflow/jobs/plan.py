@@ -17,10 +17,10 @@ from typing import Any
 from synthflow._outputs import check_output_dir
 from synthflow.acceptance.noise_check import binning_figures
 from synthflow.candidates import write_candidates
-from synthflow.config.load import load_spec
 from synthflow.data import load_data
 from synthflow.errors import ConfigError, NoPlanError
 from synthflow.ledger import file_sha256
+from synthflow.loader import load_spec
 from synthflow.plan import PLAN_FILES
 from synthflow.plan.optimize import Planner, PlanOptions
 from synthflow.plan.report import write_plan_html

@@ -15,7 +15,6 @@ from synthflow._progress import private_count_line
 from synthflow.acceptance import fit_dp_regression
 from synthflow.acceptance.noise_check import check_public_sample_is_public
 from synthflow.candidates import read_candidates, read_pass_rates
-from synthflow.config.load import load_datasheet, load_spec
 from synthflow.config.model import DatasheetSpec
 from synthflow.data import load_data
 from synthflow.errors import (
@@ -38,6 +37,7 @@ from synthflow.jobs._release_checks import (
 )
 from synthflow.jobs._rules import privacy_rng
 from synthflow.ledger import Ledger, command_ledger, file_sha256
+from synthflow.loader import load_datasheet, load_spec
 from synthflow.release.cost import selection_cost
 from synthflow.release.publish import write_release
 from synthflow.release.selection import private_selection

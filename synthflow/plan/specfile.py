@@ -13,9 +13,9 @@ import os
 import re
 from pathlib import Path
 
-from synthflow.config.load import load_spec
 from synthflow.config.model import ReleaseSpec
 from synthflow.errors import ConfigError
+from synthflow.loader import load_spec
 
 __all__ = ["planned_spec_text", "write_planned_spec"]
 

@@ -76,7 +76,7 @@ MAX_DRAW_ROWS = 100_000_000
 
 
 def _draw(spec: str, public: str, rows: int, out: str, seed: int | None) -> int:
-    from synthflow.config import load_spec
+    from synthflow.loader import load_spec
     from synthflow.public.draw_sample import draw_public_file
 
     if not 1 <= rows <= MAX_DRAW_ROWS:

@@ -45,7 +45,7 @@ def bundled_provenance_of(spec: Any) -> str | None:
 
 @functools.cache
 def _bundled_datasheet(name: str) -> Any:
-    from synthflow.config.load import load_spec  # noqa: PLC0415
+    from synthflow.loader import load_spec  # noqa: PLC0415
     from synthflow.resources import bundled_spec  # noqa: PLC0415
 
     try:

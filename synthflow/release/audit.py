@@ -29,11 +29,11 @@ from typing import Any
 
 import pandas as pd
 
-from synthflow.config.load import load_spec
 from synthflow.config.model import DatasheetSpec, ReleaseSpec
 from synthflow.criteria import kind_of, released_once
 from synthflow.errors import ConfigError, DataError
 from synthflow.filtering import binned_violations
+from synthflow.loader import load_spec
 from synthflow.release import signing
 from synthflow.release.cost import (
     LIU_TALWAR,

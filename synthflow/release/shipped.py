@@ -87,7 +87,7 @@ def shipped_plan(name: str) -> ShippedPlan | None:
         ConfigError: If the shipped files are missing or were made for another version
             of the spec (then ``synthflow ship-plan NAME`` remakes them).
     """
-    from synthflow.config.load import load_spec  # noqa: PLC0415
+    from synthflow.loader import load_spec  # noqa: PLC0415
     from synthflow.resources import bundled_spec, public_data_file  # noqa: PLC0415
 
     if recipe(name) is None:
@@ -199,8 +199,8 @@ def make_shipped_plan(
     """
     import numpy as np  # noqa: PLC0415
 
-    from synthflow.config.load import load_spec  # noqa: PLC0415
     from synthflow.jobs.plan import plan_budget  # noqa: PLC0415
+    from synthflow.loader import load_spec  # noqa: PLC0415
     from synthflow.public import Calibration, default_calibration_path, simulate, write_sample  # noqa: PLC0415
     from synthflow.resources import bundled_spec  # noqa: PLC0415
     from synthflow.sweep.engine import run_sweep  # noqa: PLC0415

@@ -29,10 +29,10 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from synthflow.config.load import with_generator_epsilon
 from synthflow.config.model import ReleaseSpec
 from synthflow.errors import InfeasibleConfigurationError, NotEnoughRowsError
 from synthflow.ledger import Ledger
+from synthflow.loader import with_generator_epsilon
 from synthflow.rng import PrivacyRNG
 from synthflow.sweep._forkserver import pad_heap, start_fork_server
 from synthflow.sweep.store import RunRecord

@@ -52,7 +52,7 @@ def _sweep(args: argparse.Namespace) -> int:
         from synthflow.sweep._forkserver import start_fork_server
 
         start_fork_server()
-    from synthflow.config.load import load_spec
+    from synthflow.loader import load_spec
     from synthflow.sweep.engine import run_sweep
     from synthflow.sweep.evaluation import load_evaluator
 
@@ -162,7 +162,7 @@ def _shortlist(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from synthflow.config.load import load_spec
+    from synthflow.loader import load_spec
     from synthflow.sweep.report import write_report  # matplotlib
 
     try:

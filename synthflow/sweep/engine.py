@@ -22,11 +22,11 @@ from pathlib import Path
 
 from synthflow._outputs import removed_if_refused
 from synthflow._progress import tqdm
-from synthflow.config.load import with_generator_epsilon
 from synthflow.config.model import ReleaseSpec
 from synthflow.data import load_data
 from synthflow.errors import ConfigError
 from synthflow.ledger import file_sha256
+from synthflow.loader import with_generator_epsilon
 from synthflow.space import Configuration
 from synthflow.sweep._dask import (
     _ClusterConnect,

@@ -47,9 +47,9 @@ def _rng(args: argparse.Namespace) -> PrivacyRNG:
 
 
 def _protect(args: argparse.Namespace) -> int:
-    from synthflow.config.load import load_spec
     from synthflow.data import load_data
     from synthflow.ledger import Ledger, command_ledger
+    from synthflow.loader import load_spec
     from synthflow.tables._spec import load_tables
     from synthflow.tables.protect import (
         CellKey,
@@ -122,8 +122,8 @@ def _protect(args: argparse.Namespace) -> int:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from synthflow.config.load import load_spec
     from synthflow.data import load_data
+    from synthflow.loader import load_spec
     from synthflow.tables._spec import load_tables
     from synthflow.tables.compare import DEFAULT_EPSILONS, compare, read_release
     from synthflow.tables.report import write_report

@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from synthflow.cli import main
-from synthflow.config import load_spec
+from synthflow.loader import load_spec
 from synthflow.space import expand_space
 
 REPO_SMALL = "example_small"

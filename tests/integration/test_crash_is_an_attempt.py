@@ -205,7 +205,7 @@ def test_a_passing_result_that_cannot_be_saved_is_a_failure_and_says_what_it_spe
 def test_a_crashed_once_per_release_fit_ends_the_selection(tmp_path, kind):
     # The fit is charged once; a fit that crashed is never recomputed with fresh noise
     # (a second fit on one charge): the selection ends without a release.
-    from synthflow.config import load_spec
+    from synthflow.loader import load_spec
 
     births = load_spec("births-2024")  # a spec with a regression criterion to fit once
     candidates = expand_space(births)[:3]

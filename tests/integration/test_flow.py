@@ -9,10 +9,10 @@ import pandas as pd
 import pytest
 
 from synthflow.cli import main
-from synthflow.config import load_spec
 from synthflow.data import load_data
 from synthflow.filtering import binned_violations
 from synthflow.kanon import encode_rows
+from synthflow.loader import load_spec
 from synthflow.space import expand_space, find_configuration
 from synthflow.transform import Transformer
 

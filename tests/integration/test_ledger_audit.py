@@ -342,7 +342,7 @@ def test_an_interrupted_selection_exits_4_saying_what_it_spent(
     never["acceptance"]["criteria"][0]["threshold"] = -1.0  # never passes
     spec_path = tmp_path / "never.yaml"
     spec_path.write_text(yaml.safe_dump(never))
-    from synthflow.config import load_spec
+    from synthflow.loader import load_spec
 
     spec = load_spec(spec_path)
     argv = ["release", str(spec_path), "--data", str(small_csv), "--candidates",
@@ -414,7 +414,7 @@ def test_tables_protect_failing_after_its_charge_exits_4(tmp_path, small_csv, ca
 def test_a_missing_once_per_release_fit_is_never_refit(tmp_path, budget):
     # The fit's record is a transcript event written before it charges, never a match on
     # the ledger's free text: with its file gone, a resume refuses instead of refitting.
-    from synthflow.config import load_spec
+    from synthflow.loader import load_spec
 
     births = load_spec("births-2024")  # a spec with a regression criterion to fit once
     enclave, cands = tmp_path / "e", expand_space(births)[:3]

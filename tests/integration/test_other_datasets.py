@@ -23,12 +23,12 @@ import yaml
 from synthflow.acceptance import evaluate, marginals
 from synthflow.acceptance.evaluate import marginal_family
 from synthflow.cli import main
-from synthflow.config import load_spec
 from synthflow.data import load_data
 from synthflow.errors import InfeasibleConfigurationError
 from synthflow.flow import run_flow
 from synthflow.generators import REGISTRY
 from synthflow.ledger import Ledger
+from synthflow.loader import load_spec
 from synthflow.public.wide import write_wide_table
 from synthflow.release.audit import audit_release
 from synthflow.rng import PrivacyRNG

@@ -18,10 +18,10 @@ import pytest
 
 from synthflow.candidates import read_candidates
 from synthflow.cli import main
-from synthflow.config import load_spec
 from synthflow.errors import ConfigError
 from synthflow.jobs.plan import plan_budget
 from synthflow.jobs.release import run_release
+from synthflow.loader import load_spec
 from synthflow.plan import PLAN_FILES
 from synthflow.release.audit import audit_release
 from synthflow.release.cost import selection_cost

@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from synthflow.cli import main
-from synthflow.config import load_spec
+from synthflow.loader import load_spec
 from synthflow.sweep.engine import run_sweep
 
 sys.path.insert(0, str(Path(__file__).parent))

@@ -13,7 +13,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from loose_spec import release_binning_ids, write_loose_spec  # noqa: E402
 from nbrun import run_notebook  # noqa: E402
 
-from synthflow.config import load_spec  # noqa: E402
+from synthflow.loader import load_spec  # noqa: E402
 
 
 def test_choosing_a_budget_notebook_runs(

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from synthflow.cli import main
-from synthflow.config.load import load_datasheet
+from synthflow.loader import load_datasheet
 from synthflow.release import audit_release
 from synthflow.release.publish import sha256_file
 from synthflow.space import expand_space
@@ -137,7 +137,7 @@ def test_a_spec_derived_from_a_bundled_one_keeps_its_warning(tmp_path, small_csv
     # [ux] 1: a spec written by 'plan' (a bundled spec with other budgets) lost the
     # warning: its datasheet said "Live births in Israel, 2014 ... Israel Ministry of
     # Health" for other data, and the audit passed. Provenance follows the content.
-    from synthflow.config import load_spec
+    from synthflow.loader import load_spec
     from synthflow.release._datasheet import bundled_provenance_of
 
     births = yaml.safe_load((REPO / "configs" / "births-2024.yaml").read_text())

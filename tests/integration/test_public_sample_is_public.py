@@ -16,8 +16,8 @@ import pytest
 import yaml
 
 from synthflow.cli import main
-from synthflow.config import load_spec
 from synthflow.ledger import Ledger
+from synthflow.loader import load_spec
 from synthflow.release.audit import audit_release
 from synthflow.space import expand_space
 

@@ -437,7 +437,7 @@ def test_killed_release_resumes_without_spending_twice(tmp_path, small_csv):
     import sys
     import time
 
-    from synthflow.config import load_spec
+    from synthflow.loader import load_spec
 
     raw = yaml.safe_load((REPO / "configs" / "example_small.yaml").read_text())
     raw["acceptance"]["criteria"][0]["threshold"] = -1.0  # never passes: selection keeps going
@@ -514,7 +514,7 @@ def test_attempt_count_is_not_displayed_by_default(tmp_path, small_csv, capsys):
     # display nor the pause message shows it unless --show-attempts is given.
     import re
 
-    from synthflow.config import load_spec
+    from synthflow.loader import load_spec
 
     raw = yaml.safe_load((REPO / "configs" / "example_small.yaml").read_text())
     raw["acceptance"]["criteria"][0]["threshold"] = -1.0  # never passes
@@ -661,7 +661,7 @@ def test_datasheet_flags_decisions_decided_by_noise():
 
 def test_hopeless_spec_is_refused_before_any_charge(tmp_path, small_csv):
     """A criterion whose noise floor exceeds its room: refused, nothing spent or written."""
-    from synthflow.config import load_spec
+    from synthflow.loader import load_spec
 
     raw = yaml.safe_load((REPO / "configs" / "example_small.yaml").read_text())
     raw["acceptance"]["criteria"][1]["epsilon"] = 0.01  # mean_visits: noise sd ~9 > 1
@@ -695,7 +695,7 @@ def test_hopeless_spec_is_refused_before_any_charge(tmp_path, small_csv):
 
 def test_a_started_selection_resumes_without_the_pre_flight(tmp_path, small_csv):
     """--force at the start is not needed again to resume: the budget is already spent."""
-    from synthflow.config import load_spec
+    from synthflow.loader import load_spec
 
     raw = yaml.safe_load((REPO / "configs" / "example_small.yaml").read_text())
     raw["acceptance"]["criteria"][0]["threshold"] = -1.0  # never passes: hopeless

@@ -18,9 +18,9 @@ import pytest
 import yaml
 
 from synthflow.cli import main
-from synthflow.config import load_spec
 from synthflow.data import load_data
 from synthflow.ledger import Ledger, dataset_ledger
+from synthflow.loader import load_spec
 from synthflow.space import expand_space
 
 

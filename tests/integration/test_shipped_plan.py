@@ -17,9 +17,9 @@ import pytest
 import yaml
 
 from synthflow.cli import main
-from synthflow.config import load_spec
 from synthflow.errors import ConfigError
 from synthflow.ledger import file_sha256
+from synthflow.loader import load_spec
 from synthflow.release import shipped
 from synthflow.release.cost import selection_cost
 from synthflow.release.main_job import run_main_job

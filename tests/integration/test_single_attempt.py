@@ -15,9 +15,9 @@ import pytest
 import yaml
 
 from synthflow.cli import main
-from synthflow.config import load_spec
 from synthflow.errors import ConfigError
 from synthflow.ledger import Ledger
+from synthflow.loader import load_spec
 from synthflow.release import AttemptResult, audit_release, private_selection, selection_cost
 from synthflow.release.cost import SINGLE_ATTEMPT
 from synthflow.rng import PrivacyRNG

@@ -18,8 +18,8 @@ import pandas as pd
 import pytest
 
 from synthflow.acceptance import evaluate, exact_values
-from synthflow.config import load_spec
 from synthflow.ledger import Ledger
+from synthflow.loader import load_spec
 from synthflow.rng import PrivacyRNG
 from synthflow.transform import Transformer
 

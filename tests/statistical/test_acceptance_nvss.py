@@ -13,8 +13,8 @@ from scipy.sparse.csgraph import maximum_bipartite_matching
 from sklearn.linear_model import LinearRegression
 
 from synthflow.acceptance import exact_values
-from synthflow.config import load_spec
 from synthflow.data import load_data
+from synthflow.loader import load_spec
 from synthflow.transform import Transformer
 
 REPO = Path(__file__).resolve().parents[2]

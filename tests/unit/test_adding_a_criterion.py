@@ -14,10 +14,10 @@ import pytest
 import yaml
 
 from synthflow.acceptance.evaluate import evaluate
-from synthflow.config import load_spec
 from synthflow.criteria import registry
 from synthflow.errors import ConfigError
 from synthflow.ledger import Ledger
+from synthflow.loader import load_spec
 from synthflow.rng import PrivacyRNG
 from synthflow.transform import Transformer
 

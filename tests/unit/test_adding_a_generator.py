@@ -12,10 +12,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from synthflow.config import load_spec
 from synthflow.errors import BudgetExceededError
 from synthflow.generators import registry
 from synthflow.ledger import Ledger
+from synthflow.loader import load_spec
 from synthflow.rng import PrivacyRNG
 from synthflow.transform import Transformer
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from synthflow.config import load_spec
 from synthflow.errors import ConfigError
+from synthflow.loader import load_spec
 from synthflow.space import expand_space, find_configuration
 
 REPO = Path(__file__).resolve().parents[2]

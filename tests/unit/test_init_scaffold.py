@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 
 from synthflow.cli import main
-from synthflow.config.load import load_spec
 from synthflow.data import load_data
+from synthflow.loader import load_spec
 from synthflow.space import expand_space
 
 # Lines that hold a drafted value (every one must carry a REVIEW comment, on the line or

@@ -72,7 +72,7 @@ def test_the_spec_loader_does_not_import_the_space():
     code = textwrap.dedent(
         """
         import sys
-        from synthflow.config import load_spec
+        from synthflow.loader import load_spec
         load_spec("births-2024")
         print(sorted(m for m in sys.modules if m in {"synthflow.space", "synthflow.transform"}))
         """

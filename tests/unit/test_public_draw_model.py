@@ -17,10 +17,10 @@ import pytest
 import yaml
 
 from synthflow.cli import main
-from synthflow.config import load_spec
 from synthflow.config.model import ReleaseSpec
 from synthflow.data import load_data
 from synthflow.filtering import raw_violations
+from synthflow.loader import load_spec
 from synthflow.public.draw import PublicModel, cell_edges, fit_public_model
 from synthflow.public.draw_sample import _rows, draw
 from synthflow.public.wide import make_wide_table

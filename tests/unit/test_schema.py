@@ -10,8 +10,8 @@ import jsonschema
 import pytest
 
 from synthflow.cli import main
-from synthflow.config import load_spec, read_yaml
 from synthflow.errors import ConfigError
+from synthflow.loader import load_spec, read_yaml
 from synthflow.resources import bundled_spec, bundled_specs
 from synthflow.spec_schema import SPEC_SCHEMA, schema_errors, schema_json, schema_path
 

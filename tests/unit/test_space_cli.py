@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from synthflow.cli import main
-from synthflow.config import load_spec
+from synthflow.loader import load_spec
 from synthflow.space import expand_space
 
 

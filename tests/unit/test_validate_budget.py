@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from synthflow.cli import main
-from synthflow.config import load_spec
+from synthflow.loader import load_spec
 from synthflow.release.cost import selection_cost
 from synthflow.space import expand_space
 

@@ -6,7 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from synthflow.config import ReleaseSpec, load_spec
+from synthflow.config import ReleaseSpec
+from synthflow.loader import load_spec
 from synthflow.transform import Transformer
 
 SPEC_PATH = Path(__file__).resolve().parents[3] / "configs" / "births-2024.yaml"

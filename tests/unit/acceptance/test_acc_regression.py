@@ -131,8 +131,8 @@ def test_features_key_restricts_the_regression(spec, tmp_path, make_codes, frame
     import yaml
 
     from synthflow.acceptance import evaluate, exact_values
-    from synthflow.config import load_spec
     from synthflow.ledger import Ledger
+    from synthflow.loader import load_spec
     from synthflow.rng import PrivacyRNG
     from synthflow.transform import Transformer
 
@@ -172,7 +172,7 @@ def test_categorical_features_are_one_hot_over_public_bins():
     # in the data, and OLS on it must equal sklearn on pandas' own dummies.
     import pandas as pd
 
-    from synthflow.config import load_spec
+    from synthflow.loader import load_spec
     from synthflow.transform import Transformer
 
     spec = load_spec("configs/example_small.yaml")

@@ -15,9 +15,9 @@ from synthflow.acceptance.condmean import cond_mean_table
 from synthflow.acceptance.faithfulness import maximum_matching
 from synthflow.acceptance.report import DP_OMITTED, EXACT_BANNER
 from synthflow.cli import main
-from synthflow.config import load_spec
 from synthflow.data import load_data
 from synthflow.jobs.evaluate import load_codes
+from synthflow.loader import load_spec
 from synthflow.space import expand_space, find_configuration
 from synthflow.transform import Transformer
 

@@ -24,9 +24,9 @@ from synthflow.acceptance.regression import (
     fit_noise,
     functional_mechanism_statistics,
 )
-from synthflow.config import load_spec
 from synthflow.errors import ConfigError
 from synthflow.ledger import Ledger
+from synthflow.loader import load_spec
 from synthflow.release.cost import SINGLE_ATTEMPT, SelectionCost, joint_cost, selection_cost
 from synthflow.rng import PrivacyRNG
 from synthflow.space import expand_space

@@ -10,7 +10,6 @@ pytest.importorskip("dp_accounting")
 
 from gan_checks import gan_data  # noqa: E402
 
-from synthflow.config import load_spec  # noqa: E402
 from synthflow.generators import make_generator  # noqa: E402
 from synthflow.generators._gan import (  # noqa: E402
     _empty_forbidden_cells,
@@ -21,6 +20,7 @@ from synthflow.generators._gan import (  # noqa: E402
 from synthflow.generators._workload_spec import structural_zeros  # noqa: E402
 from synthflow.generators.dpsgd import TorchStream, _generator_network  # noqa: E402
 from synthflow.ledger import Ledger  # noqa: E402
+from synthflow.loader import load_spec  # noqa: E402
 from synthflow.rng import PrivacyRNG  # noqa: E402
 from synthflow.transform import Domain, Transformer  # noqa: E402
 

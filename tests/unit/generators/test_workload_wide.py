@@ -10,11 +10,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from noise_audit import assert_draws_match_charges, record_draws
 
-from synthflow.config import load_spec
 from synthflow.errors import InfeasibleConfigurationError
 from synthflow.generators import make_generator
 from synthflow.generators.workload import tree_score_sensitivity, tree_scores
 from synthflow.ledger import Ledger
+from synthflow.loader import load_spec
 from synthflow.public.wide import make_wide_table
 from synthflow.rng import PrivacyRNG
 from synthflow.transform import Transformer

@@ -10,9 +10,10 @@ import pytest
 from scipy import stats
 
 from synthflow.acceptance.dp import _laplace_release, laplace_terms
-from synthflow.config import ReleaseSpec, load_spec
+from synthflow.config import ReleaseSpec
 from synthflow.errors import ConfigError
 from synthflow.ledger import Ledger
+from synthflow.loader import load_spec
 from synthflow.plan.optimize import EPS_GRID, _release_probability
 from synthflow.plan.simulate import NoiseLaw, laplace_pass_table
 from synthflow.plan.specfile import planned_spec_text, write_planned_spec

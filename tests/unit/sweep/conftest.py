@@ -1,7 +1,7 @@
 import pytest
 from standin import StandInEvaluator, Swept, small_data_file, tiny_spec_file
 
-from synthflow.config import load_spec
+from synthflow.loader import load_spec
 from synthflow.sweep.engine import run_sweep
 
 

@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 from standin import StandInEvaluator, Swept
 
-from synthflow.config import load_spec
 from synthflow.errors import ConfigError
+from synthflow.loader import load_spec
 from synthflow.space import expand_space
 from synthflow.sweep.engine import run_seed, run_sweep, select_configurations
 from synthflow.sweep.store import SweepStore

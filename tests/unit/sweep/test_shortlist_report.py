@@ -74,7 +74,7 @@ def test_an_empty_shortlist_writes_no_file(tmp_path: Path, small_spec, small_csv
     # [ux] 9: an empty shortlist still wrote its file, so the next 'shortlist' (with a
     # lower --min-pass) failed with "exists ... add --force". A real sweep of a spec whose
     # marginal threshold (1e-6) no candidate meets.
-    from synthflow.config import load_spec
+    from synthflow.loader import load_spec
     from synthflow.sweep.engine import run_sweep
 
     text = (
