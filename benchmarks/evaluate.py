@@ -20,8 +20,8 @@ import numpy as np
 from _record import record  # benchmarks/ is on sys.path when a script runs
 
 from synthflow.acceptance import evaluate
-from synthflow.acceptance._common import code_matrix
-from synthflow.acceptance.faithfulness import maximum_matching
+from synthflow.criteria._common import code_matrix
+from synthflow.criteria.faithfulness import maximum_matching
 from synthflow.data import load_data
 from synthflow.loader import load_spec
 from synthflow.transform import Transformer

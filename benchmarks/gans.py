@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 from _record import record  # benchmarks/ is on sys.path when a script runs
 
-from synthflow.acceptance.marginals import marginal_max_abs_error
+from synthflow.criteria.marginals import marginal_max_abs_error
 from synthflow.data import load_data
 from synthflow.flow import run_flow
 from synthflow.ledger import Ledger

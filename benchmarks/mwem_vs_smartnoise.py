@@ -60,7 +60,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from synthflow.acceptance.marginals import marginal_max_abs_error
+from synthflow.criteria.marginals import marginal_max_abs_error
 from synthflow.data import load_data
 from synthflow.generators._smartnoise import public_transformer
 from synthflow.generators.mwem import MWEM, MWEMHyperparameters

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
-from synthflow.acceptance import regression
-from synthflow.acceptance._common import code_matrix
+from synthflow.criteria import regression
+from synthflow.criteria._common import code_matrix
 from synthflow.data import load_data
 from synthflow.loader import load_spec
 from synthflow.rng import PrivacyRNG

@@ -22,12 +22,17 @@ from typing import TYPE_CHECKING
 from synthflow._lazy import lazy_package
 
 if TYPE_CHECKING:  # the exports, imported on first use (synthflow/_lazy.py)
-    from synthflow.acceptance.dp import fit_dp_regression
-    from synthflow.acceptance.evaluate import ExactAndNoisy, evaluate, evaluate_exact_and_noisy
-    from synthflow.acceptance.exact import exact_value, exact_values
-    from synthflow.acceptance.faithfulness import MatchingResult, maximum_matching
-    from synthflow.acceptance.regression import DPRegressionFit
+    from synthflow.acceptance.evaluate import (
+        ExactAndNoisy,
+        evaluate,
+        evaluate_exact_and_noisy,
+        exact_value,
+        exact_values,
+    )
     from synthflow.acceptance.results import AcceptanceReport, CriterionResult
+    from synthflow.criteria.faithfulness import MatchingResult, maximum_matching
+    from synthflow.criteria.regression import DPRegressionFit
+    from synthflow.criteria.regression_coefficients import fit_dp_regression
 
 __all__ = [
     "AcceptanceReport",

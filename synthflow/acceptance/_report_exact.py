@@ -5,18 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from synthflow.acceptance import diagnostics, faithfulness, marginals
-from synthflow.acceptance._report_plots import (
-    _BAD,
-    _bars,
-    _grid,
+from synthflow.acceptance import diagnostics
+from synthflow.config.model import ReleaseSpec
+from synthflow.criteria import marginals
+from synthflow.criteria.plots import (
     _h,
     _labels,
-    _plt,
-    _png,
     _table,
 )
-from synthflow.config.model import CriterionSpec, ReleaseSpec
 from synthflow.transform import Transformer
 
 REPORT_MARGINALS = 2000
@@ -61,63 +57,6 @@ def _worst_cells(spec: ReleaseSpec, transformer: Transformer, t: np.ndarray, r: 
             for c in cells
         ]
         out += [_h(3, f"{k}-way"), _table(pd.DataFrame(rows))]
-    return "".join(out)
-
-
-def _faithfulness_section(
-    c: CriterionSpec, transformer: Transformer, t: np.ndarray, r: np.ndarray
-) -> str:
-    assert c.match is not None
-    names = transformer.domain.names
-    res = faithfulness.maximum_matching(t, r, transformer, c.match)
-    um = t[res.unmatched_original]
-    # Which column blocks matches: the matches gained if the column were ignored
-    # (set equal in both tables), the rest of the rule unchanged.
-    gained = []
-    for j in range(len(names)):
-        t0, r0 = t.copy(), r.copy()
-        t0[:, j] = 0
-        r0[:, j] = 0
-        gained.append(faithfulness.maximum_matching(t0, r0, transformer, c.match).size - res.size)
-    out = [
-        _h(2, "Faithfulness: unmatched original records"),
-        f"<p>matched {res.size} of {res.n_original}; unmatched {len(um)} "
-        f"({res.unmatched_share:.3%}).</p>",
-    ]
-    plt = _plt()
-    fig, ax = plt.subplots(figsize=(8, 0.4 * len(names) + 1.0))
-    ax.barh(names, gained, color=_BAD)
-    ax.invert_yaxis()
-    ax.set_xlabel("extra matches if this column were ignored", fontsize=8)
-    ax.set_title("matches gained if the column were ignored (rest of the rule kept)", fontsize=9)
-    ax.tick_params(labelsize=8)
-    for y, g in enumerate(gained):
-        ax.text(g, y, f" {g}", va="center", fontsize=8)
-    fig.tight_layout()
-    out += [
-        _h(3, "Which column blocks matches"),
-        _png(fig),
-        _table(pd.DataFrame({"column": names, "extra matches if ignored": gained})),
-    ]
-    fig, axes = _grid(len(names))
-    tables = []
-    for j, (ax, name) in enumerate(zip(axes, names, strict=False)):
-        labels = _labels(transformer, name)
-        cnt = np.bincount(um[:, j], minlength=len(labels))
-        tot = np.bincount(t[:, j], minlength=len(labels))
-        share = np.divide(cnt, tot, out=np.zeros(len(labels)), where=tot > 0)
-        _bars(ax, labels, [("unmatched share", share, _BAD)])
-        ax.set_title(f"unmatched share by {name}", fontsize=9)
-        df = pd.DataFrame({"bin": labels, "original": tot, "unmatched": cnt, "share": share})
-        tables.append(_h(3, f"unmatched by {name}") + _table(df[df.unmatched > 0]))
-    fig.tight_layout()
-    out += [
-        _h(3, "Unmatched share by bin (unmatched original records / original records in the bin)"),
-        _png(fig),
-        "<details><summary>tables by column</summary>",
-        *tables,
-        "</details>",
-    ]
     return "".join(out)
 
 

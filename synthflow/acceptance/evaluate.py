@@ -21,24 +21,13 @@ from typing import Any
 
 import pandas as pd
 
-from synthflow.acceptance import regression
-from synthflow.acceptance.dp import (
-    Released,
-    fit_dp_regression,
-    laplace_terms,
-)
-from synthflow.acceptance.exact import (
-    Context,
-    context,
-    exact_of,
-    exact_value,
-    exact_values,
-    marginal_family,
-    ratio_min_count,
-    ratio_view,
-)
 from synthflow.acceptance.results import AcceptanceReport, CriterionResult
-from synthflow.config.model import ReleaseSpec
+from synthflow.config.model import CriterionSpec, ReleaseSpec
+from synthflow.criteria import regression
+from synthflow.criteria.context import Context, Released, context, exact_of, laplace_terms
+from synthflow.criteria.marginals import marginal_family
+from synthflow.criteria.one_way_ratio import ratio_min_count, ratio_view
+from synthflow.criteria.regression_coefficients import fit_dp_regression
 from synthflow.errors import BudgetExceededError
 from synthflow.ledger import Ledger
 from synthflow.rng import PrivacyRNG
@@ -209,3 +198,22 @@ def evaluate_exact_and_noisy(
     for c in spec.criteria:  # what the planner needs besides the statistic
         planning[c.name].update(c.impl.planning_extra(c, ctx))
     return ExactAndNoisy(exact=exact, noisy=noisy, planning=planning)
+
+
+def exact_value(
+    criterion: CriterionSpec,
+    transformer: Transformer,
+    original: pd.DataFrame,
+    candidate: pd.DataFrame,
+) -> float:
+    """The exact (non-private) value of one criterion between two code tables."""
+    ctx = context(transformer.spec, transformer, original, candidate)
+    return exact_of(criterion, ctx)
+
+
+def exact_values(
+    spec: ReleaseSpec, transformer: Transformer, original: pd.DataFrame, candidate: pd.DataFrame
+) -> dict[str, float]:
+    """Exact values of every criterion of ``spec``, by name (pure; nothing charged)."""
+    ctx = context(spec, transformer, original, candidate)
+    return {c.name: exact_of(c, ctx) for c in spec.criteria}

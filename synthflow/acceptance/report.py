@@ -24,22 +24,9 @@ from typing import Any
 import pandas as pd
 
 from synthflow._html import Markup, render
-from synthflow.acceptance._common import code_matrix
 from synthflow.acceptance._report_exact import (
     _diagnostics_section,
     _worst_cells,
-)
-from synthflow.acceptance._report_plots import (
-    _BAD,
-    _CAND,
-    _GOOD,
-    _ORIG,
-    _h,
-    _plt,
-    _png,
-    _sig,
-    _strip_limits,
-    _table,
 )
 from synthflow.acceptance._report_sections import (
     _one_way,
@@ -53,6 +40,19 @@ from synthflow.acceptance.noise_check import (
 )
 from synthflow.acceptance.results import AcceptanceReport, CriterionResult
 from synthflow.config.model import ReleaseSpec
+from synthflow.criteria._common import code_matrix
+from synthflow.criteria.plots import (
+    _BAD,
+    _CAND,
+    _GOOD,
+    _ORIG,
+    _h,
+    _plt,
+    _png,
+    _sig,
+    _strip_limits,
+    _table,
+)
 from synthflow.transform import Transformer
 
 __all__ = ["DP_OMITTED", "EXACT_BANNER", "render_report", "write_report"]

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
-import numpy as np
-import pandas as pd
+from typing import TYPE_CHECKING
 
-from synthflow.config.model import Column
+import numpy as np
+
 from synthflow.errors import DataError
-from synthflow.transform import Transformer
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from synthflow.config.model import Column
+    from synthflow.transform import Transformer
 
 __all__ = ["code_matrix", "feature_bounds", "numbers"]
 

@@ -9,12 +9,15 @@ shipped ``spec.schema.json`` is generated from the same fields the loader accept
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from synthflow.config._values import brief, number
-from synthflow.config.model import Column, CriterionParams
 from synthflow.errors import ConfigError
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from synthflow.config.model import Column, CriterionParams
 
 __all__ = [
     "COMMON_KEYS",

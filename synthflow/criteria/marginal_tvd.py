@@ -24,7 +24,6 @@ datasheet sentence; the registry lists it (docs/adding-a-criterion.md).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -32,14 +31,22 @@ import numpy as np
 
 from synthflow.config.model import Column, CriterionParams, CriterionSpec, ReleaseSpec
 from synthflow.criteria._params import COLUMNS, param
-from synthflow.criteria.marginals import family_pairs, parse_family
+from synthflow.criteria.marginals import (
+    family_pairs,
+    marginal_shares,
+    marginal_subsets,
+    parse_family,
+)
 from synthflow.criteria.protocol import CriterionKind
 
 if TYPE_CHECKING:
-    from synthflow.acceptance.dp import Released
-    from synthflow.acceptance.exact import Context
+    pass
+    from collections.abc import Mapping, Sequence
+
+    from synthflow.criteria.context import Context, Released
     from synthflow.ledger import Ledger
     from synthflow.rng import PrivacyRNG
+
 
 __all__ = ["MarginalTVD", "MarginalTVDParams", "mean_tvd", "tvd_sensitivity"]
 
@@ -67,13 +74,11 @@ def mean_tvd(
     >>> mean_tvd(a, b, (2, 2), [(0,), (1,), (0, 1)])  # TVDs 0, 0.5, 0.5
     0.3333333333333333
     """
-    from synthflow.acceptance import marginals
-
     if not family:
         raise ValueError("marginal_tvd needs at least one marginal")
     total = 0.0
     for subset in family:
-        p, q = marginals.marginal_shares(original, candidate, sizes, subset)
+        p, q = marginal_shares(original, candidate, sizes, subset)
         total += 0.5 * float(np.abs(p - q).sum())
     return total / len(family)
 
@@ -102,10 +107,8 @@ class MarginalTVD(CriterionKind):
         self, c: CriterionSpec, names: tuple[str, ...]
     ) -> list[tuple[int, ...]] | None:
         """The averaged subsets."""
-        from synthflow.acceptance import marginals
-
         cols = [names.index(x) for x in c.columns] if c.columns else None
-        return marginals.marginal_subsets(len(names), max_order=c.max_order, columns=cols)
+        return marginal_subsets(len(names), max_order=c.max_order, columns=cols)
 
     def pairs_read(self, c: CriterionSpec, spec: ReleaseSpec) -> set[tuple[str, ...]]:
         """Every pair of the covered columns (when the family reaches 2-way)."""
@@ -118,14 +121,14 @@ class MarginalTVD(CriterionKind):
 
     def release(self, c: CriterionSpec, ctx: Context, ledger: Ledger, rng: PrivacyRNG) -> Released:
         """The statistic plus Laplace noise of scale ``1 / (n epsilon)``, charged first."""
-        from synthflow.acceptance import (
-            dp,
-            exact,
+        from synthflow.criteria.context import (
+            exact_of,
+            laplace_release,
         )
 
-        stat = exact.exact_of(c, ctx)
+        stat = exact_of(c, ctx)
         public = {"n": len(ctx.original)}
-        return dp.laplace_release(c, ctx.spec, stat, public=public, ledger=ledger, rng=rng)
+        return laplace_release(c, ctx.spec, stat, public=public, ledger=ledger, rng=rng)
 
     def sensitivity_and_threshold(
         self, c: CriterionSpec, spec: ReleaseSpec, public: dict[str, Any], epsilon: float

@@ -6,21 +6,23 @@ import base64
 import html
 import io
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
-from synthflow.transform import Transformer
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from synthflow.transform import Transformer
 
 _ORIG, _CAND, _BAD, _GOOD = "#4c72b0", "#dd8452", "#c44e52", "#55a868"
 
 
 def _plt() -> Any:
-    import matplotlib  # noqa: PLC0415 (heavy; only when a report is written)
+    import matplotlib
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # noqa: PLC0415
+    import matplotlib.pyplot as plt
 
     return plt
 

@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from synthflow.config.model import CriterionParams
 from synthflow.errors import ConfigError
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     import numpy as np
 
-    from synthflow.acceptance.dp import Released
-    from synthflow.acceptance.exact import Context
-    from synthflow.acceptance.noise_check import NoiseFigure
     from synthflow.config.model import Column, CriterionSpec, ReleaseSpec
+    from synthflow.criteria.context import Context, Released
+    from synthflow.criteria.noise import NoiseFigure
     from synthflow.ledger import Ledger
     from synthflow.rng import PrivacyRNG
     from synthflow.transform import Transformer
@@ -132,7 +132,7 @@ class CriterionKind:
         spec's public sample, for kinds whose noise depends on the data's design (the
         regression); None when the spec names none.
         """
-        from synthflow.acceptance.noise_check import NoiseFigure, laplace_perfect_pass
+        from synthflow.criteria.noise import NoiseFigure, laplace_perfect_pass
 
         best = self.best_case_public(c, transformer, n)
         sens, threshold = self.sensitivity_and_threshold(c, spec, best, c.epsilon)

@@ -6,8 +6,7 @@ its ``Params``) and one line in :data:`KINDS` (docs/adding-a-criterion.md).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from synthflow.config._values import brief, number
 from synthflow.config.model import Column, CriterionSpec
@@ -17,10 +16,14 @@ from synthflow.criteria.faithfulness import Faithfulness
 from synthflow.criteria.marginal_tvd import MarginalTVD
 from synthflow.criteria.marginals import Marginals
 from synthflow.criteria.one_way_ratio import OneWayRatio
-from synthflow.criteria.protocol import CriterionKind
 from synthflow.criteria.regression_coefficients import RegressionCoefficients
 from synthflow.criteria.regression_tstr import RegressionTSTR
 from synthflow.errors import ConfigError
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from synthflow.criteria.protocol import CriterionKind
 
 __all__ = [
     "KINDS",

@@ -28,11 +28,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from synthflow.acceptance._common import feature_bounds, numbers
-from synthflow.transform import Transformer
-
 if TYPE_CHECKING:
+    pass
     from synthflow.rng import PrivacyRNG
+    from synthflow.transform import Transformer
+
 
 __all__ = [
     "DPRegressionFit",
@@ -131,6 +131,11 @@ def design(
     0/1 column per other bin, named ``column=bin`` (a two-bin column keeps its name,
     and equals its code). Nothing here depends on the data but the values.
     """
+    from synthflow.criteria._common import (
+        feature_bounds,
+        numbers,
+    )
+
     spec = transformer.spec
     blocks: list[np.ndarray] = []
     names: list[str] = []
@@ -272,7 +277,7 @@ def fit_noise(
         return FitNoise(kind=kind, epsilon=epsilon, delta=0.0, sensitivity=float(ranges.sum()))
     if kind != "gaussian":
         raise ValueError(f"noise ({kind!r}) must be 'laplace' or 'gaussian'")
-    from synthflow.zcdp import zcdp_rho  # noqa: PLC0415  (dp-accounting import cost)
+    from synthflow.zcdp import zcdp_rho
 
     m = len(ranges)
     l2 = float(np.sqrt((ranges**2).sum()))

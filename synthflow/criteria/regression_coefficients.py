@@ -1,33 +1,46 @@
-"""``regression_coefficients``: the coefficient error against a DP fit (SPEC sec. 5)."""
+"""``regression_coefficients``: the coefficient error against a DP fit (SPEC sec. 5).
+
+Kept whole: one criterion kind, one module: its parameters, statistic, sensitivity, exact value,
+DP release and report section, so that adding a kind touches its module and the registry
+line only ([shape]).
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from synthflow.config.model import Column, CriterionParams, CriterionSpec, ReleaseSpec
+from synthflow.criteria import noise, regression
 from synthflow.criteria._params import COLUMNS, TEXT, param, target_column
 from synthflow.criteria.protocol import CriterionKind
 from synthflow.errors import ConfigError
 
 if TYPE_CHECKING:
-    import numpy as np
+    from collections.abc import Mapping
 
-    from synthflow.acceptance.dp import Released
-    from synthflow.acceptance.exact import Context
-    from synthflow.acceptance.noise_check import NoiseFigure
+    import pandas as pd
+
+    from synthflow.criteria.context import Context, Released
+    from synthflow.criteria.noise import NoiseFigure
     from synthflow.ledger import Ledger
     from synthflow.rng import PrivacyRNG
     from synthflow.transform import Transformer
+
 
 __all__ = [
     "CoefficientParams",
     "RegressionCoefficients",
     "RegressionKind",
     "RegressionParams",
+    "fit_dp_regression",
+    "ols_models",
     "parse_regression",
+    "std_candidate",
 ]
 
 
@@ -156,15 +169,11 @@ class RegressionCoefficients(RegressionKind):
         fit_once: bool = False,
     ) -> NoiseFigure:
         """A perfect candidate's error over simulated DP fits (the planner's simulation)."""
-        from synthflow.acceptance import noise_check
-
         if public is None:
-            errors = noise_check.reference_errors(c, transformer, n)
+            errors = noise.reference_errors(c, transformer, n)
         else:
-            errors, _ = noise_check.regression_draws(
-                spec, transformer, n, public, fit_once=fit_once
-            )
-        return noise_check.simulated_figure(c, errors)
+            errors, _ = noise.regression_draws(spec, transformer, n, public, fit_once=fit_once)
+        return noise.simulated_figure(c, errors)
 
     def report_section(
         self,
@@ -175,22 +184,16 @@ class RegressionCoefficients(RegressionKind):
         released: Released | None,
     ) -> str:
         """The coefficients of the candidate, the original (exact report) and the DP fit."""
-        from synthflow.acceptance._report_sections import _regression_section
-
         dp_fit = released.public.get("dp_fit") if released is not None else None
         return _regression_section(c, transformer, t, r, dp_fit)
 
     def exact(self, c: CriterionSpec, ctx: Context) -> float:
-        """The exact value (:func:`synthflow.acceptance.exact._exact_coef`)."""
-        from synthflow.acceptance import exact
-
-        return exact._exact_coef(c, ctx)
+        """The exact value (:func:`_exact_coef`)."""
+        return _exact_coef(c, ctx)
 
     def release(self, c: CriterionSpec, ctx: Context, ledger: Ledger, rng: PrivacyRNG) -> Released:
-        """The DP release (:func:`synthflow.acceptance.dp._dp_coef`)."""
-        from synthflow.acceptance import dp
-
-        return dp._dp_coef(c, ctx, ledger, rng)
+        """The DP release (:func:`_dp_coef`)."""
+        return _dp_coef(c, ctx, ledger, rng)
 
     def published(
         self,
@@ -202,8 +205,7 @@ class RegressionCoefficients(RegressionKind):
         fit_once: bool,
     ) -> dict[str, Any]:
         """The target's bounds, the fit's standardization and its L1 sensitivity."""
-        from synthflow.acceptance import regression
-        from synthflow.acceptance.exact import need
+        from synthflow.criteria.context import need
 
         column = need(c.column, "column", c)
         x, y, _, xb, yb = regression.design(codes, transformer, column, c.features)
@@ -228,3 +230,195 @@ class RegressionCoefficients(RegressionKind):
             f"the original: sum of absolute coefficient differences, in {self.unit(c, spec)} "
             "per standard deviation of each column."
         )
+
+
+def ols_models(c: CriterionSpec, x: Context) -> tuple[regression.LinearModel, ...]:
+    """OLS of the original and of the candidate for ``c``'s target (once per context)."""
+    from synthflow.criteria.context import need
+
+    target = need(c.column, "column", c)
+    key = f"ols:{target}:{c.features}"
+    if key not in x.cache:
+        xo, yo, feats, _, _ = x.regression_design("original", target, c.features)
+        xr, yr, _, _, _ = x.regression_design("candidate", target, c.features)
+        x.cache[key] = (regression.ols(xo, yo, feats), regression.ols(xr, yr, feats))
+    models: tuple[regression.LinearModel, ...] = x.cache[key]
+    return models
+
+
+def std_candidate(c: CriterionSpec, x: Context) -> regression.Standardization:
+    """The standardisation read from the (public) candidate's moments."""
+    from synthflow.criteria.context import need
+
+    xr, yr, _, xb, yb = x.regression_design("candidate", need(c.column, "column", c), c.features)
+    return regression.Standardization.from_data(xr, yr, xb, yb)
+
+
+def _exact_coef(c: CriterionSpec, x: Context) -> float:
+    m_o, m_r = ols_models(c, x)
+    return regression.coefficient_error(m_o, m_r, std_candidate(c, x))
+
+
+def _charged_fit(
+    what: str,
+    c: CriterionSpec,
+    design: tuple[Any, ...],
+    std: regression.Standardization,
+    *,
+    ledger: Ledger,
+    rng: PrivacyRNG,
+) -> regression.DPRegressionFit:
+    """Charge ``c``'s budget for a functional-mechanism fit, then fit (the one place)."""
+    xo, yo, feats, xb, yb = design
+    noise = regression.fit_noise(*std.box(xb, yb), c.epsilon, kind=c.noise, delta=c.delta)
+    ledger.charge(
+        f"acceptance {c.name}: functional-mechanism fit{what}"
+        + (f" (discrete Gaussian, rho {noise.rho:.6g}-zCDP)" if noise.kind == "gaussian" else ""),
+        epsilon=c.epsilon,
+        delta=noise.delta,
+        mechanism="functional" if noise.kind == "laplace" else "functional (gaussian)",
+        sensitivity=noise.sensitivity,
+    )
+    return regression.dp_fit(
+        xo, yo, features=feats, std=std, x_bounds=xb, y_bounds=yb, noise=noise, rng=rng
+    )
+
+
+def _fit_for(
+    c: CriterionSpec, x: Context, ledger: Ledger, rng: PrivacyRNG
+) -> regression.DPRegressionFit:
+    """The DP fit of this evaluation (given, or released now under ``c``'s budget)."""
+    from synthflow.criteria.context import need
+
+    if "fit" not in x.cache:
+        design = x.regression_design("original", need(c.column, "column", c), c.features)
+        x.cache["fit"] = _charged_fit("", c, design, std_candidate(c, x), ledger=ledger, rng=rng)
+        x.cache["fit_charged_by"] = c.name
+    return x.cache["fit"]
+
+
+def _dp_coef(c: CriterionSpec, x: Context, ledger: Ledger, rng: PrivacyRNG) -> Released:
+    from synthflow.criteria.context import Released
+
+    fit = _fit_for(c, x, ledger, rng)
+    _, m_r = ols_models(c, x)
+    std = std_candidate(c, x)
+    value = regression.coefficient_error(fit.model, m_r, std)
+    charged = x.cache.get("fit_charged_by") == c.name
+    return Released(
+        value=value,
+        threshold=c.threshold,
+        epsilon=c.epsilon if charged else 0.0,
+        mechanism="functional" if charged else "functional (fit once per release)",
+        sensitivity=fit.sensitivity,
+        noise_sd=fit.noise_sd,
+        public={
+            "n": len(x.original),
+            "candidate_ols": {"intercept": m_r.intercept, "coef": list(m_r.coef)},
+            "candidate_standardization": dataclasses.asdict(std),
+            "dp_fit": {"intercept": fit.model.intercept, "coef": list(fit.model.coef)},
+        },
+    )
+
+
+def fit_dp_regression(
+    spec: ReleaseSpec,
+    transformer: Transformer,
+    original: pd.DataFrame,
+    *,
+    ledger: Ledger,
+    rng: PrivacyRNG,
+) -> regression.DPRegressionFit:
+    """Fit the DP regression of D_T once per release (SPEC sec. 1, the improvement).
+
+    The fit does not depend on any candidate, so it is standardised with the public
+    bounds (centres at midpoints, scales at half-widths) instead of D_R's moments.
+    Charges the ``regression_coefficients`` criterion's budget before any noise.
+    Pass the result to :func:`evaluate` as ``regression_fit``.
+
+    Raises:
+        ConfigError: If the spec has no ``regression_coefficients`` criterion.
+    """
+    from synthflow.criteria._common import code_matrix
+    from synthflow.criteria.context import need
+
+    crits = [c for c in spec.criteria if c.impl.once_per_release]
+    if not crits:
+        raise ConfigError("the spec has no 'regression_coefficients' criterion to fit once")
+    c = crits[0]
+    target = need(c.column, "column", c)
+    codes = code_matrix(original, transformer, what="original")
+    design = regression.design(codes, transformer, target, c.features)
+    std = regression.Standardization.from_bounds(design[3], design[4])
+    return _charged_fit(" (once per release)", c, design, std, ledger=ledger, rng=rng)
+
+
+# --- the report section
+
+
+def _regression_section(
+    c: CriterionSpec,
+    transformer: Transformer,
+    t: np.ndarray | None,
+    r: np.ndarray,
+    dp_fit: dict[str, Any] | None = None,
+) -> str:
+    import pandas as pd
+
+    from synthflow.criteria.plots import (
+        _CAND,
+        _ORIG,
+        _h,
+        _plt,
+        _png,
+        _table,
+    )
+
+    target = c.column or ""
+    xr, yr, feats, _, _ = regression.design(r, transformer, target, c.features)
+    models = {"candidate (OLS)": regression.ols(xr, yr, feats)}
+    if t is not None:
+        xo, yo, _, _, _ = regression.design(t, transformer, target, c.features)
+        models = {"original (OLS)": regression.ols(xo, yo, feats), **models}
+    elif dp_fit is not None:  # DP mode: the released fit of D_T (DP, so publishable)
+        fit = regression.LinearModel(
+            features=feats, intercept=float(dp_fit["intercept"]), coef=tuple(dp_fit["coef"])
+        )
+        models = {"original (DP fit)": fit, **models}
+    terms = ["intercept", *feats]
+    df = pd.DataFrame({"term": terms, **{k: [m.intercept, *m.coef] for k, m in models.items()}})
+    if len(models) == 2:
+        first, second = list(models)
+        df["abs difference"] = (df[first] - df[second]).abs()
+    plt = _plt()
+    fig, (ax0, ax1) = plt.subplots(
+        1, 2, figsize=(11, 0.45 * len(terms) + 1.2), gridspec_kw={"width_ratios": [1, 4]}
+    )
+    colors = [_ORIG, _CAND] if len(models) == 2 else [_CAND]
+    h = 0.8 / len(models)
+    for i, ((name, m), color) in enumerate(zip(models.items(), colors, strict=True)):
+        off = (i - (len(models) - 1) / 2) * h
+        ax0.barh([off], [m.intercept], h, color=color)
+        ax1.barh(np.arange(len(feats)) + off, m.coef, h, color=color, label=name)
+    ax0.set_yticks([0], ["intercept"])
+    ax1.set_yticks(np.arange(len(feats)), feats)
+    ax1.invert_yaxis()
+    for ax in (ax0, ax1):
+        ax.axvline(0, color="black", lw=0.8)
+        ax.grid(axis="x", alpha=0.3)
+        ax.tick_params(labelsize=8)
+    ax1.set_title(f"coefficients of {target} (raw units per unit of feature)", fontsize=9)
+    ax1.legend(fontsize=8)
+    fig.tight_layout()
+    if t is not None:
+        head = _h(2, "Regression coefficients (raw units)")
+    elif dp_fit is not None:
+        head = _h(2, "Regression coefficients (raw units; DP fit of the original vs candidate)")
+        head += (
+            "<p class='note'>The original's coefficients are the functional-mechanism fit "
+            "released under this criterion's budget (noisy, DP); the criterion compares them "
+            "with the candidate's OLS in the candidate's standardisation.</p>"
+        )
+    else:
+        head = _h(2, "Regression coefficients (raw units; candidate)")
+    return head + _png(fig) + _table(df)

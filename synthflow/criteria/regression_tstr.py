@@ -2,23 +2,27 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from synthflow.config.model import Column, CriterionSpec, ReleaseSpec
-from synthflow.criteria.regression_coefficients import RegressionKind, RegressionParams
+import numpy as np
+
+from synthflow.criteria import noise, regression
+from synthflow.criteria.regression_coefficients import RegressionKind, RegressionParams, ols_models
 from synthflow.errors import ConfigError
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     import numpy as np
 
-    from synthflow.acceptance.dp import Released
-    from synthflow.acceptance.exact import Context
-    from synthflow.acceptance.noise_check import NoiseFigure
+    from synthflow.config.model import Column, CriterionSpec, ReleaseSpec
+    from synthflow.criteria.context import Context, Released
+    from synthflow.criteria.noise import NoiseFigure
     from synthflow.ledger import Ledger
     from synthflow.rng import PrivacyRNG
     from synthflow.transform import Transformer
+
 
 __all__ = ["RegressionTSTR", "RegressionTSTRParams"]
 
@@ -52,8 +56,7 @@ class RegressionTSTR(RegressionKind):
 
     def planning_extra(self, c: CriterionSpec, ctx: Context) -> dict[str, Any]:
         """The candidate model's MAE on the original (the planner re-draws the rest)."""
-        from synthflow.acceptance import regression
-        from synthflow.acceptance.exact import ols_models
+        from synthflow.criteria.regression_coefficients import ols_models
 
         xo, yo, _, _, yb = ctx.regression_design("original", c.column, c.features)
         _, m_r = ols_models(c, ctx)
@@ -75,35 +78,28 @@ class RegressionTSTR(RegressionKind):
         """
         import numpy as np
 
-        from synthflow.acceptance import noise_check
-
         if public is None:
             return super().noise_figure(c, spec, transformer, n, None, fit_once=fit_once)
-        _, gaps = noise_check.regression_draws(spec, transformer, n, public, fit_once=fit_once)
+        _, gaps = noise.regression_draws(spec, transformer, n, public, fit_once=fit_once)
         sens, _ = self.sensitivity_and_threshold(c, spec, {"n": n}, c.epsilon)
         # A simulation on public data: a seeded generator, not the release's sampler.
         laplace = np.random.default_rng(1).laplace(scale=sens / c.epsilon, size=len(gaps))
-        return noise_check.simulated_figure(c, gaps + laplace)
+        return noise.simulated_figure(c, gaps + laplace)
 
     def exact(self, c: CriterionSpec, ctx: Context) -> float:
-        """The exact value (:func:`synthflow.acceptance.exact._exact_tstr`)."""
-        from synthflow.acceptance import exact
-
-        return exact._exact_tstr(c, ctx)
+        """The exact value (:func:`_exact_tstr`)."""
+        return _exact_tstr(c, ctx)
 
     def release(self, c: CriterionSpec, ctx: Context, ledger: Ledger, rng: PrivacyRNG) -> Released:
-        """The DP release (:func:`synthflow.acceptance.dp._dp_tstr`)."""
-        from synthflow.acceptance import dp
-
-        return dp._dp_tstr(c, ctx, ledger, rng)
+        """The DP release (:func:`_dp_tstr`)."""
+        return _dp_tstr(c, ctx, ledger, rng)
 
     def sensitivity_and_threshold(
         self, c: CriterionSpec, spec: ReleaseSpec, public: dict[str, Any], epsilon: float
     ) -> tuple[float, float]:
         """``2 (U - L) / n`` for the target's public bounds, the threshold."""
-        from synthflow.acceptance import regression
-        from synthflow.acceptance._common import feature_bounds
-        from synthflow.acceptance.exact import need
+        from synthflow.criteria._common import feature_bounds
+        from synthflow.criteria.context import need
 
         target = spec.column(need(c.column, "column", c))
         return regression.tstr_sensitivity(feature_bounds(target), int(public["n"])), c.threshold
@@ -118,8 +114,8 @@ class RegressionTSTR(RegressionKind):
         fit_once: bool,
     ) -> dict[str, Any]:
         """The target's public bounds and the sensitivity."""
-        from synthflow.acceptance._common import feature_bounds
-        from synthflow.acceptance.exact import need
+        from synthflow.criteria._common import feature_bounds
+        from synthflow.criteria.context import need
 
         n = len(codes)
         yb = feature_bounds(spec.column(need(c.column, "column", c)))
@@ -134,3 +130,30 @@ class RegressionTSTR(RegressionKind):
             f"the synthetic data than for one trained on the original, in "
             f"{self.unit(c, spec)}."
         )
+
+
+def _exact_tstr(c: CriterionSpec, x: Context) -> float:
+    from synthflow.criteria.context import need
+
+    m_o, m_r = ols_models(c, x)
+    xo, yo, _, _, yb = x.regression_design("original", need(c.column, "column", c), c.features)
+    return regression.tstr_error(m_o, m_r, xo, yo, yb)
+
+
+def _dp_tstr(c: CriterionSpec, x: Context, ledger: Ledger, rng: PrivacyRNG) -> Released:
+    from synthflow.criteria.context import (
+        laplace_release,
+        need,
+    )
+
+    if "fit" not in x.cache:
+        raise ConfigError(
+            f"criterion {c.name!r} needs the DP regression fit: list a "
+            "'regression_coefficients' criterion before it, or pass regression_fit"
+        )
+    fit: regression.DPRegressionFit = x.cache["fit"]
+    target = need(c.column, "column", c)
+    xo, yo, _, _, yb = x.regression_design("original", target, c.features)
+    _, m_r = ols_models(c, x)
+    stat = regression.tstr_error(fit.model, m_r, xo, yo, yb)
+    return laplace_release(c, x.spec, stat, public={"n": len(xo)}, ledger=ledger, rng=rng)

@@ -39,19 +39,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from synthflow.acceptance import regression
-from synthflow.acceptance.dp import laplace_terms
 from synthflow.config.model import CriterionSpec, ReleaseSpec
+from synthflow.criteria import regression
+from synthflow.criteria.context import laplace_terms
+from synthflow.criteria.regression_sim import RegressionSim, standardization_from_json
 from synthflow.errors import ConfigError
 from synthflow.plan._stages import Stage
-from synthflow.plan.simulate import (
-    Arm,
-    NoiseLaw,
-    RegressionSim,
-    laplace_pass_table,
-    planned_by_laplace,
-    standardization_from_json,
-)
+from synthflow.plan.simulate import Arm, NoiseLaw, laplace_pass_table, planned_by_laplace
 from synthflow.release.cost import LIU_TALWAR, SINGLE_ATTEMPT, SelectionCost, joint_cost
 from synthflow.transform import Transformer
 

@@ -11,7 +11,7 @@ the same candidate at *other* budgets follows by re-drawing the noise:
   kept sorted: their empirical CDF gives ``P(stat + Lap(sens / eps) < threshold)``.
 * The regression criteria: the functional-mechanism fit of the public D_T is re-drawn
   ``J`` times per budget with the evaluation's own functions
-  (:mod:`synthflow.acceptance.regression`), then compared with each candidate's
+  (:mod:`synthflow.criteria.regression`), then compared with each candidate's
   stored OLS model and MAE; the TSTR error's Laplace noise as above.
 
 Common random numbers (the same seed at every budget) make the probabilities smooth
@@ -20,32 +20,25 @@ in epsilon, which the optimiser needs.
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
-from synthflow.acceptance import regression
-from synthflow.acceptance._common import code_matrix
-from synthflow.acceptance.dp import laplace_terms
 from synthflow.config.model import CriterionSpec, ReleaseSpec
+from synthflow.criteria.context import laplace_terms
 from synthflow.errors import ConfigError
 from synthflow.rng import PrivacyRNG
 from synthflow.sweep.store import SweepStore
-from synthflow.transform import Transformer
 
 __all__ = [
     "Arm",
     "NoiseLaw",
-    "RegressionSim",
     "laplace_pass_table",
     "load_arms",
     "planned_by_laplace",
-    "standardization_from_json",
 ]
 
 
@@ -138,107 +131,3 @@ def laplace_pass_table(
             sens, threshold = laplace_terms(c, spec, entry["public"], float(eps))
             out[i, k] = law.pass_probability(entry["statistic"], sens, float(eps), threshold)[()]
     return out
-
-
-def _model(entry: dict[str, Any], features: tuple[str, ...]) -> regression.LinearModel:
-    return regression.LinearModel(
-        features=features, intercept=float(entry["intercept"]), coef=tuple(entry["coef"])
-    )
-
-
-def standardization_from_json(entry: dict[str, Any]) -> regression.Standardization:
-    """A :class:`Standardization` from its stored JSON form (``dataclasses.asdict``)."""
-    return regression.Standardization(
-        center=tuple(entry["center"]),
-        scale=tuple(entry["scale"]),
-        y_center=float(entry["y_center"]),
-        y_scale=float(entry["y_scale"]),
-    )
-
-
-@dataclass(frozen=True, kw_only=True)
-class FitDraws:
-    """``J`` functional-mechanism fits of D_T at one budget and their MAE on D_T."""
-
-    intercepts: np.ndarray
-    coefs: np.ndarray
-    mae: np.ndarray
-
-
-class RegressionSim:
-    """Re-draws the DP regression fit of one transformation's public D_T."""
-
-    def __init__(self, codes: np.ndarray, tr: Transformer, coef: CriterionSpec) -> None:
-        target = str(coef.column)
-        self.noise, self.delta = str(coef.noise), float(coef.delta)
-        self.x, self.y, self.features, self.xb, self.yb = regression.design(
-            codes, tr, target, coef.features
-        )
-        self.n = len(self.x)
-        rows, counts = np.unique(np.column_stack([self.x, self.y]), axis=0, return_counts=True)
-        self._xu, self._yu, self._w = rows[:, :-1], rows[:, -1], counts.astype(float)
-        self.ols = regression.ols(self.x, self.y, self.features)
-        self.std_data = regression.Standardization.from_data(self.x, self.y, self.xb, self.yb)
-        self.ols_mae = self.mae(np.array([self.ols.intercept]), np.array([self.ols.coef]))[0]
-        self._stats: dict[str, np.ndarray] = {}
-
-    @classmethod
-    def from_frame(
-        cls,
-        spec: ReleaseSpec,
-        frame: pd.DataFrame,
-        transformations: dict[str, str],
-        coef: CriterionSpec,
-    ) -> RegressionSim:
-        """The simulation of a raw public ``frame`` binned by ``transformations``."""
-        tr = Transformer(spec, transformations)
-        return cls(code_matrix(tr.forward(frame), tr, what="original"), tr, coef)
-
-    def mae(self, intercepts: np.ndarray, coefs: np.ndarray) -> np.ndarray:
-        """MAE on D_T of each model (the evaluation's :func:`regression.mae_many`)."""
-        return regression.mae_many(intercepts, coefs, self._xu, self._yu, self.yb, weights=self._w)
-
-    def draws(
-        self, std: regression.Standardization, epsilon: float, count: int, seed: int
-    ) -> FitDraws:
-        """``count`` DP fits at ``epsilon`` in standardisation ``std``; seeded (public data)."""
-        key = json.dumps([std.center, std.scale, std.y_center, std.y_scale])
-        if key not in self._stats:
-            self._stats[key] = regression.functional_mechanism_statistics(
-                self.x, self.y, std, self.xb, self.yb
-            )
-        stats = self._stats[key]
-        noise = regression.fit_noise(
-            *std.box(self.xb, self.yb), epsilon, kind=self.noise, delta=self.delta
-        )
-        if noise.kind == "laplace":  # the release's own Laplace sampler, seeded
-            noisy = PrivacyRNG.from_seed(seed).laplace(
-                np.tile(stats, (count, 1)), sensitivity=noise.sensitivity, epsilon=epsilon
-            )
-        else:  # a normal of the discrete Gaussian's sd (sigma / g is in the thousands)
-            noisy = stats + noise.simulate(np.random.default_rng(seed), (count, len(stats)))
-        intercepts, coefs = regression.fits_from_noisy_statistics(
-            np.asarray(noisy), std, len(self.features) + 1
-        )
-        return FitDraws(intercepts=intercepts, coefs=coefs, mae=self.mae(intercepts, coefs))
-
-    def bounds_standardization(self) -> regression.Standardization:
-        """The once-per-release fit's standardisation (public bounds)."""
-        return regression.Standardization.from_bounds(self.xb, self.yb)
-
-    def errors(
-        self, fits: FitDraws, record: dict[str, Any], coef_name: str, tstr_name: str | None
-    ) -> tuple[np.ndarray, np.ndarray | None]:
-        """Coefficient errors and TSTR statistics of ``fits`` against one candidate."""
-        entry = record[coef_name]["public"]
-        model = _model(entry["candidate_ols"], self.features)
-        std = standardization_from_json(entry["candidate_standardization"])
-        coef = regression.coefficient_errors(fits.intercepts, fits.coefs, model, std)
-        if tstr_name is None:
-            return coef, None
-        return coef, np.abs(fits.mae - float(record[tstr_name]["candidate_mae"]))
-
-    def perfect_errors(self, fits: FitDraws) -> tuple[np.ndarray, np.ndarray]:
-        """Errors of ``fits`` against a perfect candidate (D_R = D_T): the fit's noise alone."""
-        coef = regression.coefficient_errors(fits.intercepts, fits.coefs, self.ols, self.std_data)
-        return coef, np.abs(fits.mae - self.ols_mae)

@@ -89,7 +89,7 @@ def _hbar(
 
 def _dp_thresholds(store: str | Path, spec: ReleaseSpec) -> dict[str, str]:
     """Per Laplace-released criterion, the thresholds its DP decisions used (range)."""
-    from synthflow.acceptance.dp import laplace_terms  # noqa: PLC0415
+    from synthflow.criteria.context import laplace_terms  # noqa: PLC0415
 
     found: dict[str, list[float]] = {}
     with SweepStore.open_existing(store) as db:

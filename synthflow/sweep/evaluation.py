@@ -89,10 +89,8 @@ class AcceptanceEvaluator:
 
     def __call__(self, spec: ReleaseSpec, result: FlowResult, *, rng: PrivacyRNG) -> RunEvaluation:
         """Exact values and the would-be DP decision for ``result``."""
-        from synthflow.acceptance import (  # noqa: PLC0415  (heavy)
-            evaluate_exact_and_noisy,
-            fit_dp_regression,
-        )
+        from synthflow.acceptance import evaluate_exact_and_noisy  # noqa: PLC0415  heavy
+        from synthflow.criteria.regression_coefficients import fit_dp_regression  # noqa: PLC0415
         from synthflow.ledger import Ledger  # noqa: PLC0415
 
         fit = (

@@ -20,9 +20,10 @@ import pandas as pd
 import pytest
 import yaml
 
-from synthflow.acceptance import evaluate, marginals
+from synthflow.acceptance import evaluate
 from synthflow.acceptance.evaluate import marginal_family
 from synthflow.cli import main
+from synthflow.criteria import marginals
 from synthflow.data import load_data
 from synthflow.errors import InfeasibleConfigurationError
 from synthflow.flow import run_flow

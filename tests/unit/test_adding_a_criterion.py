@@ -95,7 +95,7 @@ def test_the_pages_sensitivity_holds_on_neighbours(column_mean, tmp_path):
     transformer = Transformer(spec, {"mother_age": "a", "parity": "a", "gestation_week": "a"})
     n = 300
     t, r = _codes(transformer, n, 5), _codes(transformer, n, 6)
-    from synthflow.acceptance.exact import context
+    from synthflow.criteria.context import context
 
     def stat(original):
         return c.impl.exact(c, context(spec, transformer, original, r))

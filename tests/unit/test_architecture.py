@@ -93,6 +93,9 @@ def test_few_long_modules_and_each_says_why_it_stays_whole():
     long = {
         name: path for name, path in _modules().items() if len(path.read_text().splitlines()) > LONG
     }
-    assert len(long) <= MAX_LONG_MODULES, sorted(long)
+    # A criterion kind's module holds the kind whole ([shape]): its statistic, sensitivity,
+    # exact value, DP release and report section. Those may be long; the rest stay few.
+    kinds = {type(k).__module__ for k in KINDS.values()}
+    assert len(set(long) - kinds) <= MAX_LONG_MODULES, sorted(set(long) - kinds)
     for name, path in long.items():
         assert "Kept whole:" in (ast.get_docstring(ast.parse(path.read_text())) or ""), name

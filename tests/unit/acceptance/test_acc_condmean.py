@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from synthflow.acceptance.condmean import (
+from synthflow.criteria.conditional_mean import (
     _resized_means,
     cond_mean_error,
     cond_mean_sensitivity,

@@ -9,7 +9,7 @@ import pytest
 from scipy import stats
 
 from synthflow.acceptance import evaluate, evaluate_exact_and_noisy, exact_values, fit_dp_regression
-from synthflow.acceptance.dp import _laplace_release
+from synthflow.criteria.context import laplace_release as _laplace_release
 from synthflow.errors import BudgetExceededError
 from synthflow.ledger import Ledger
 from synthflow.rng import PrivacyRNG

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from synthflow.acceptance.faithfulness import faithfulness_sensitivity, maximum_matching
+from synthflow.criteria.faithfulness import faithfulness_sensitivity, maximum_matching
 from synthflow.transform import Transformer
 
 
@@ -136,7 +136,7 @@ def test_sensitivity_neighbours(spec, transformer, make_codes, seed, n):
 def test_keys_past_int64_are_compressed_not_wrapped(spec, make_codes, monkeypatch):
     # A 10^16-cell table cannot use one mixed-radix key per row in every case: with the
     # key limit lowered to force the group-id compression, the matching is unchanged.
-    import synthflow.acceptance.faithfulness as f
+    import synthflow.criteria.faithfulness as f
 
     rng = np.random.default_rng(3)
     transformer = Transformer(spec, {"mother_age": "a"})

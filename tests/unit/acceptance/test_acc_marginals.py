@@ -8,13 +8,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from synthflow.acceptance.marginals import (
+from synthflow.criteria.marginals import (
     marginal_errors,
     marginal_max_abs_error,
     marginal_sensitivity,
     worst_marginal_cells,
 )
-from synthflow.acceptance.ratio import (
+from synthflow.criteria.one_way_ratio import (
     one_way_max_ratio,
     one_way_ratio_sensitivity,
     pseudo_threshold,
@@ -146,7 +146,7 @@ def test_false_pass_rate_at_the_clip_holds_for_the_actual_min_count(m):
     # be) must pass the DP release with probability <= p_fp, whatever D_R's smallest
     # count m: with the threshold derived from the assumed m = 50, at m = 0 it passed
     # about 42% of the time (DP audit finding 7).
-    from synthflow.acceptance.ratio import release_threshold
+    from synthflow.criteria.one_way_ratio import release_threshold
     from synthflow.rng import PrivacyRNG
 
     clip, eps, p_fp = 2.0, 0.3, 0.05
@@ -181,7 +181,7 @@ def _brute_force(t, r, subset):
 @settings(max_examples=60, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), d=st.integers(1, 5), max_order=st.integers(1, 5))
 def test_every_path_agrees_with_brute_force(seed, d, max_order):
-    import synthflow.acceptance.marginals as m
+    import synthflow.criteria.marginals as m
 
     rng = np.random.default_rng(seed)
     sizes = tuple(int(s) for s in rng.integers(1, 6, d))
@@ -210,7 +210,7 @@ def test_every_path_agrees_with_brute_force(seed, d, max_order):
 
 
 def test_family_by_order_and_columns():
-    from synthflow.acceptance.marginals import marginal_subsets
+    from synthflow.criteria.marginals import marginal_subsets
 
     assert len(marginal_subsets(15, max_order=2)) == 15 + 105
     assert marginal_subsets(4, columns=[3, 1]) == [(1,), (3,), (1, 3)]
@@ -225,7 +225,7 @@ def test_wide_domain_needs_memory_of_the_rows_only():
     t = rng.integers(0, 10, (3000, 20))
     r = t.copy()
     r[:, 7] = rng.permutation(r[:, 7])  # break column 7's dependence: only its pairs move
-    from synthflow.acceptance.marginals import marginal_errors, marginal_subsets
+    from synthflow.criteria.marginals import marginal_errors, marginal_subsets
 
     errs = marginal_errors(t, r, sizes, marginal_subsets(20, max_order=2))
     assert len(errs) == 210

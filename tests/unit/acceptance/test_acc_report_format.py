@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from synthflow.acceptance import report as acc_report
-from synthflow.acceptance._report_plots import _sig, _strip_limits
 from synthflow.acceptance.results import AcceptanceReport, CriterionResult
+from synthflow.criteria.plots import _sig, _strip_limits
 
 pytest.importorskip("matplotlib")
 

@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from synthflow import zcdp
-from synthflow.acceptance.regression import (
+from synthflow.criteria.regression import (
     Standardization,
     fit_noise,
     functional_mechanism_statistics,

@@ -6,11 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from synthflow.acceptance.exact import context
-from synthflow.acceptance.marginals import marginal_subsets
 from synthflow.config.model import CriterionSpec
 from synthflow.criteria import KINDS
+from synthflow.criteria.context import context
 from synthflow.criteria.marginal_tvd import MarginalTVDParams, mean_tvd, tvd_sensitivity
+from synthflow.criteria.marginals import marginal_subsets
 from synthflow.criteria.registry import parse_criterion
 from synthflow.errors import ConfigError
 from synthflow.ledger import Ledger

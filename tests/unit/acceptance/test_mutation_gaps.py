@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from synthflow.acceptance import evaluate, exact_values
-from synthflow.acceptance.dp import laplace_terms
-from synthflow.acceptance.ratio import one_way_max_ratio, release_threshold
+from synthflow.criteria.context import laplace_terms
+from synthflow.criteria.one_way_ratio import one_way_max_ratio, release_threshold
 from synthflow.ledger import Ledger
 from synthflow.rng import PrivacyRNG
 

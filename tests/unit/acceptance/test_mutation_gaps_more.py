@@ -23,22 +23,23 @@ import pandas as pd
 import pytest
 
 from synthflow.acceptance import evaluate, evaluate_exact_and_noisy, fit_dp_regression
-from synthflow.acceptance._common import numbers
-from synthflow.acceptance.condmean import (
+from synthflow.config import MatchRule
+from synthflow.criteria._common import numbers
+from synthflow.criteria.conditional_mean import (
     _resized_means,
     cond_mean_error,
     cond_mean_table,
     group_index,
     resized_cond_mean_error,
 )
-from synthflow.acceptance.faithfulness import (
+from synthflow.criteria.faithfulness import (
     _type_keys,
     faithfulness_sensitivity,
     match_offsets,
     maximum_matching,
     type_edges,
 )
-from synthflow.acceptance.marginals import (
+from synthflow.criteria.marginals import (
     _subset_table,
     _union,
     _whole_lattice,
@@ -49,13 +50,12 @@ from synthflow.acceptance.marginals import (
     marginal_subsets,
     worst_marginal_cells,
 )
-from synthflow.acceptance.ratio import (
+from synthflow.criteria.one_way_ratio import (
     one_way_ratio_sensitivity,
     one_way_ratios,
     pseudo_threshold,
     release_threshold,
 )
-from synthflow.config import MatchRule
 from synthflow.errors import ConfigError
 from synthflow.ledger import Ledger
 from synthflow.rng import PrivacyRNG
@@ -632,7 +632,7 @@ def test_marginals_need_two_non_empty_tables():
 def test_dense_marginal_at_exactly_dense_cells(monkeypatch):
     # A marginal of exactly DENSE_CELLS cells is dense: every cell comes back, also the
     # zero-error cell (1, 1) that holds no row (the sparse path only has occupied cells).
-    from synthflow.acceptance import marginals
+    from synthflow.criteria import marginals
 
     monkeypatch.setattr(marginals, "DENSE_CELLS", 4)
     t = np.array([[0, 0], [0, 1]])
@@ -699,7 +699,7 @@ def test_marginal_shares_dense_and_sparse(monkeypatch):
     # 2 x 2 marginal: D_T rows (0,0), (1,1), (1,1); D_R rows (0,0), (1,0). Dense: all
     # 4 cells in key order (0,0), (0,1), (1,0), (1,1). Sparse: only the 3 occupied
     # cells, in the same key order, the same cells for both tables.
-    from synthflow.acceptance import marginals
+    from synthflow.criteria import marginals
 
     t = np.array([[0, 0], [1, 1], [1, 1]])
     r = np.array([[0, 0], [1, 0]])

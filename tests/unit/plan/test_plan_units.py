@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from synthflow.acceptance.dp import _laplace_release, laplace_terms
 from synthflow.config import ReleaseSpec
+from synthflow.criteria.context import laplace_release as _laplace_release
+from synthflow.criteria.context import laplace_terms
 from synthflow.errors import ConfigError
 from synthflow.ledger import Ledger
 from synthflow.loader import load_spec
