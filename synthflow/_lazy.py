@@ -2,7 +2,7 @@
 
 ``synthflow.acceptance`` exports ``evaluate`` from its submodule ``evaluate``; importing
 it eagerly would load pandas, scipy and networkx whenever any module of the package is
-imported (the CLI's ``synthflow.acceptance.cli`` among them). :func:`lazy_package` turns
+imported (the CLI's ``synthflow.cli.evaluate`` among them). :func:`lazy_package` turns
 a package's exports into attributes resolved on first access.
 
 One subtlety: after loading a submodule, Python's import system binds it to the

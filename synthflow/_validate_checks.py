@@ -6,9 +6,9 @@ import math
 import sys
 from typing import TYPE_CHECKING, Any
 
+from synthflow.cost import delta_of, selection_cost
 from synthflow.criteria import releasable_once
 from synthflow.errors import ConfigError
-from synthflow.release.cost import delta_of, selection_cost
 
 if TYPE_CHECKING:
     from synthflow.config.model import ReleaseSpec

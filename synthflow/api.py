@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from synthflow.config.model import ReleaseSpec
+from synthflow.cost import delta_of
 from synthflow.data import check_release_columns, load_data
 from synthflow.errors import ConfigError, InfeasibleConfigurationError
 from synthflow.flow import sample_valid
@@ -24,7 +25,6 @@ from synthflow.jobs._rules import check_rng
 from synthflow.kanon import project_min_count
 from synthflow.ledger import Ledger
 from synthflow.loader import load_spec
-from synthflow.release.cost import delta_of
 from synthflow.rng import PrivacyRNG
 from synthflow.space import Configuration, find_configuration
 from synthflow.transform import Transformer
@@ -111,7 +111,7 @@ class Synthesizer:
         if getattr(REGISTRY[model], "requires_public_data", False) and not public:
             raise ConfigError(
                 f"generator {model!r} runs only on data declared public (public=True); see "
-                "the README's generator table"
+                "docs/generators.md"
             )
         if ledger is None and not public:  # before reading the data
             _api_ledger(ledger, None, self.spec, public=public)

@@ -183,8 +183,8 @@ def run_flow(
         )
     if getattr(REGISTRY[configuration.model], "requires_public_data", False) and not public:
         raise ConfigError(
-            f"generator {configuration.model!r} leaks private data (see the README's generator "
-            "table) and runs only on data declared public (--public)"
+            f"generator {configuration.model!r} leaks private data (see "
+            "docs/generators.md) and runs only on data declared public (--public)"
         )
     timings: dict[str, float] = {}
     steps = tqdm(

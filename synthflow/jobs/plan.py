@@ -17,6 +17,7 @@ from typing import Any
 from synthflow._outputs import check_output_dir
 from synthflow.acceptance.noise_check import binning_figures
 from synthflow.candidates import write_candidates
+from synthflow.cost import selection_cost
 from synthflow.data import load_data
 from synthflow.errors import ConfigError, NoPlanError
 from synthflow.ledger import file_sha256
@@ -26,7 +27,6 @@ from synthflow.plan.optimize import Planner, PlanOptions
 from synthflow.plan.report import write_plan_html
 from synthflow.plan.simulate import load_arms
 from synthflow.plan.specfile import write_planned_spec
-from synthflow.release.cost import selection_cost
 from synthflow.space import find_configuration
 from synthflow.sweep.shortlist import THIN_RUNS, wilson_interval
 
@@ -252,7 +252,7 @@ def _exact_cost(
 ) -> tuple[Any, str]:
     """The chosen point's cost as ``release`` computes it, and what is wrong ("" if nothing).
 
-    :func:`~synthflow.release.cost.selection_cost` at the planned budgets and shortlist,
+    :func:`~synthflow.cost.selection_cost` at the planned budgets and shortlist,
     with the public file's row count standing in for the private n: the planner's own
     total for Liu-Talwar and single attempts (a zCDP shortlist's joint composition
     included); Papernot-Steinke's for a many-attempt shortlist with a GAN, MST or AIM,

@@ -1,6 +1,6 @@
 """The steward's release job: private selection over a shortlist, then publish.
 
-``synthflow release`` (:mod:`synthflow.release.cli`) is argparse and printing over
+``synthflow release`` (:mod:`synthflow.cli.release`) is argparse and printing over
 :func:`run_release`.
 """
 
@@ -16,6 +16,7 @@ from synthflow.acceptance import fit_dp_regression
 from synthflow.acceptance.noise_check import check_public_sample_is_public
 from synthflow.candidates import read_candidates, read_pass_rates
 from synthflow.config.model import DatasheetSpec
+from synthflow.cost import selection_cost
 from synthflow.data import load_data
 from synthflow.errors import (
     ConfigError,
@@ -38,7 +39,6 @@ from synthflow.jobs._release_checks import (
 from synthflow.jobs._rules import privacy_rng
 from synthflow.ledger import Ledger, command_ledger, file_sha256
 from synthflow.loader import load_datasheet, load_spec
-from synthflow.release.cost import selection_cost
 from synthflow.release.publish import write_release
 from synthflow.release.selection import private_selection
 from synthflow.rng import PrivacyRNG
@@ -122,8 +122,8 @@ def run_release(
     )
     if needs_public and not public:
         raise ConfigError(
-            f"candidates use {needs_public}, which run only on data declared public (see the "
-            "README's generator table); shortlist other generators for a private release"
+            f"candidates use {needs_public}, which run only on data declared public (see "
+            "docs/generators.md); shortlist other generators for a private release"
         )
     raw = load_data(data, spec, public=public).frame
     check_configurations(spec, candidates, len(raw))  # before anything is charged

@@ -6,12 +6,12 @@ from pathlib import Path
 
 from synthflow._outputs import check_output_dir, removed_if_refused
 from synthflow.config.model import ReleaseSpec
+from synthflow.cost import delta_of
 from synthflow.data import load_data
 from synthflow.errors import ConfigError
 from synthflow.flow import run_flow, write_candidate
 from synthflow.jobs._rules import privacy_rng
 from synthflow.ledger import command_ledger
-from synthflow.release.cost import delta_of
 from synthflow.space import Configuration
 
 __all__ = ["RUN_FILES", "run_configuration"]

@@ -40,13 +40,13 @@ import numpy as np
 import pandas as pd
 
 from synthflow.config.model import CriterionSpec, ReleaseSpec
+from synthflow.cost import LIU_TALWAR, SINGLE_ATTEMPT, SelectionCost, joint_cost
 from synthflow.criteria import regression
 from synthflow.criteria.context import laplace_terms
 from synthflow.criteria.regression_sim import RegressionSim, standardization_from_json
 from synthflow.errors import ConfigError
 from synthflow.plan._stages import Stage
 from synthflow.plan.simulate import Arm, NoiseLaw, laplace_pass_table, planned_by_laplace
-from synthflow.release.cost import LIU_TALWAR, SINGLE_ATTEMPT, SelectionCost, joint_cost
 from synthflow.transform import Transformer
 
 __all__ = ["EPS_GRID", "REG_GRID", "PlanOptions", "PlanPoint", "Planner"]

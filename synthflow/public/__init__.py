@@ -7,7 +7,7 @@ Map of the package:
   any number of NVSS-like births from it.
 * :mod:`synthflow.public.natality`: :func:`load_nvss_natality` reads a full NVSS
   natality public-use CSV (NBER layout) into the NVSS sample format.
-* :mod:`synthflow.public.cli`: the ``synthflow public-data`` command.
+* :mod:`synthflow.cli.public`: the ``synthflow public-data`` command.
 
 The committed default, ``public_data/nvss_like_2019.csv.gz`` (167,000 rows), is
 simulated from ``public_data/nvss2019_calibration.yaml``; see ``public_data/DATASHEET.md``.

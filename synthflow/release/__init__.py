@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 from synthflow._lazy import lazy_package
 
 if TYPE_CHECKING:  # the exports, imported on first use (synthflow/_lazy.py)
+    from synthflow.cost import SelectionCost, selection_cost
     from synthflow.release.audit import AuditReport, audit_release
-    from synthflow.release.cost import SelectionCost, selection_cost
     from synthflow.release.publish import public_parameters, write_release
     from synthflow.release.selection import AttemptResult, SelectionOutcome, private_selection
 

@@ -20,6 +20,7 @@ from synthflow._html import render
 from synthflow.acceptance import AcceptanceReport
 from synthflow.acceptance.noise_check import PERFECT_PASS_MIN, NoiseFigure
 from synthflow.config.model import ReleaseSpec
+from synthflow.cost import SelectionCost
 from synthflow.release._datasheet_criteria import (  # _verdict: re-exported for tests
     _criteria,
     _split,
@@ -31,7 +32,6 @@ from synthflow.release._provenance import (  # re-exported: one import for the d
     legacy_provenance_warning,
     provenance_warning,
 )
-from synthflow.release.cost import SelectionCost
 from synthflow.release.risk import risk_measures
 from synthflow.space import Configuration
 from synthflow.transform import Transformer

@@ -12,7 +12,7 @@ import math
 from synthflow.acceptance import AcceptanceReport
 from synthflow.acceptance.noise_check import NoiseFigure
 from synthflow.config.model import CriterionSpec, ReleaseSpec
-from synthflow.release.cost import SelectionCost
+from synthflow.cost import SelectionCost
 
 __all__ = ["criterion_meaning"]
 

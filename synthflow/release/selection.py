@@ -9,7 +9,7 @@ front, and the charge does not depend on how many attempts run.
 With ``stop_probability`` 1 the loop is **a single attempt**: one configuration, one
 flow and its evaluation, released if it passes and nothing otherwise. The outcome is a
 post-processing of that attempt's DP outputs, so it costs one attempt by basic
-composition (:mod:`synthflow.release.cost`), not two; a failure ends the selection
+composition (:mod:`synthflow.cost`), not two; a failure ends the selection
 (resuming never tries again).
 
 When a candidate is (epsilon, delta)-DP (DP-SGD GANs, MST, AIM), Liu-Talwar's pure
@@ -52,14 +52,7 @@ from pathlib import Path
 from typing import Any
 
 from synthflow.config.model import ReleaseSpec
-from synthflow.errors import (
-    BudgetExceededError,
-    ConfigError,
-    SelectionEnded,
-    SelectionPaused,
-)
-from synthflow.ledger import Ledger
-from synthflow.release.cost import (
+from synthflow.cost import (
     SELECTION_CHARGE,
     SELECTION_CHARGE_ONE,
     SELECTION_CHARGE_PS,
@@ -67,6 +60,13 @@ from synthflow.release.cost import (
     SelectionCost,
     selection_cost,
 )
+from synthflow.errors import (
+    BudgetExceededError,
+    ConfigError,
+    SelectionEnded,
+    SelectionPaused,
+)
+from synthflow.ledger import Ledger
 from synthflow.release.enclave import Enclave, atomic_bytes, read_outcome
 from synthflow.release.shortfall import shortfall
 from synthflow.rng import PrivacyRNG

@@ -6,13 +6,12 @@ its shortlist and plan.json that ``synthflow plan`` wrote from a public sweep, t
 store and plan.html beside them. They describe public data only (a seeded sweep of a
 public file), so shipping them reveals nothing. Each is checked to belong to the bundled
 spec (by SHA-256) before it is used; ``synthflow ship-plan NAME`` remakes them
-(:func:`make_shipped_plan`) by the recipe in ``public_data/shipped_plans.yaml``.
+(:func:`synthflow.jobs.ship.make_shipped_plan`) by the recipe in ``public_data/shipped_plans.yaml``.
 """
 
 from __future__ import annotations
 
 import json
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,6 @@ from synthflow.errors import ConfigError
 __all__ = [
     "PUBLIC_ROWS",
     "ShippedPlan",
-    "make_shipped_plan",
     "planned_spec_of",
     "recipe",
     "shipped_plan",
@@ -167,113 +165,3 @@ def shipped_plan_of(spec: str | Path) -> ShippedPlan | None:
         return None
     name = bundled_spec_of(file_sha256(path))
     return shipped_plan(name) if name is not None else None
-
-
-def make_shipped_plan(
-    name: str,
-    out: Path,
-    *,
-    data: Path | None = None,
-    repeats: int | None = None,
-    workers: int | None = None,
-    show_progress: bool = True,
-    store: Path | None = None,
-    rows: int | None = None,
-    release_probability: float | None = None,
-) -> ShippedPlan:
-    """Sweep and plan bundled spec ``name`` by its recipe; write the shipped files into ``out``.
-
-    ``data``: the public file to sweep (default: a seeded public draw simulated from the
-    committed NVSS calibration, :func:`synthflow.public.simulate`). ``repeats`` overrides
-    the recipe's (fewer for a quick look; the plan then warns THIN EVIDENCE).
-    ``out=public_data/`` refreshes the shipped plan. Existing files are never overwritten.
-    ``store``: an earlier sweep of this recipe (e.g. the shipped ``NAME.sweep.db``): it is
-    resumed (a copy; nothing new to run when it is whole), so only the plan is remade.
-    ``rows``: the seeded public draw's size (default :data:`PUBLIC_ROWS`): a plan for
-    private data of another size (n is public; release refuses a plan made for a size
-    more than 20% away). ``release_probability`` overrides the recipe's.
-
-    Raises:
-        ConfigError: If ``name`` has no recipe, a shipped file exists in ``out``, or no
-            plan meets the recipe's release probability.
-    """
-    import numpy as np  # noqa: PLC0415
-
-    from synthflow.jobs.plan import plan_budget  # noqa: PLC0415
-    from synthflow.loader import load_spec  # noqa: PLC0415
-    from synthflow.public import Calibration, default_calibration_path, simulate, write_sample  # noqa: PLC0415
-    from synthflow.resources import bundled_spec  # noqa: PLC0415
-    from synthflow.sweep.engine import run_sweep  # noqa: PLC0415
-
-    how = recipe(name)
-    if rows is not None and (data is not None or rows < 1000):
-        raise ConfigError("--rows sizes the seeded public draw: give at least 1000, without --data")
-    if how is None:
-        raise ConfigError(f"bundled spec {name!r} has no recipe in public_data/{RECIPES}")
-    targets = {key: out / ship.format(name=name) for key, ship in FILES.items()}
-    existing = [str(p) for p in targets.values() if p.exists()]
-    if existing:
-        raise ConfigError(f"{existing} exist; they are never overwritten: remove them first")
-    out.mkdir(parents=True, exist_ok=True)
-    work = out / f".{name}.plan.tmp"
-    if work.exists():
-        shutil.rmtree(work)
-    work.mkdir()
-    spec = load_spec(bundled_spec(name))
-    seed = int(how["seed"])
-    if store is not None:
-        shutil.copyfile(store, work / "sweep.db")
-    if data is None:
-        data = work / "public_draw.csv.gz"
-        calibration = Calibration.from_yaml(default_calibration_path())
-        # Public data: a seeded simulation is fine (SPEC sec. 10).
-        size = rows or PUBLIC_ROWS
-        write_sample(simulate(calibration, size, np.random.default_rng(seed)), data)
-        described = f"a seeded public draw ({size} rows simulated, seed {seed})"
-    else:
-        described = f"the public file {data.name}"
-    run_sweep(
-        spec,
-        data,
-        work / "sweep.db",
-        repeats=int(repeats or how["repeats"]),
-        workers=workers,
-        seed=seed,
-        show_progress=show_progress,
-        generator_epsilons=[float(e) for e in how["generator_epsilon"]],
-    )
-    plan_dir = work / "plan"
-    plan_budget(
-        bundled_spec(name),
-        work / "sweep.db",
-        data,
-        plan_dir,
-        release_probability=float(release_probability or how["release_probability"]),
-        seed=seed,
-        show_progress=show_progress,
-    )
-    _ship(name, work, plan_dir, targets, described)
-    shutil.rmtree(work)
-    found = _shipped_in(name, out)
-    return found
-
-
-def _ship(name: str, work: Path, plan_dir: Path, targets: dict[str, Path], described: str) -> None:
-    """Copy the plan's files under their shipped names; paths in them become the names."""
-    store_name = targets["sweep.db"].name
-    shutil.copyfile(work / "sweep.db", targets["sweep.db"])
-    for key in ("spec.yaml", "plan.html"):
-        shutil.copyfile(plan_dir / key, targets[key])
-    text = (plan_dir / "candidates.yaml").read_text(encoding="utf-8")
-    text = text.replace(f"store: {work / 'sweep.db'}", f"store: {store_name}")
-    targets["candidates.yaml"].write_text(text, encoding="utf-8")
-    plan = json.loads((plan_dir / "plan.json").read_text(encoding="utf-8"))
-    plan["store"] = store_name
-    plan["source_spec"]["path"] = f"{name}.yaml"
-    plan["made_by"] = f"synthflow ship-plan {name}: a sweep of {described}, then plan"
-    targets["plan.json"].write_text(json.dumps(plan, indent=1) + "\n", encoding="utf-8")
-
-
-def _shipped_in(name: str, out: Path) -> ShippedPlan:
-    paths = {key: out / ship.format(name=name) for key, ship in FILES.items()}
-    return _plan_of(name, paths, json.loads(paths["plan.json"].read_text(encoding="utf-8")))

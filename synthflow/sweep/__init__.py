@@ -9,7 +9,7 @@ Map of the package, in pipeline order:
   processes (:mod:`~synthflow.sweep._workers`) or a running Dask cluster.
 * :mod:`~synthflow.sweep.shortlist`: Wilson estimates and the candidate file.
 * :mod:`~synthflow.sweep.report`: the HTML report.
-* :mod:`~synthflow.sweep.cli`: ``sweep``, ``shortlist`` and ``sweep-report``.
+* :mod:`~synthflow.cli.sweep`: ``sweep``, ``shortlist`` and ``sweep-report``.
 """
 
 from __future__ import annotations

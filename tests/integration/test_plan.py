@@ -18,13 +18,13 @@ import pytest
 
 from synthflow.candidates import read_candidates
 from synthflow.cli import main
+from synthflow.cost import selection_cost
 from synthflow.errors import ConfigError
 from synthflow.jobs.plan import plan_budget
 from synthflow.jobs.release import run_release
 from synthflow.loader import load_spec
 from synthflow.plan import PLAN_FILES
 from synthflow.release.audit import audit_release
-from synthflow.release.cost import selection_cost
 from synthflow.sweep.engine import run_sweep
 
 REPO = Path(__file__).resolve().parents[2]

@@ -18,12 +18,12 @@ import pytest
 import yaml
 
 from synthflow import zcdp
+from synthflow.cost import SINGLE_ATTEMPT
 from synthflow.jobs.plan import plan_budget
 from synthflow.jobs.release import run_release
 from synthflow.ledger import Ledger
 from synthflow.loader import load_spec
 from synthflow.release.audit import audit_release
-from synthflow.release.cost import SINGLE_ATTEMPT
 from synthflow.sweep.engine import run_sweep
 
 sys.path.insert(0, str(Path(__file__).parent))

@@ -17,12 +17,12 @@ import pytest
 import yaml
 
 from synthflow.cli import main
+from synthflow.cost import selection_cost
 from synthflow.errors import ConfigError
+from synthflow.jobs.demo import run_main_job
 from synthflow.ledger import file_sha256
 from synthflow.loader import load_spec
 from synthflow.release import shipped
-from synthflow.release.cost import selection_cost
-from synthflow.release.main_job import run_main_job
 from synthflow.resources import bundled_spec, public_data_file
 from synthflow.space import find_configuration
 from synthflow.sweep.store import SweepStore
@@ -201,7 +201,7 @@ def test_ship_plan_remakes_the_shipped_plan_from_its_sweep(tmp_path, capsys):
 
 
 def test_a_demo_whose_single_attempt_failed_says_so_and_what_it_spent(tmp_path):
-    from synthflow.release.main_job import MainJobResult
+    from synthflow.jobs.demo import MainJobResult
 
     result = MainJobResult(
         release_dir=None,

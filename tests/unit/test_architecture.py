@@ -87,6 +87,27 @@ def test_the_import_graph_has_no_cycle_even_through_imports_inside_functions():
     assert graph.number_of_edges() > 300  # the walk found the imports
     cycles = [sorted(c) for c in nx.strongly_connected_components(graph) if len(c) > 1]
     assert cycles == []
+    # ...and none between packages ([shape]): each subpackage (and each top-level module)
+    # is one node, so that acceptance -> criteria -> acceptance through two different
+    # modules counts too. The package's own __init__ (lazy exports) is left out.
+    packages = nx.DiGraph()
+    for a, b in graph.edges:
+        pa, pb = _package_of(a), _package_of(b)
+        if pa and pb and pa != pb:
+            packages.add_edge(pa, pb, via=(a, b))
+    assert {"synthflow.criteria", "synthflow.acceptance", "synthflow.jobs"} <= set(packages)
+    cycles = [sorted(c) for c in nx.strongly_connected_components(packages) if len(c) > 1]
+    assert cycles == [], [
+        packages.edges[e]["via"] for c in cycles for e in packages.subgraph(c).edges
+    ]
+
+
+def _package_of(module: str) -> str | None:
+    """``synthflow.<package>`` for a module of a subpackage, else the top-level module."""
+    parts = module.split(".")
+    if len(parts) < 2:
+        return None  # synthflow/__init__.py
+    return ".".join(parts[:2])
 
 
 def test_few_long_modules_and_each_says_why_it_stays_whole():

@@ -1,4 +1,4 @@
-"""Every subcommand follows the one CLI convention (synthflow/_cli.py, README)."""
+"""Every subcommand follows the one CLI convention (synthflow/cli/conventions.py, README)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import sys
 import pytest
 
 from synthflow import __version__
-from synthflow._cli import EXIT_NEGATIVE, EXIT_OK, EXIT_PAUSED, EXIT_USAGE, HelpFormatter
 from synthflow.cli import build_parser, main
+from synthflow.cli.conventions import EXIT_NEGATIVE, EXIT_OK, EXIT_PAUSED, EXIT_USAGE, HelpFormatter
 
 
 def _commands(
@@ -157,7 +157,7 @@ def test_cli_starts_without_the_library():
 
 
 def test_tables_method_names_match_the_library():
-    from synthflow.tables.cli import METHOD_NAMES
+    from synthflow.cli.tables import METHOD_NAMES
     from synthflow.tables.protect import METHODS
 
     assert sorted(METHOD_NAMES) == sorted(METHODS)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from synthflow._cli_docs import commands, markdown
 from synthflow.cli import build_parser
+from synthflow.cli.docs import commands, markdown
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -13,7 +13,7 @@ REPO = Path(__file__).resolve().parents[2]
 def test_cli_reference_is_current():
     page = (REPO / "docs" / "cli.md").read_text()
     assert page == markdown(), (
-        "docs/cli.md is out of date: run python -m synthflow._cli_docs > docs/cli.md"
+        "docs/cli.md is out of date: run python -m synthflow.cli.docs > docs/cli.md"
     )
 
 

@@ -197,7 +197,7 @@ def test_init_starts_without_pandas():
     import subprocess
     import sys
 
-    probe = "import synthflow.scaffold, sys; print(json.dumps('pandas' in sys.modules))"
+    probe = "import synthflow.init_spec, sys; print(json.dumps('pandas' in sys.modules))"
     out = subprocess.run(
         [sys.executable, "-c", "import json; " + probe], capture_output=True, text=True, check=True
     )

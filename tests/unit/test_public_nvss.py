@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 import yaml
 
+from synthflow.cli.public import register
 from synthflow.errors import ConfigError, DataError
 from synthflow.public import (
     SAMPLE_COLUMNS,
@@ -23,7 +24,6 @@ from synthflow.public import (
 )
 from synthflow.public._groups import group_index
 from synthflow.public._model import age_parity_joint, gestation_given_age_parity
-from synthflow.public.cli import register
 
 REPO = Path(__file__).parents[2]
 SHARED = REPO.parent / "shared" / "public_data"

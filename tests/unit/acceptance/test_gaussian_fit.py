@@ -19,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from synthflow import zcdp
+from synthflow.cost import SINGLE_ATTEMPT, SelectionCost, joint_cost, selection_cost
 from synthflow.criteria.regression import (
     Standardization,
     fit_noise,
@@ -27,7 +28,6 @@ from synthflow.criteria.regression import (
 from synthflow.errors import ConfigError
 from synthflow.ledger import Ledger
 from synthflow.loader import load_spec
-from synthflow.release.cost import SINGLE_ATTEMPT, SelectionCost, joint_cost, selection_cost
 from synthflow.rng import PrivacyRNG
 from synthflow.space import expand_space
 

@@ -7,13 +7,13 @@ import sys
 import time
 from pathlib import Path
 
-from synthflow._cli import add_command
+from synthflow.cli.conventions import add_command
 
 __all__ = ["register_demo"]
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from synthflow.release.main_job import DEFAULT_DATA, run_main_job  # noqa: PLC0415
+    from synthflow.jobs.demo import DEFAULT_DATA, run_main_job
 
     out = Path(args.out) if args.out else Path("runs") / time.strftime("demo-%Y%m%d-%H%M%S")
     screen = args.screen or args.screen_data is not None or args.repeats is not None
@@ -40,7 +40,7 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _ship_plan(args: argparse.Namespace) -> int:
-    from synthflow.release.shipped import make_shipped_plan  # noqa: PLC0415
+    from synthflow.jobs.ship import make_shipped_plan
 
     made = make_shipped_plan(
         args.name,

@@ -26,10 +26,11 @@ from synthflow import _ledger_head
 from synthflow.config.model import DatasheetSpec
 from synthflow.errors import ConfigError
 from synthflow.jobs.release import run_release
+from synthflow.jobs.ship import make_shipped_plan
 from synthflow.ledger import Ledger
 from synthflow.loader import load_spec
 from synthflow.release.audit import NOT_CHECKED, AuditReport, audit_release
-from synthflow.release.shipped import FILES, ShippedPlan, make_shipped_plan, shipped_plan
+from synthflow.release.shipped import FILES, ShippedPlan, shipped_plan
 from synthflow.resources import public_data_file
 
 __all__ = ["MainJobResult", "run_main_job"]

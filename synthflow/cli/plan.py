@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from synthflow._cli import (
+from synthflow.cli.conventions import (
     EXIT_NEGATIVE,
     EXIT_OK,
     EXIT_USAGE,

@@ -1,4 +1,4 @@
-"""The one CLI convention every subcommand follows (README, "Command-line conventions").
+"""The one CLI convention every subcommand follows (docs/commands.md, "Command-line conventions").
 
 - The spec, where a command reads one, is the first positional argument.
 - Shared options come from the parent parsers below, with one meaning everywhere:
@@ -150,7 +150,7 @@ def add_command(
 def require_public(args: argparse.Namespace, why: str) -> None:
     """Commands that store or report exact statistics run on data declared public."""
     if not getattr(args, "public", False):
-        from synthflow.errors import ConfigError  # noqa: PLC0415
+        from synthflow.errors import ConfigError
 
         raise ConfigError(
             f"{why}; it is for public data only: add --public to declare --data public "
@@ -163,7 +163,7 @@ def check_json(
 ) -> None:
     """Check a ``--json PATH`` before any work (never overwritten silently)."""
     if target is not None and target != "-":
-        from synthflow._outputs import check_output_file  # noqa: PLC0415
+        from synthflow._outputs import check_output_file
 
         check_output_file(target, force=force, option="--json", protected=protected)
 

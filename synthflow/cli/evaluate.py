@@ -6,8 +6,15 @@ import argparse
 import logging
 from typing import TYPE_CHECKING
 
-from synthflow._cli import EXIT_NEGATIVE, EXIT_OK, add_command, check_json, print_result, write_json
 from synthflow._outputs import check_output_file
+from synthflow.cli.conventions import (
+    EXIT_NEGATIVE,
+    EXIT_OK,
+    add_command,
+    check_json,
+    print_result,
+    write_json,
+)
 
 # The library is imported where a command uses it: the CLI starts without it (#16).
 if TYPE_CHECKING:

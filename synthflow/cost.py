@@ -21,10 +21,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from synthflow import _renyi_cost
+from synthflow._renyi_cost import PAPERNOT_STEINKE, joint_cost
 from synthflow.config.model import ReleaseSpec
 from synthflow.errors import ConfigError
-from synthflow.release import _renyi_cost
-from synthflow.release._renyi_cost import PAPERNOT_STEINKE, joint_cost
 from synthflow.space import Configuration
 
 __all__ = [

@@ -6,7 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from synthflow._cli import (
+from synthflow._outputs import check_output_file
+from synthflow.cli.conventions import (
     EXIT_NEGATIVE,
     EXIT_OK,
     EXIT_USAGE,
@@ -16,7 +17,6 @@ from synthflow._cli import (
     require_public,
     write_json,
 )
-from synthflow._outputs import check_output_file
 from synthflow.errors import ConfigError, StoreError
 
 __all__ = ["register"]

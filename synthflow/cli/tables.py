@@ -16,8 +16,8 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from synthflow._cli import add_command
 from synthflow._outputs import check_output_dir, check_output_file
+from synthflow.cli.conventions import add_command
 from synthflow.errors import ConfigError, DataError
 from synthflow.tables._options import (
     _check_private_use,

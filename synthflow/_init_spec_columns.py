@@ -1,6 +1,6 @@
 """The pieces of ``synthflow init``: a public file's columns typed, then written as YAML.
 
-:mod:`synthflow.scaffold` drives them: kinds, domains, bins and groups from the file,
+:mod:`synthflow.init_spec` drives them: kinds, domains, bins and groups from the file,
 scalars quoted where YAML needs it, review comments on every drafted value.
 
 Everything here is read from a file declared public; every value written is marked for

@@ -1,6 +1,6 @@
 """The CLI reference page (``docs/cli.md``), generated from the argparse parsers.
 
-``python -m synthflow._cli_docs > docs/cli.md`` rewrites it; a test fails when the page
+``python -m synthflow.cli.docs > docs/cli.md`` rewrites it; a test fails when the page
 and the parsers differ (a command or option added without regenerating the page).
 """
 
@@ -34,10 +34,10 @@ def markdown() -> str:
     lines = [
         "# Command-line reference",
         "",
-        "Generated from the parsers (`python -m synthflow._cli_docs > docs/cli.md`); the "
+        "Generated from the parsers (`python -m synthflow.cli.docs > docs/cli.md`); the "
         "conventions every command follows (spec first, `--data`, `--public`, `--seed`, "
-        "`--force`, `--json PATH`, exit codes) are in the README's *Command-line "
-        "conventions*.",
+        "`--force`, `--json PATH`, exit codes) are in [the commands guide]"
+        "(commands.md#command-line-conventions).",
         "",
         "| command | what it does |",
         "|---|---|",

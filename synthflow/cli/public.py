@@ -13,8 +13,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from synthflow._cli import add_command
 from synthflow._outputs import check_output_file
+from synthflow.cli.conventions import add_command
 from synthflow.errors import ConfigError
 
 __all__ = ["register"]

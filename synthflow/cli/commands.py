@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from synthflow._cli import add_command, check_json, write_json
+from synthflow.cli.conventions import add_command, check_json, write_json
 from synthflow.errors import ConfigError
 
 # The rest is imported where it is used, so that 'synthflow --help' and 'synthflow space'
@@ -252,6 +252,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.set_defaults(func=_run)
 
-    from synthflow.release.demo_cli import register_demo
+    from synthflow.cli.demo import register_demo
 
     register_demo(sub)

@@ -11,7 +11,14 @@ import argparse
 import sys
 from pathlib import Path
 
-from synthflow._cli import EXIT_NEGATIVE, EXIT_OK, add_command, check_json, print_result, write_json
+from synthflow.cli.conventions import (
+    EXIT_NEGATIVE,
+    EXIT_OK,
+    add_command,
+    check_json,
+    print_result,
+    write_json,
+)
 
 __all__ = ["register"]
 

@@ -16,7 +16,7 @@ import signal
 import sys
 from collections.abc import Sequence
 
-from synthflow._cli import EXIT_PAUSED, EXIT_SPENT, EXIT_USAGE, HelpFormatter
+from synthflow.cli.conventions import EXIT_PAUSED, EXIT_SPENT, EXIT_USAGE, HelpFormatter
 from synthflow.errors import (
     BudgetExceededError,
     ConfigError,
@@ -31,20 +31,20 @@ from synthflow.errors import (
 __all__ = ["build_parser", "entry", "main"]
 
 _COMMAND_MODULES = (
-    "synthflow.commands",
-    "synthflow.scaffold",
-    "synthflow.acceptance.cli",
-    "synthflow.public.cli",
-    "synthflow.tables.cli",
-    "synthflow.sweep.cli",
-    "synthflow.release.cli",
-    "synthflow.plan.cli",
+    "synthflow.cli.commands",
+    "synthflow.cli.init",
+    "synthflow.cli.evaluate",
+    "synthflow.cli.public",
+    "synthflow.cli.tables",
+    "synthflow.cli.sweep",
+    "synthflow.cli.release",
+    "synthflow.cli.plan",
 )
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``synthflow`` argument parser with every available subcommand."""
-    from synthflow import __version__  # noqa: PLC0415
+    from synthflow import __version__
 
     parser = argparse.ArgumentParser(
         prog="synthflow",
@@ -207,7 +207,7 @@ def _start_sweep_workers_early(argv: list[str]) -> None:
     (about 0.1 s). A usage error then leaves it idle; it exits with this process.
     """
     if _is_local_sweep(argv):
-        from synthflow.sweep._forkserver import start_fork_server  # noqa: PLC0415
+        from synthflow.sweep._forkserver import start_fork_server
 
         start_fork_server()
 

@@ -12,17 +12,14 @@ draft passes ``synthflow validate`` as written.
 
 from __future__ import annotations
 
-import argparse
 import os
 import re
-import sys
 from pathlib import Path
 
-from synthflow._cli import add_command, require_public
-from synthflow._scaffold import REVIEW, column_yaml, examples, line, q, type_column
+from synthflow._init_spec_columns import REVIEW, column_yaml, examples, line, q, type_column
 from synthflow.errors import DataError
 
-__all__ = ["draft_spec", "register", "write_draft"]
+__all__ = ["draft_spec", "write_draft"]
 
 
 def draft_spec(
@@ -154,30 +151,3 @@ def write_draft(
     text = draft_spec(data, name=name, spec_dir=target.parent, skip=skip)
     target.write_text(text, encoding="utf-8")
     return target
-
-
-def _init(args: argparse.Namespace) -> int:
-    require_public(args, "init writes the file's value ranges and categories into the spec")
-    skip = tuple(s.strip() for s in (args.skip or "").split(",") if s.strip())
-    out = write_draft(args.data, args.out, name=args.name, force=args.force, skip=skip)
-    print(
-        f"drafted from the public file {args.data}: review every '# REVIEW' line, then "
-        f"'synthflow validate {out}'",
-        file=sys.stderr,
-    )
-    print(out.resolve())
-    return 0
-
-
-def register(sub: argparse._SubParsersAction) -> None:
-    """Add ``init`` to the CLI."""
-    p = add_command(
-        sub,
-        "init",
-        help="draft a release spec from a PUBLIC data file, every drafted value marked for review",
-        options=("data", "public", "force"),
-    )
-    p.add_argument("--out", required=True, metavar="FILE", help="the new spec file")
-    p.add_argument("--name", help="the release's name (default: the data file's name)")
-    p.add_argument("--skip", metavar="COLUMNS", help="comma-separated columns to leave out")
-    p.set_defaults(func=_init)
