@@ -22,10 +22,11 @@ from _record import record  # benchmarks/ is on sys.path when a script runs
 from synthflow.config import ReleaseSpec
 from synthflow.data import load_data
 from synthflow.flow import FlowResult
+from synthflow.jobs._sweep_workers import LocalWorkers
+from synthflow.jobs.sweep import run_sweep
+from synthflow.ledger import Ledger
 from synthflow.loader import load_spec
 from synthflow.rng import PrivacyRNG
-from synthflow.sweep._workers import LocalWorkers
-from synthflow.sweep.engine import run_sweep
 from synthflow.sweep.evaluation import AcceptanceEvaluator, Evaluator, RunEvaluation
 
 REPO = Path(__file__).resolve().parents[1]
@@ -35,7 +36,9 @@ DEFAULT_DATA = REPO.parent / "shared" / "public_data" / "nvss2019_singleton_160k
 class FlowOnly:
     """No criteria: measures the flows alone."""
 
-    def __call__(self, spec: ReleaseSpec, result: FlowResult, *, rng: PrivacyRNG) -> RunEvaluation:
+    def __call__(
+        self, spec: ReleaseSpec, result: FlowResult, *, rng: PrivacyRNG, ledger: Ledger
+    ) -> RunEvaluation:
         return RunEvaluation(criteria=())
 
 

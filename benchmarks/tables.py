@@ -21,10 +21,12 @@ from _record import record  # benchmarks/ is on sys.path when a script runs
 
 from synthflow.data import load_data
 from synthflow.jobs.run import run_configuration
+from synthflow.ledger import Ledger
 from synthflow.loader import load_spec
 from synthflow.rng import PrivacyRNG
 from synthflow.space import match_configuration
 from synthflow.tables import Microdata, compare, load_tables, read_release, write_report
+from synthflow.tables.compare import DEFAULT_EPSILONS, comparison_budget
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "public_data" / "nvss2019_singleton_160k.csv.gz"
@@ -63,6 +65,7 @@ def main() -> None:
         rng=PrivacyRNG.from_seed(1),
         release=Microdata(frame, spec, labelled=True),
         release_epsilon=release_eps,
+        ledger=Ledger(*comparison_budget(DEFAULT_EPSILONS, delta=1e-6)),
     )
     t_compare = time.perf_counter() - start - t_load
     out = Path(args.out) if args.out else tmp / "report.html"

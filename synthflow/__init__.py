@@ -49,6 +49,7 @@ if TYPE_CHECKING:  # the exports, imported on first use (synthflow/_lazy.py)
     from synthflow.flow import FlowResult, run_flow
     from synthflow.jobs.plan import plan_budget
     from synthflow.jobs.release import run_release as run_release
+    from synthflow.jobs.sweep import run_sweep
     from synthflow.ledger import Ledger, dataset_ledger
     from synthflow.loader import load_spec
     from synthflow.release.audit import AuditReport, audit_release
@@ -56,7 +57,6 @@ if TYPE_CHECKING:  # the exports, imported on first use (synthflow/_lazy.py)
     from synthflow.release.shipped import ShippedPlan, shipped_plan
     from synthflow.rng import PrivacyRNG
     from synthflow.space import Configuration, expand_space, find_configuration
-    from synthflow.sweep.engine import run_sweep
     from synthflow.sweep.report import pass_rates_by
     from synthflow.sweep.report import write_report as write_sweep_report
     from synthflow.sweep.shortlist import estimate as estimate_pass_rates

@@ -16,12 +16,12 @@ import pandas as pd
 
 from synthflow.config.model import ReleaseSpec
 from synthflow.cost import delta_of
-from synthflow.data import check_release_columns, load_data
+from synthflow.data import check_release_columns
 from synthflow.errors import ConfigError, InfeasibleConfigurationError
 from synthflow.flow import sample_valid
 from synthflow.generators.protocol import Generator
-from synthflow.generators.registry import REGISTRY, make_generator
-from synthflow.jobs._rules import check_rng
+from synthflow.generators.registry import make_generator
+from synthflow.jobs._open import open_job
 from synthflow.kanon import project_min_count
 from synthflow.ledger import Ledger
 from synthflow.loader import load_spec
@@ -106,16 +106,17 @@ class Synthesizer:
             InfeasibleConfigurationError: Fewer rows than ``min_count`` (nothing spent).
             BudgetExceededError: The ledger cannot afford the generator budget.
         """
-        rng = check_rng(rng if rng is not None else PrivacyRNG.secure(), public=public)
-        model = self.configuration.model
-        if getattr(REGISTRY[model], "requires_public_data", False) and not public:
-            raise ConfigError(
-                f"generator {model!r} runs only on data declared public (public=True); see "
-                "docs/generators.md"
-            )
-        if ledger is None and not public:  # before reading the data
-            _api_ledger(ledger, None, self.spec, public=public)
-        frame = data if isinstance(data, pd.DataFrame) else load_data(data, self.spec).frame
+        job = open_job(
+            self.spec,
+            data,
+            public=public,
+            rng=rng,
+            ledger=ledger,
+            models=(self.configuration.model,),
+            api=True,
+        )
+        frame, rng, ledger = job.frame, job.rng, job.ledger
+        assert frame is not None and ledger is not None
         check_release_columns(frame, self.spec)
         codes = self.transformer.forward(frame)
         n = len(codes)
@@ -124,9 +125,8 @@ class Synthesizer:
                 f"{n} rows cannot be projected so that every record appears at least "
                 f"{self.configuration.min_count} times (min_count)"
             )
-        ledger = _api_ledger(ledger, frame, self.spec, public=public)
         generator = make_generator(
-            model,
+            self.configuration.model,
             self.configuration.hyperparameters,
             epsilon=self.spec.privacy.generator_epsilon,
             transformer=self.transformer,
@@ -251,39 +251,7 @@ def evaluate_candidate(
                 "dataset ledger"
             )
         return evaluate(spec, transformer, orig, cand, exact=True)
-    ledger = _api_ledger(ledger, original, spec, public=public)
-    rng = check_rng(rng if rng is not None else PrivacyRNG.secure(), public=public)
+    job = open_job(spec, original, public=public, rng=rng, ledger=ledger, api=True)
+    assert job.ledger is not None
+    ledger, rng = job.ledger, job.rng
     return evaluate(spec, transformer, orig, cand, exact=False, ledger=ledger, rng=rng)
-
-
-def _api_ledger(
-    ledger: Ledger | None, frame: pd.DataFrame | None, spec: ReleaseSpec, *, public: bool
-) -> Ledger:
-    """The ledger a DP computation charges: the CLI's rule, for the Python API.
-
-    Data not declared public need their dataset's persistent ledger
-    (:func:`synthflow.dataset_ledger`), bound to these very data; public data may use
-    any ledger (a new in-memory one by default).
-    """
-    if public:
-        if ledger is not None:
-            return ledger
-        return Ledger(
-            total_epsilon=spec.privacy.total_epsilon, total_delta=spec.privacy.total_delta
-        )
-    if ledger is None or ledger.header is None:
-        raise ConfigError(
-            "DP computations on data not declared public charge the dataset's persistent "
-            "ledger: pass ledger=synthflow.dataset_ledger(PATH, data, total_epsilon=...) (one "
-            "file per private dataset, shared with the command line), or public=True if the "
-            "data are public"
-        )
-    if frame is not None:
-        from synthflow.ledger import data_fingerprint  # noqa: PLC0415
-
-        if ledger.header.get("dataset_sha256") != data_fingerprint(frame):
-            raise ConfigError(
-                f"the ledger {str(ledger.path)!r} belongs to another dataset (its fingerprint "
-                "differs from these data's): pass the ledger of these data"
-            )
-    return ledger

@@ -28,6 +28,7 @@ from synthflow.data import CleaningReport
 from synthflow.errors import ConfigError, InfeasibleConfigurationError, NotEnoughRowsError
 from synthflow.filtering import binned_violations
 from synthflow.generators import REGISTRY, Generator, make_generator
+from synthflow.generators.registry import check_public_only
 from synthflow.kanon import project
 from synthflow.ledger import Ledger
 from synthflow.rng import PrivacyRNG
@@ -181,11 +182,7 @@ def run_flow(
         raise ConfigError(
             f"model {configuration.model!r} is not registered; available: {sorted(REGISTRY)}"
         )
-    if getattr(REGISTRY[configuration.model], "requires_public_data", False) and not public:
-        raise ConfigError(
-            f"generator {configuration.model!r} leaks private data (see "
-            "docs/generators.md) and runs only on data declared public (--public)"
-        )
+    check_public_only((configuration.model,), public=public)
     timings: dict[str, float] = {}
     steps = tqdm(
         total=4,

@@ -71,6 +71,7 @@ __all__ = [
     "data_fingerprint",
     "dataset_ledger",
     "file_sha256",
+    "read_ledger",
     "spend_line",
     "spend_lines",
 ]
@@ -584,6 +585,29 @@ def dataset_ledger(
             "fixed when its ledger is created"
         )
     return ledger
+
+
+class _LedgerView(Ledger):
+    """A ledger file read for what it records: charging or reserving through it is a bug."""
+
+    def charge(self, what: str, **_: Any) -> None:
+        raise RuntimeError(f"a ledger read for its figures cannot be charged ({what!r})")
+
+    def reserve(self, epsilon: float, delta: float = 0.0, *, what: str) -> Iterator[None]:  # type: ignore[override]
+        raise RuntimeError(f"a ledger read for its figures cannot hold a reservation ({what!r})")
+
+
+def read_ledger(path: str | Path) -> Ledger:
+    """The ledger file at ``path`` read for its figures (spent epsilon and delta, charges).
+
+    Never charged: jobs open the ledgers they charge (:func:`synthflow.jobs.open_job`);
+    this is for reports of what a file records (a release's spend line, the demo's
+    summary). A missing file reads as empty.
+
+    Raises:
+        ConfigError: A damaged file.
+    """
+    return _LedgerView(total_epsilon=1e300, total_delta=0.999, path=path)
 
 
 def command_ledger(

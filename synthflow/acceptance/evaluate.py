@@ -177,19 +177,15 @@ def evaluate_exact_and_noisy(
     candidate: pd.DataFrame,
     *,
     rng: PrivacyRNG,
-    ledger: Ledger | None = None,
+    ledger: Ledger,
     regression_fit: DPRegressionFit | None = None,
 ) -> ExactAndNoisy:
     """Exact values and the would-be DP decision, for public data only.
 
-    Without a ``ledger`` a throwaway one sized to the evaluation budget is used.
+    ``ledger`` is charged the DP releases (a public run's own: budget eps_eval).
     """
     ctx = context(spec, transformer, original, candidate)  # shared: exact values once
     exact = _evaluate_in(ctx, exact=True, ledger=None, rng=None, regression_fit=None)
-    if ledger is None:
-        ledger = Ledger(
-            total_epsilon=max(spec.evaluation_epsilon, 1e-12), total_delta=spec.privacy.total_delta
-        )
     noisy = _evaluate_in(ctx, exact=False, ledger=ledger, rng=rng, regression_fit=regression_fit)
     planning = {
         name: {"statistic": r.statistic, "public": r.public}

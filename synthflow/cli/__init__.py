@@ -59,6 +59,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"synthflow {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log details")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bars or lines")
+    parser.add_argument(
+        "--plugin",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help="import a module or .py file that registers its own generators or criterion "
+        "kinds (repeatable; installed 'synthflow.plugins' entry points load too)",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in _COMMAND_MODULES:
         try:
@@ -85,6 +93,9 @@ def main(argv: Sequence[str] | None = None) -> int:  # noqa: PLR0911  (one per o
     before = _charged()
     ledgers = _charged_by_ledger()  # each ledger's spend before this command
     try:
+        from synthflow.plugins import load_plugins
+
+        load_plugins(getattr(args, "plugin", []))
         return int(args.func(args) or 0)
     except SelectionPaused as exc:
         print(f"synthflow {args.command}: paused: {exc}", file=sys.stderr)
@@ -207,7 +218,7 @@ def _start_sweep_workers_early(argv: list[str]) -> None:
     (about 0.1 s). A usage error then leaves it idle; it exits with this process.
     """
     if _is_local_sweep(argv):
-        from synthflow.sweep._forkserver import start_fork_server
+        from synthflow.jobs._sweep_forkserver import start_fork_server
 
         start_fork_server()
 

@@ -49,11 +49,11 @@ def _sweep(args: argparse.Namespace) -> int:
     if not args.address:
         # Before the engine's own imports (pandas: about 0.4 s), so that the fork server's
         # imports of the flow run beside them on a second core.
-        from synthflow.sweep._forkserver import start_fork_server
+        from synthflow.jobs._sweep_forkserver import start_fork_server
 
         start_fork_server()
+    from synthflow.jobs.sweep import run_sweep
     from synthflow.loader import load_spec
-    from synthflow.sweep.engine import run_sweep
     from synthflow.sweep.evaluation import load_evaluator
 
     require_public(args, "a sweep stores exact statistics of --data for every run")

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from synthflow._outputs import check_output_dir, check_output_file
 from synthflow.cli.conventions import add_command
-from synthflow.errors import ConfigError, DataError
+from synthflow.errors import ConfigError
 from synthflow.tables._options import (
     _check_private_use,
     _floats,
@@ -29,7 +29,7 @@ from synthflow.tables._options import (
 
 # The library is imported where a command uses it: the CLI starts without it (#16).
 if TYPE_CHECKING:
-    from synthflow.rng import PrivacyRNG
+    pass
 
 __all__ = ["METHOD_NAMES", "register"]
 
@@ -40,26 +40,11 @@ METHOD_NAMES = ("cell-key", "ten-five", "suppress", "round", "laplace", "geometr
 log = logging.getLogger(__name__)
 
 
-def _rng(args: argparse.Namespace) -> PrivacyRNG:
-    from synthflow.jobs._rules import privacy_rng
-
-    return privacy_rng(args.seed, public=args.public)
-
-
 def _protect(args: argparse.Namespace) -> int:
-    from synthflow.data import load_data
-    from synthflow.ledger import Ledger, command_ledger
+    from synthflow.jobs.tables import protect_tables
     from synthflow.loader import load_spec
     from synthflow.tables._spec import load_tables
-    from synthflow.tables.protect import (
-        CellKey,
-        build_method,
-        protect,
-        write_metadata,
-        write_tables,
-    )
-    from synthflow.tables.ptable import make_ptable
-    from synthflow.tables.tabulate import Microdata
+    from synthflow.tables.protect import build_method
 
     spec = load_spec(args.spec)
     tables = load_tables(args.tables, spec)
@@ -67,67 +52,31 @@ def _protect(args: argparse.Namespace) -> int:
     method = build_method(args.method, **opts)
     _check_private_use(args, spec, opts, is_dp=method.is_dp)
     out = check_output_dir(args.out, option="--out")  # empty and writable, before any charge
-    rng = _rng(args)
-    key_col = getattr(method, "record_key_column", None)
-    extra = (key_col,) if key_col is not None else ()
-    loaded = load_data(args.data, spec, public=args.public, extra_columns=extra)
-    data = Microdata(loaded.frame, spec)
-    ledger = None
-    if method.is_dp:
-        if args.ledger is not None or not args.public:
-            ledger = command_ledger(
-                data=loaded.frame.drop(columns=list(extra)),
-                public=args.public,
-                ledger_path=args.ledger,
-                total_epsilon=spec.privacy.total_epsilon,
-                total_delta=spec.privacy.total_delta,
-            )
-        else:  # public data: this run's own ledger, sized to its budget
-            ledger = Ledger(
-                total_epsilon=opts["epsilon"],
-                total_delta=opts.get("delta", 0.0),
-                path=out / "ledger.jsonl",
-            )
-    if ledger is not None:
-        # The method's whole budget held before its first table is charged: refused with
-        # nothing charged (and no table lost) if the ledger cannot afford it all.
-        with ledger.reserve(
-            opts["epsilon"], opts.get("delta", 0.0), what=f"tables protect {args.method}"
-        ):
-            published = protect(data, tables, method, rng=rng, ledger=ledger)
-    else:
-        published = protect(data, tables, method, rng=rng, ledger=ledger)
-    files = write_tables(published, out)
-    if isinstance(method, CellKey):
-        make_ptable(method.ptable).to_frame().to_csv(out / "ptable.csv", index=False)
+    protect_tables(
+        spec,
+        tables,
+        method,
+        opts,
+        args.data,
+        out=out,
+        seed=args.seed,
+        public=args.public,
+        ledger_path=args.ledger,
+        not_dp_statement=_not_dp_statement(args.method),
+        tables_file=str(args.tables),
+        what=f"tables protect {args.method}",
+    )
     if not method.is_dp:
         _warn_not_dp(args, out)
-    meta = {
-        "method": method.describe(),
-        "spec": {"path": spec.path, "sha256": spec.sha256},
-        "tables_file": str(args.tables),
-        "data": str(args.data),
-        "files": [f.name for f in files],
-        "randomness": rng.describe(),
-        "cleaning": loaded.report.to_json(),
-        "privacy": (
-            {"differentially_private": True, **ledger.summary()}
-            if ledger
-            else {"differentially_private": False, "statement": _not_dp_statement(args.method)}
-        ),
-    }
-    write_metadata(out / "tables.json", meta)
     print(out.resolve())
     return 0
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from synthflow.data import load_data
+    from synthflow.jobs.tables import compare_tables
     from synthflow.loader import load_spec
     from synthflow.tables._spec import load_tables
-    from synthflow.tables.compare import DEFAULT_EPSILONS, compare, read_release
     from synthflow.tables.report import write_report
-    from synthflow.tables.tabulate import Microdata
 
     if not args.public:
         # The comparison publishes exact statistics of the input (each method's distance
@@ -144,27 +93,15 @@ def _compare(args: argparse.Namespace) -> int:
     )
     spec = load_spec(args.spec)
     tables = load_tables(args.tables, spec)
-    rng = _rng(args)
-    loaded = load_data(args.data, spec, public=args.public)
-    release = release_eps = None
-    if args.release:
-        frame, release_eps = read_release(args.release)
-        if len(frame) != len(loaded.frame):
-            raise DataError(
-                f"the release in {args.release!r} holds {len(frame)} rows but --data has "
-                f"{len(loaded.frame)} after cleaning; a release of these data has exactly as "
-                "many rows (n is public): pass the data the release was made from"
-            )
-        release = Microdata(frame, spec, labelled=True)
-    result = compare(
-        Microdata(loaded.frame, spec),
+    result = compare_tables(
+        spec,
         tables,
-        rng=rng,
-        release=release,
-        release_epsilon=release_eps,
-        epsilons=_floats(args.epsilons, "--epsilons") if args.epsilons else DEFAULT_EPSILONS,
+        args.data,
+        release_path=args.release,
+        seed=args.seed,
+        epsilons=tuple(_floats(args.epsilons, "--epsilons")) if args.epsilons else None,
         delta=args.delta,
-        neighbouring=args.neighbouring or spec.privacy.neighbouring,
+        neighbouring=args.neighbouring,
         nonnegative=not args.allow_negative,
     )
     path = write_report(result, args.out, heatmap_epsilon=args.heatmap_epsilon)

@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # the exports, imported on first use (synthflow/_lazy.py)
     from synthflow.generators.pep import PEP
     from synthflow.generators.privbayes import PrivBayes
     from synthflow.generators.protocol import Generator, PrivacyCost, check_codes
-    from synthflow.generators.registry import REGISTRY, make_generator
+    from synthflow.generators.registry import REGISTRY, make_generator, register
     from synthflow.generators.workload import WorkloadGenerator
 
 __all__ = [
@@ -52,6 +52,7 @@ __all__ = [
     "WorkloadHyperparameters",
     "check_codes",
     "make_generator",
+    "register",
 ]
 
 lazy_package(__name__)

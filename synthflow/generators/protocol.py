@@ -42,6 +42,10 @@ class Generator(Protocol):
 
     name: ClassVar[str]
     Hyperparameters: ClassVar[type]
+    requires_public_data: ClassVar[bool]
+    """It reads its input as public data (a leak not fixed): refused on private data."""
+    needs_transformer: ClassVar[bool]
+    """Its constructor takes ``transformer=`` (measurements derived from the spec)."""
 
     def __init__(self, hyperparameters: Any, *, epsilon: float) -> None:
         """Store validated hyperparameters and the budget; no data is touched."""
@@ -92,6 +96,7 @@ class GeneratorBase:
     name: ClassVar[str]
     Hyperparameters: ClassVar[type]
     requires_public_data: ClassVar[bool] = False
+    needs_transformer: ClassVar[bool] = False
 
     def __init__(self, hyperparameters: Any, *, epsilon: float) -> None:
         if not isinstance(hyperparameters, self.Hyperparameters):

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
+from synthflow.errors import ConfigError
 from synthflow.generators._gan import (
     DPCTGAN,
     PATECTGAN,
@@ -14,7 +17,7 @@ from synthflow.generators.protocol import Generator
 from synthflow.generators.workload import WorkloadGenerator
 from synthflow.transform import Transformer
 
-__all__ = ["REGISTRY", "make_generator"]
+__all__ = ["REGISTRY", "check_public_only", "make_generator", "register"]
 
 REGISTRY: dict[str, type[Generator]] = {
     "privbayes": PrivBayes,
@@ -47,7 +50,60 @@ def make_generator(
     """
     cls = REGISTRY[model]
     hp = cls.Hyperparameters(**hyperparameters)
-    if getattr(cls, "needs_transformer", False):
+    if cls.needs_transformer:
         return cls(hp, epsilon=epsilon, transformer=transformer)  # type: ignore[call-arg]
     gen: Generator = cls(hp, epsilon=epsilon)
     return gen
+
+
+def check_public_only(models: Iterable[str], *, public: bool, api: bool = False) -> None:
+    """Refuse generators that read their input as public data on data not declared public.
+
+    The one check (``requires_public_data``): jobs (:func:`synthflow.jobs.open_job`),
+    the flow and a release's candidates all call it.
+
+    Raises:
+        ConfigError: Naming the generators and the fix.
+    """
+    if public:
+        return
+    needs = sorted({m for m in models if REGISTRY[m].requires_public_data})
+    if needs:
+        declare = "public=True" if api else "--public"
+        raise ConfigError(
+            f"generator(s) {needs} read their input as public data and run only on data "
+            f"declared public ({declare}; see docs/generators.md): choose other generators "
+            "for private data"
+        )
+
+
+def register(cls: type[Generator]) -> type[Generator]:
+    """Add a generator defined outside the package (docs/adding-a-generator.md).
+
+    The one step a plug-in takes: the class joins :data:`REGISTRY` and its
+    ``Hyperparameters`` join the spec loader's light table
+    (:data:`~synthflow.generators.hyperparameters.HYPERPARAMETERS`), so a spec can name
+    it. On the command line, ``synthflow --plugin MODULE_OR_FILE ...`` imports the module
+    that calls this. Returns ``cls`` (usable as a class decorator).
+
+    Raises:
+        ConfigError: A name taken by another generator, or a class without ``name``,
+            ``Hyperparameters`` or the protocol's flags.
+    """
+    from synthflow.generators.hyperparameters import HYPERPARAMETERS  # noqa: PLC0415
+
+    missing = [
+        a
+        for a in ("name", "Hyperparameters", "requires_public_data", "needs_transformer")
+        if not hasattr(cls, a)
+    ]
+    if missing:
+        raise ConfigError(
+            f"generator class {cls.__name__} lacks {missing}: subclass "
+            "synthflow.generators.protocol.GeneratorBase (docs/adding-a-generator.md)"
+        )
+    if REGISTRY.get(cls.name, cls) is not cls:
+        raise ConfigError(f"a generator named {cls.name!r} is already registered")
+    REGISTRY[cls.name] = cls
+    HYPERPARAMETERS[cls.name] = cls.Hyperparameters
+    return cls

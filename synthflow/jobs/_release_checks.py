@@ -11,7 +11,7 @@ from synthflow.acceptance.noise_check import space_noise_warning
 from synthflow.errors import (
     ConfigError,
 )
-from synthflow.ledger import Ledger
+from synthflow.ledger import Ledger, read_ledger
 from synthflow.release._datasheet import bundled_provenance_of, provenance_warning
 
 if TYPE_CHECKING:
@@ -34,7 +34,7 @@ __all__ = [
 def _spent(private_dir: Path) -> float:
     """Epsilon the enclave's ledger records (0 if the selection has not charged)."""
     try:
-        return Ledger(total_epsilon=1e300, path=private_dir / "ledger.jsonl").spent_epsilon
+        return read_ledger(private_dir / "ledger.jsonl").spent_epsilon
     except (ConfigError, OSError):
         return 0.0
 
@@ -46,7 +46,7 @@ def selection_spend_line(private_dir: Path, ledger_path: str | Path | None) -> s
     charge): "spent epsilon X (delta D) of Y; Z left; ledger PATH".
     """
     try:
-        enclave = Ledger(total_epsilon=1e300, total_delta=0.999, path=private_dir / "ledger.jsonl")
+        enclave = read_ledger(private_dir / "ledger.jsonl")
         eps, delta = enclave.spent_epsilon, enclave.spent_delta
     except (ConfigError, OSError, ValueError):
         return f"the enclave ledger {str(private_dir / 'ledger.jsonl')!r} cannot be read"
@@ -56,7 +56,7 @@ def selection_spend_line(private_dir: Path, ledger_path: str | Path | None) -> s
         where = private_dir / "ledger.jsonl"
         return f"spent epsilon {eps:.6g} (delta {delta:.3g}); enclave ledger {where}"
     try:
-        shared = Ledger(total_epsilon=1e300, total_delta=0.999, path=ledger_path)
+        shared = read_ledger(ledger_path)
         header = shared.header or {}
         total, total_delta = float(header["total_epsilon"]), float(header.get("total_delta", 0))
     except (ConfigError, OSError, ValueError, KeyError, TypeError):

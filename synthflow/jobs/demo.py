@@ -27,7 +27,7 @@ from synthflow.config.model import DatasheetSpec
 from synthflow.errors import ConfigError
 from synthflow.jobs.release import run_release
 from synthflow.jobs.ship import make_shipped_plan
-from synthflow.ledger import Ledger
+from synthflow.ledger import read_ledger
 from synthflow.loader import load_spec
 from synthflow.release.audit import NOT_CHECKED, AuditReport, audit_release
 from synthflow.release.shipped import FILES, ShippedPlan, shipped_plan
@@ -179,11 +179,7 @@ def run_main_job(
         datasheet=DEMO_DATASHEET,  # the demo's own provenance, not the births spec's
     )
     spec = load_spec(plan / "spec.yaml")
-    ledger = Ledger(
-        total_epsilon=spec.privacy.total_epsilon,
-        total_delta=spec.privacy.total_delta,
-        path=out / "enclave" / "dataset_ledger.jsonl",
-    )
+    ledger = read_ledger(out / "enclave" / "dataset_ledger.jsonl")
     result = MainJobResult(
         release_dir=release_dir,
         plan_dir=plan,

@@ -11,8 +11,7 @@ from synthflow.acceptance.evaluate import evaluate
 from synthflow.acceptance.noise_check import check_public_sample_is_public, public_sample_path
 from synthflow.data import load_data, read_table
 from synthflow.errors import ConfigError, DataError
-from synthflow.jobs._rules import privacy_rng
-from synthflow.ledger import command_ledger
+from synthflow.jobs._open import open_job
 from synthflow.space import find_configuration
 from synthflow.transform import Transformer
 
@@ -71,7 +70,6 @@ def evaluate_files(
             "only: add --public if the data are public, or drop --exact to evaluate with DP "
             "noise charged to the dataset's --ledger"
         )
-    rng = privacy_rng(seed, public=public)
     configuration = find_configuration(spec, config_id)
     transformer = Transformer(spec, configuration.transformations)
     orig = load_codes(original, spec, transformer, public=public)
@@ -87,17 +85,17 @@ def evaluate_files(
     if exact:
         return evaluate(spec, transformer, orig, cand, exact=True), transformer, orig, cand
     public_sample_path(spec)  # the DP report reads it after the charge: refuse a missing one now
-    cleaned = load_data(original, spec, public=public).frame if not public or ledger_path else None
-    if not public and cleaned is not None:
-        check_public_sample_is_public(spec, cleaned)  # its figures are published uncharged
-    ledger = command_ledger(
-        # the dataset ledger is bound to the cleaned original (its fingerprint)
-        data=cleaned if ledger_path is not None else None,
+    job = open_job(
+        spec,
+        original if not public or ledger_path else None,  # a dataset ledger's fingerprint
         public=public,
-        ledger_path=ledger_path,
-        total_epsilon=spec.privacy.total_epsilon,
-        total_delta=spec.privacy.total_delta,
+        seed=seed,
+        ledger=ledger_path,
     )
+    if not public and job.frame is not None:
+        check_public_sample_is_public(spec, job.frame)  # its figures are published uncharged
+    assert job.ledger is not None
+    ledger, rng = job.ledger, job.rng
     # Every criterion's charge held at once: refused with nothing charged if not all fit.
     with ledger.reserve(
         spec.evaluation_epsilon,

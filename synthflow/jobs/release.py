@@ -17,13 +17,13 @@ from synthflow.acceptance.noise_check import check_public_sample_is_public
 from synthflow.candidates import read_candidates, read_pass_rates
 from synthflow.config.model import DatasheetSpec
 from synthflow.cost import selection_cost
-from synthflow.data import load_data
 from synthflow.errors import (
     ConfigError,
     SpentError,
 )
 from synthflow.flow import check_configurations
 from synthflow.jobs._attempt import _attempt_fn
+from synthflow.jobs._open import open_job
 from synthflow.jobs._plan_size import plan_rows_problem
 from synthflow.jobs._release_checks import (
     _check_dataset_budget,
@@ -36,8 +36,7 @@ from synthflow.jobs._release_checks import (
     hopeless_release,
     selection_spend_line,
 )
-from synthflow.jobs._rules import privacy_rng
-from synthflow.ledger import Ledger, command_ledger, file_sha256
+from synthflow.ledger import Ledger, file_sha256
 from synthflow.loader import load_datasheet, load_spec
 from synthflow.release.publish import write_release
 from synthflow.release.selection import private_selection
@@ -114,18 +113,16 @@ def run_release(
     candidates = read_candidates(spec, candidates_path)
     if out.exists() and any(out.iterdir()):
         raise ConfigError(f"release directory {str(out)!r} is not empty; choose a new --out")
-    rng = privacy_rng(seed, public=public)
-    from synthflow.generators import REGISTRY  # noqa: PLC0415
-
-    needs_public = sorted(
-        {c.model for c in candidates if getattr(REGISTRY[c.model], "requires_public_data", False)}
+    job = open_job(
+        spec,
+        data,
+        public=public,
+        seed=seed,
+        models=tuple(c.model for c in candidates),
+        charges=False,  # the dataset ledger is opened below, once every check has passed
     )
-    if needs_public and not public:
-        raise ConfigError(
-            f"candidates use {needs_public}, which run only on data declared public (see "
-            "docs/generators.md); shortlist other generators for a private release"
-        )
-    raw = load_data(data, spec, public=public).frame
+    rng, raw = job.rng, job.frame
+    assert raw is not None
     check_configurations(spec, candidates, len(raw))  # before anything is charged
     if not public:
         check_public_sample_is_public(spec, raw)
@@ -176,17 +173,7 @@ def run_release(
             "released and the budget stays spent",
             file=sys.stderr,
         )
-    shared = (
-        command_ledger(
-            data=raw,
-            public=public,
-            ledger_path=ledger_path,
-            total_epsilon=spec.privacy.total_epsilon,
-            total_delta=spec.privacy.total_delta,
-        )
-        if ledger_path is not None or not public
-        else None
-    )
+    shared = job.open_ledger(ledger_path) if ledger_path is not None or not public else None
     _check_dataset_budget(shared, cost, ledger_path, resuming=resuming)  # before the enclave
     fit = None
     if fit_once:

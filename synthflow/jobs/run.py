@@ -7,11 +7,9 @@ from pathlib import Path
 from synthflow._outputs import check_output_dir, removed_if_refused
 from synthflow.config.model import ReleaseSpec
 from synthflow.cost import delta_of
-from synthflow.data import load_data
 from synthflow.errors import ConfigError
 from synthflow.flow import run_flow, write_candidate
-from synthflow.jobs._rules import privacy_rng
-from synthflow.ledger import command_ledger
+from synthflow.jobs._open import open_job
 from synthflow.space import Configuration
 
 __all__ = ["RUN_FILES", "run_configuration"]
@@ -65,21 +63,22 @@ def run_configuration(
     Nothing is written when the spec, options or data are invalid. Data not declared
     public need ``ledger_path``, the dataset's persistent ledger (:func:`command_ledger`).
     """
-    rng = privacy_rng(seed, public=public)
     _check_out(out)
-    loaded = load_data(data, spec, public=public)
     # Made before anything is charged (a charged run must be able to write its result);
     # removed again while empty if the run is refused (private data without --ledger).
     with removed_if_refused(out):
         _prepare_out(out)
-        ledger = command_ledger(
-            data=loaded.frame,
+        job = open_job(
+            spec,
+            data,
             public=public,
-            ledger_path=ledger_path,
-            total_epsilon=spec.privacy.total_epsilon,
-            total_delta=spec.privacy.total_delta,
-            fallback=out / "ledger.jsonl",
+            seed=seed,
+            ledger=ledger_path,
+            out=out,
+            models=(configuration.model,),
         )
+        assert job.ledger is not None and job.loaded is not None
+        ledger, rng, loaded = job.ledger, job.rng, job.loaded
         # The whole cost held before the generator's first charge (a structure step, then
         # its counts): a run that cannot afford it all is refused with nothing charged.
         with ledger.reserve(

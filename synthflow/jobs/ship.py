@@ -54,10 +54,10 @@ def make_shipped_plan(
     import numpy as np  # noqa: PLC0415
 
     from synthflow.jobs.plan import plan_budget  # noqa: PLC0415
+    from synthflow.jobs.sweep import run_sweep  # noqa: PLC0415
     from synthflow.loader import load_spec  # noqa: PLC0415
     from synthflow.public import Calibration, default_calibration_path, simulate, write_sample  # noqa: PLC0415
     from synthflow.resources import bundled_spec  # noqa: PLC0415
-    from synthflow.sweep.engine import run_sweep  # noqa: PLC0415
 
     how = recipe(name)
     if rows is not None and (data is not None or rows < 1000):

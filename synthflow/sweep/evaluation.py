@@ -20,6 +20,7 @@ from synthflow.errors import ConfigError
 if TYPE_CHECKING:  # the sweep's driver imports this module: it stays light
     from synthflow.config.model import ReleaseSpec
     from synthflow.flow import FlowResult
+    from synthflow.ledger import Ledger
     from synthflow.rng import PrivacyRNG
 
 __all__ = [
@@ -72,8 +73,13 @@ class RunEvaluation:
 class Evaluator(Protocol):
     """Evaluates one flow's candidate; must be picklable (it runs on sweep workers)."""
 
-    def __call__(self, spec: ReleaseSpec, result: FlowResult, *, rng: PrivacyRNG) -> RunEvaluation:
-        """Exact values and the would-be DP decision for ``result``."""
+    def __call__(
+        self, spec: ReleaseSpec, result: FlowResult, *, rng: PrivacyRNG, ledger: Ledger
+    ) -> RunEvaluation:
+        """Exact values and the would-be DP decision for ``result``.
+
+        ``ledger``: the run's evaluation ledger (budget eps_eval), opened by the sweep's job.
+        """
         ...
 
 
@@ -81,28 +87,21 @@ class AcceptanceEvaluator:
     """The release's acceptance criteria (``synthflow.acceptance.evaluate``).
 
     Uses ``synthflow.acceptance.evaluate_exact_and_noisy``: the criteria once exactly
-    (values) and once with the DP evaluation noise on a throw-away ledger of budget
-    eps_eval (decisions). The noise comes from ``rng``, seeded per run in a sweep.
+    (values) and once with the DP evaluation noise on the run's evaluation ledger of
+    budget eps_eval (decisions). The noise comes from ``rng``, seeded per run in a sweep.
     """
 
     fit_once: bool = False
 
-    def __call__(self, spec: ReleaseSpec, result: FlowResult, *, rng: PrivacyRNG) -> RunEvaluation:
+    def __call__(
+        self, spec: ReleaseSpec, result: FlowResult, *, rng: PrivacyRNG, ledger: Ledger
+    ) -> RunEvaluation:
         """Exact values and the would-be DP decision for ``result``."""
         from synthflow.acceptance import evaluate_exact_and_noisy  # noqa: PLC0415  heavy
         from synthflow.criteria.regression_coefficients import fit_dp_regression  # noqa: PLC0415
-        from synthflow.ledger import Ledger  # noqa: PLC0415
 
         fit = (
-            fit_dp_regression(
-                spec,
-                result.transformer,
-                result.original,
-                ledger=Ledger(
-                    total_epsilon=spec.evaluation_epsilon, total_delta=spec.privacy.total_delta
-                ),
-                rng=rng,
-            )
+            fit_dp_regression(spec, result.transformer, result.original, ledger=ledger, rng=rng)
             if self.fit_once
             else None
         )
@@ -112,6 +111,7 @@ class AcceptanceEvaluator:
             result.original,
             result.candidate,
             rng=rng,
+            ledger=ledger,
             regression_fit=fit,
         )
         noisy = {c.name: c for c in both.noisy.criteria}

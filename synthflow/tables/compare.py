@@ -7,9 +7,8 @@ and the top-down method) at each epsilon, and, if given, tabulates a DP syntheti
 release the same way; it then measures utility and risk of each published table
 against the original. The original itself is listed too (no loss, its own risk).
 
-Each DP run is charged to one ledger whose total is the sum of all runs: running a
-comparison on private data spends all of it, so use it on public data (such as the
-NVSS samples) to choose a method, then release once with ``tables protect``.
+Each DP run is charged to one ledger of the sum of all runs (:func:`comparison_budget`),
+so compare on public data (the NVSS samples) to choose a method, then protect once.
 """
 
 from __future__ import annotations
@@ -20,13 +19,13 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from synthflow.data import read_table
 from synthflow.errors import DataError
-from synthflow.ledger import Ledger
 from synthflow.rng import PrivacyRNG
 from synthflow.tables._noise import MECHANISMS, Neighbouring
 from synthflow.tables._spec import TableSpec
@@ -35,7 +34,17 @@ from synthflow.tables.protect import CellKey, TableMethod, build_method, protect
 from synthflow.tables.ptable import PRESETS
 from synthflow.tables.tabulate import CountTable, Microdata, ReleasedTable, tabulate_all
 
-__all__ = ["DEFAULT_EPSILONS", "Comparison", "ComparisonRow", "compare", "read_release"]
+if TYPE_CHECKING:
+    from synthflow.ledger import Ledger
+
+__all__ = [
+    "DEFAULT_EPSILONS",
+    "Comparison",
+    "ComparisonRow",
+    "compare",
+    "comparison_budget",
+    "read_release",
+]
 
 DEFAULT_EPSILONS: tuple[float, ...] = (0.1, 1.0, 2.0, 5.0, 10.0)
 """The epsilons of the ONS DP pilot's tables."""
@@ -199,8 +208,12 @@ def compare(
     delta: float = 1e-6,
     neighbouring: Neighbouring = "replace_one",
     nonnegative: bool = True,
+    ledger: Ledger,
 ) -> Comparison:
     """Run every method on every table and measure each published table.
+
+    ``ledger`` is charged every DP run: open it (:func:`synthflow.jobs.open_job`) with
+    :func:`comparison_budget`'s total.
 
     Args:
         data: The microdata (original).
@@ -212,6 +225,7 @@ def compare(
         delta: Total delta of the Gaussian runs.
         neighbouring: Neighbouring relation of the DP methods.
         nonnegative: Clip negative DP counts to 0 (as an office would publish).
+        ledger: Charged every DP run (its total: :func:`comparison_budget`).
     """
     start = time.perf_counter()
     if not epsilons or any(not (e > 0 and math.isfinite(e)) for e in epsilons):
@@ -219,10 +233,6 @@ def compare(
     groups = tabulate_all(tables, data)
     originals = [lv for g in groups for lv in g]
     methods = _methods(epsilons, delta=delta, neighbouring=neighbouring, nonnegative=nonnegative)
-    dp = [(m, e) for m, e in methods if m.is_dp]
-    total_eps = math.fsum(e for _, e in dp if e is not None)
-    n_gauss = sum(1 for m, _ in dp if m.name == "gaussian")
-    ledger = Ledger(total_epsilon=total_eps, total_delta=min(delta * n_gauss, 0.999))
     rows = [
         ComparisonRow(
             table=o.spec.name,
@@ -280,3 +290,11 @@ def compare(
         },
         seconds=time.perf_counter() - start,
     )
+
+
+def comparison_budget(epsilons: Sequence[float], *, delta: float) -> tuple[float, float]:
+    """The total (epsilon, delta) of a comparison's DP runs: the sum over its methods."""
+    methods = _methods(epsilons, delta=delta, neighbouring="replace_one", nonnegative=True)
+    dp = [(m, e) for m, e in methods if m.is_dp]  # the relation moves sensitivities, not budgets
+    n_gauss = sum(1 for m, _ in dp if m.name == "gaussian")
+    return math.fsum(e for _, e in dp if e is not None), min(delta * n_gauss, 0.999)

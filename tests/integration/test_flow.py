@@ -242,7 +242,7 @@ def test_generators_needing_public_data_refuse_private_data(small_spec, small_cs
     cfg = expand_space(small_spec)[0]
     raw = load_data(small_csv, small_spec).frame
     ledger = Ledger(total_epsilon=5)
-    with pytest.raises(ConfigError, match="runs only on data declared public"):
+    with pytest.raises(ConfigError, match="run only on data declared public"):
         run_flow(small_spec, cfg, raw, ledger=ledger, rng=PrivacyRNG.secure(), show_progress=False)
     assert ledger.charges == ()
     run_flow(

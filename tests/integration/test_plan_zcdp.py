@@ -21,10 +21,10 @@ from synthflow import zcdp
 from synthflow.cost import SINGLE_ATTEMPT
 from synthflow.jobs.plan import plan_budget
 from synthflow.jobs.release import run_release
+from synthflow.jobs.sweep import run_sweep
 from synthflow.ledger import Ledger
 from synthflow.loader import load_spec
 from synthflow.release.audit import audit_release
-from synthflow.sweep.engine import run_sweep
 
 sys.path.insert(0, str(Path(__file__).parent))
 

@@ -108,8 +108,8 @@ def test_killed_sweep_resumes_each_pair_exactly_once(tmp_path: Path, sig: signal
 def test_a_killed_worker_is_a_clear_error_and_the_sweep_resumes(tmp_path: Path) -> None:
     """A worker process killed mid-run (as by the out-of-memory killer): exit 2 and one
     line naming the run and how to resume, no traceback; re-running completes the store."""
+    from synthflow.jobs.sweep import select_configurations
     from synthflow.loader import load_spec
-    from synthflow.sweep.engine import select_configurations
 
     spec = tiny_spec_file(tmp_path)
     data = small_data_file(tmp_path, rows=800)

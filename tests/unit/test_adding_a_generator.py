@@ -14,6 +14,7 @@ import pytest
 
 from synthflow.errors import BudgetExceededError
 from synthflow.generators import registry
+from synthflow.generators.hyperparameters import HYPERPARAMETERS
 from synthflow.ledger import Ledger
 from synthflow.loader import load_spec
 from synthflow.rng import PrivacyRNG
@@ -28,8 +29,11 @@ def independent(monkeypatch):
     code = re.search(r"```python\n(.*?)```", PAGE.read_text(), re.S).group(1)
     module = types.ModuleType("independent_from_docs")
     monkeypatch.setitem(sys.modules, module.__name__, module)  # dataclasses look it up
+    for table in (registry.REGISTRY, HYPERPARAMETERS):  # the page registers: undone after
+        monkeypatch.setitem(table, "independent", None)
+        monkeypatch.delitem(table, "independent")
     exec(compile(code, str(PAGE), "exec"), module.__dict__)
-    monkeypatch.setitem(registry.REGISTRY, "independent", module.Independent)
+    assert registry.REGISTRY["independent"] is module.Independent
     return module
 
 

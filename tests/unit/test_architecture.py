@@ -120,3 +120,47 @@ def test_few_long_modules_and_each_says_why_it_stays_whole():
     assert len(set(long) - kinds) <= MAX_LONG_MODULES, sorted(set(long) - kinds)
     for name, path in long.items():
         assert "Kept whole:" in (ast.get_docstring(ast.parse(path.read_text())) or ""), name
+
+
+# Where a ledger may be opened or randomness built outside the job layer, and why. The
+# job layer (synthflow/jobs/, through open_job) opens them for every computation on data;
+# ledger.py and rng.py define them.
+OPENS_OUTSIDE_JOBS = {
+    # Seeded noise on public figures (no data read): the planner's and the noise rule's
+    # simulations draw with the release's own Laplace sampler so they match it.
+    "synthflow.plan.simulate": {"PrivacyRNG.from_seed"},
+    "synthflow.criteria.regression_sim": {"PrivacyRNG.from_seed"},
+    # Not yet moved ([shape], left): the selection opens its enclave ledger and each
+    # attempt's ledger itself, inside the release job.
+    "synthflow.release.selection": {"Ledger"},
+}
+
+
+def _opens(tree: ast.AST) -> set[str]:
+    """Constructors of ledgers and randomness called in a module."""
+    found = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        name = ast.unparse(node.func)
+        if name in {"Ledger", "PrivacyRNG", "dataset_ledger", "command_ledger"} or (
+            name.startswith("PrivacyRNG.") and name.split(".")[1] in {"secure", "from_seed"}
+        ):
+            found.add(name)
+    return found
+
+
+def test_only_the_job_layer_opens_a_ledger_or_builds_randomness():
+    opened = {}
+    for name, path in _modules().items():
+        if name.startswith("synthflow.jobs") or name in {"synthflow.ledger", "synthflow.rng"}:
+            continue
+        calls = _opens(ast.parse(path.read_text()))
+        if calls:
+            opened[name] = calls
+    assert opened == OPENS_OUTSIDE_JOBS
+    # The probe finds what it looks for: the jobs open both.
+    jobs = set().union(
+        *(_opens(ast.parse(p.read_text())) for n, p in _modules().items() if "jobs" in n)
+    )
+    assert {"Ledger", "command_ledger"} <= jobs

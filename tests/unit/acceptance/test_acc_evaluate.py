@@ -131,7 +131,10 @@ def test_pass_fail_around_threshold(spec, transformer, tables, name):
 
 
 def test_exact_and_noisy(spec, transformer, tables):
-    both = evaluate_exact_and_noisy(spec, transformer, *tables, rng=PrivacyRNG.from_seed(2))
+    ledger = Ledger(total_epsilon=spec.evaluation_epsilon, total_delta=spec.privacy.total_delta)
+    both = evaluate_exact_and_noisy(
+        spec, transformer, *tables, rng=PrivacyRNG.from_seed(2), ledger=ledger
+    )
     assert both.exact.exact and not both.noisy.exact
     assert both.noisy.epsilon_total == pytest.approx(0.99)
 

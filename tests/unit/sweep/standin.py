@@ -18,8 +18,9 @@ import yaml
 
 from synthflow.config import ReleaseSpec
 from synthflow.flow import FlowResult
+from synthflow.jobs.sweep import SweepSummary
+from synthflow.ledger import Ledger
 from synthflow.rng import PrivacyRNG
-from synthflow.sweep.engine import SweepSummary
 from synthflow.sweep.evaluation import CriterionOutcome, RunEvaluation
 
 REPO = Path(__file__).resolve().parents[3]
@@ -33,7 +34,9 @@ class StandInEvaluator:
     def __init__(self, threshold: float = 0.02) -> None:
         self.threshold = threshold
 
-    def __call__(self, spec: ReleaseSpec, result: FlowResult, *, rng: PrivacyRNG) -> RunEvaluation:
+    def __call__(
+        self, spec: ReleaseSpec, result: FlowResult, *, rng: PrivacyRNG, ledger: Ledger
+    ) -> RunEvaluation:
         time.sleep(float(os.environ.get("SWEEP_STANDIN_DELAY", "0")))
         n = len(result.original)
         one_way = max(
@@ -115,10 +118,12 @@ class FailingEvaluator(StandInEvaluator):
         super().__init__()
         self.bad_id = bad_id
 
-    def __call__(self, spec: ReleaseSpec, result: FlowResult, *, rng: PrivacyRNG) -> RunEvaluation:
+    def __call__(
+        self, spec: ReleaseSpec, result: FlowResult, *, rng: PrivacyRNG, ledger: Ledger
+    ) -> RunEvaluation:
         if result.configuration.id == self.bad_id:
             raise MemoryError("simulated: the configuration does not fit in memory")
-        return super().__call__(spec, result, rng=rng)
+        return super().__call__(spec, result, rng=rng, ledger=ledger)
 
 
 class DyingEvaluator(StandInEvaluator):
@@ -129,7 +134,9 @@ class DyingEvaluator(StandInEvaluator):
         super().__init__()
         self.bad_id = bad_id or os.environ.get("SWEEP_STANDIN_DIE", "")
 
-    def __call__(self, spec: ReleaseSpec, result: FlowResult, *, rng: PrivacyRNG) -> RunEvaluation:
+    def __call__(
+        self, spec: ReleaseSpec, result: FlowResult, *, rng: PrivacyRNG, ledger: Ledger
+    ) -> RunEvaluation:
         if result.configuration.id == self.bad_id:
             os._exit(137)
-        return super().__call__(spec, result, rng=rng)
+        return super().__call__(spec, result, rng=rng, ledger=ledger)

@@ -15,6 +15,7 @@ from tables_support import REPO, TABLES_BIRTHS, make_births, tables_of
 from synthflow.cli import main
 from synthflow.config import ReleaseSpec
 from synthflow.errors import DataError
+from synthflow.ledger import Ledger
 from synthflow.rng import PrivacyRNG
 from synthflow.tables import (
     Microdata,
@@ -24,6 +25,7 @@ from synthflow.tables import (
     render_html,
     tabulate_all,
 )
+from synthflow.tables.compare import comparison_budget
 from synthflow.transform import Transformer
 
 SPEC = str(REPO / "configs" / "births-2024.yaml")
@@ -209,6 +211,12 @@ def test_read_release_finds_data_and_epsilon(tmp_path: Path) -> None:
         read_release(empty)
 
 
+def _ledger(epsilons: tuple[float, ...]) -> Ledger:
+    """A comparison's own ledger, sized as its job opens it (comparison_budget)."""
+    eps, delta = comparison_budget(epsilons, delta=1e-6)
+    return Ledger(total_epsilon=eps, total_delta=delta)
+
+
 def test_compare_measures_side_by_side(births_spec: ReleaseSpec) -> None:
     frame = make_births(400, seed=9)
     tables = load_tables(TABLES_BIRTHS, births_spec)
@@ -216,7 +224,7 @@ def test_compare_measures_side_by_side(births_spec: ReleaseSpec) -> None:
     release = Microdata(tr.to_labels(tr.forward(frame)), births_spec, labelled=True)
     cmp = compare(
         Microdata(frame, births_spec), tables, rng=PrivacyRNG.from_seed(0), release=release,
-        release_epsilon=9.98, epsilons=(1.0, 10.0),
+        release_epsilon=9.98, epsilons=(1.0, 10.0), ledger=_ledger((1.0, 10.0)),
     )  # fmt: skip
     df = cmp.to_frame()
     assert set(df.table) == set(cmp.tables) and len(cmp.tables) == 4
@@ -387,7 +395,7 @@ def test_every_table_gets_a_plot_with_points(
     release = Microdata(tr.to_labels(tr.forward(frame)), births_spec, labelled=True)
     cmp = compare(
         Microdata(frame, births_spec), tables, rng=PrivacyRNG.from_seed(0), release=release,
-        release_epsilon=4.0, epsilons=(1.0,),
+        release_epsilon=4.0, epsilons=(1.0,), ledger=_ledger((1.0,)),
     )  # fmt: skip
     maps: dict[str, Any] = {}
     real = report.png

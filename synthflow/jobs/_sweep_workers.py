@@ -6,7 +6,7 @@ repeat) run and get a :class:`concurrent.futures.Future` of its
 public frame and the evaluator reach every worker once, not with every run.
 
 * :class:`LocalWorkers` (the default): a :class:`~concurrent.futures.ProcessPoolExecutor`
-  whose processes are forked from the sweep's fork server (:mod:`synthflow.sweep._boot`
+  whose processes are forked from the sweep's fork server (:mod:`synthflow.jobs._sweep_boot`
   imported the flow there once). The spec, frame and evaluator travel as the pool's
   initializer arguments. It replaced a local Dask cluster, whose scheduler, nannies and
   heartbeats shared the two cores with the runs: on the benchmark sweep (16 PrivBayes
@@ -31,10 +31,8 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from synthflow.config.model import ReleaseSpec
 from synthflow.errors import InfeasibleConfigurationError, NotEnoughRowsError
-from synthflow.ledger import Ledger
+from synthflow.jobs._sweep_forkserver import pad_heap, start_fork_server
 from synthflow.loader import with_generator_epsilon
-from synthflow.rng import PrivacyRNG
-from synthflow.sweep._forkserver import pad_heap, start_fork_server
 from synthflow.sweep.store import RunRecord
 
 if TYPE_CHECKING:
@@ -104,18 +102,30 @@ def run_one(
     ``generator_epsilon`` replaces the spec's eps_gen for this run (a swept budget).
     """
     from synthflow.flow import run_flow  # noqa: PLC0415  (workers only: the driver starts fast)
+    from synthflow.jobs._open import open_job  # noqa: PLC0415
 
     t0 = time.perf_counter()
     eps = spec.privacy.generator_epsilon if generator_epsilon is None else generator_epsilon
     spec = with_generator_epsilon(spec, eps)
     _public_compilation_cache()
-    rng = PrivacyRNG.from_seed(seed)
-    ledger = Ledger(total_epsilon=spec.privacy.total_epsilon, total_delta=spec.privacy.total_delta)
+    # A public-data run: seeded randomness, a ledger of its own (the spec's total, the
+    # generator's budget swept) and one for the evaluation's DP releases (eps_eval).
+    job = open_job(spec, frame, public=True, seed=seed, models=(configuration.model,))
+    assert job.ledger is not None
+    evaluation_ledger = job.open_ledger(
+        budget=(max(spec.evaluation_epsilon, 1e-12), spec.privacy.total_delta)
+    )
     try:
         result = run_flow(
-            spec, configuration, frame, ledger=ledger, rng=rng, public=True, show_progress=False
+            spec,
+            configuration,
+            frame,
+            ledger=job.ledger,
+            rng=job.rng,
+            public=True,
+            show_progress=False,
         )
-        evaluation = evaluator(spec, result, rng=rng)
+        evaluation = evaluator(spec, result, rng=job.rng, ledger=evaluation_ledger)
     except (NotEnoughRowsError, InfeasibleConfigurationError) as exc:
         return _failed(configuration, repeat, seed, t0, exc, generator_epsilon=eps)
     except Exception as exc:  # a MemoryError or a bug in one configuration

@@ -11,7 +11,7 @@ from contextlib import ExitStack, contextmanager
 from typing import Any
 
 from synthflow.errors import ConfigError, SweepWorkerError
-from synthflow.sweep._workers import warm_imports
+from synthflow.jobs._sweep_workers import warm_imports
 from synthflow.sweep.store import RunRecord
 
 __all__ = ["_ClusterConnect", "_dask_client", "_finished_runs", "_warm_workers", "_worker_failure"]
