@@ -23,6 +23,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from synthflow._files import write_atomic
 from synthflow.errors import ConfigError
 
 __all__ = ["check", "forget", "record"]
@@ -87,9 +88,7 @@ def record(digest: str, ledger: Path, hashes: list[str], spent_epsilon: float) -
     }
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(doc), "utf-8")
-        os.replace(tmp, path)
+        write_atomic(path, json.dumps(doc))
     except OSError as exc:
         # The ledger line is written (and fsynced) first: a record left behind is only
         # shorter than the file, which the check accepts. Said, not raised: the charge

@@ -20,6 +20,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from synthflow._files import write_atomic
+
 __all__ = ["add", "consume", "others", "remove", "token"]
 
 
@@ -78,9 +80,7 @@ def _write(ledger: Path, held: dict[str, dict[str, Any]]) -> None:
     if not held:
         path.unlink(missing_ok=True)
         return
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(held, indent=1), "utf-8")
-    os.replace(tmp, path)
+    write_atomic(path, json.dumps(held, indent=1))
 
 
 def others(ledger: Path, key: str | None) -> tuple[float, float]:

@@ -1,6 +1,8 @@
-"""(epsilon, delta) accounting of DP-SGD with Google's ``dp-accounting`` (PLD accountant).
+"""Accounting beyond a ledger's sums: DP-SGD's (epsilon, delta) and Renyi DP curves.
 
-DP-SGD as :mod:`synthflow.generators.dpsgd` runs it: every step includes each row
+Two jobs, both on Google's ``dp-accounting``: the (epsilon, delta) of DP-SGD (its PLD
+accountant), and the Renyi DP curves that private selection and zCDP composition read
+(below). DP-SGD as :mod:`synthflow.generators.dpsgd` runs it: every step includes each row
 independently with probability ``sample_rate`` (Poisson subsampling), clips each included
 row's gradient to L2 norm ``C`` and adds Gaussian noise of standard deviation
 ``noise_multiplier * C`` to their sum. One step is the Poisson-subsampled Gaussian

@@ -17,12 +17,10 @@ import pandas as pd
 from synthflow.config.model import ReleaseSpec
 from synthflow.cost import delta_of
 from synthflow.data import check_release_columns
-from synthflow.errors import ConfigError, InfeasibleConfigurationError
-from synthflow.flow import sample_valid
+from synthflow.errors import ConfigError
+from synthflow.flow import draw_candidate, fit_generator
 from synthflow.generators.protocol import Generator
-from synthflow.generators.registry import make_generator
 from synthflow.jobs._open import open_job
-from synthflow.kanon import project_min_count
 from synthflow.ledger import Ledger
 from synthflow.loader import load_spec
 from synthflow.rng import PrivacyRNG
@@ -120,25 +118,15 @@ class Synthesizer:
         check_release_columns(frame, self.spec)
         codes = self.transformer.forward(frame)
         n = len(codes)
-        if n < self.configuration.min_count:  # n is public: refuse before any charge
-            raise InfeasibleConfigurationError(
-                f"{n} rows cannot be projected so that every record appears at least "
-                f"{self.configuration.min_count} times (min_count)"
-            )
-        generator = make_generator(
-            self.configuration.model,
-            self.configuration.hyperparameters,
-            epsilon=self.spec.privacy.generator_epsilon,
-            transformer=self.transformer,
-        )
-        generator.check_feasible(self.transformer.domain, n)  # public; before the charge
         # The whole generator budget held before its first charge (#45), as the CLI's run.
         with ledger.reserve(
             self.spec.privacy.generator_epsilon,
             delta_of(self.configuration),
             what=f"Synthesizer.fit {self.configuration.id}",
         ):
-            generator.fit(codes, domain=self.transformer.domain, ledger=ledger, rng=rng)
+            generator = fit_generator(
+                self.spec, self.configuration, self.transformer, codes, ledger=ledger, rng=rng
+            )
         self.generator_, self.n_, self._rng = generator, n, rng
         self.ledger_ = ledger
         return self
@@ -191,12 +179,13 @@ class Synthesizer:
         if self.generator_ is None or self._rng is None or self.n_ is None:
             raise RuntimeError("call fit() before sample()")
         n = self.n_ if n is None else n
-        post = self._rng.generator()
-        sampled, _, _ = sample_valid(
-            self.generator_, n, transformer=self.transformer, spec=self.spec, rng=post
-        )
-        candidate = project_min_count(
-            sampled, self.transformer.domain.sizes, self.configuration.min_count, post
+        candidate, _, _, _ = draw_candidate(
+            self.generator_,
+            n,
+            spec=self.spec,
+            configuration=self.configuration,
+            transformer=self.transformer,
+            rng=self._rng,
         )
         return candidate if codes else self.transformer.to_labels(candidate)
 

@@ -8,13 +8,13 @@ keeps the release path free of the sweep machinery (worker processes, Dask, SQLi
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from synthflow._files import write_atomic
 from synthflow.config.model import ReleaseSpec
 from synthflow.errors import ConfigError
 from synthflow.space import Configuration, find_configuration
@@ -35,10 +35,7 @@ def write_candidates(
         raise ValueError("every candidate needs its configuration id")
     doc = {**header, "configurations": [dict(c) for c in configurations]}
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
-    os.replace(tmp, path)
-    return path
+    return write_atomic(path, yaml.safe_dump(doc, sort_keys=False))
 
 
 def read_candidates(spec: ReleaseSpec, path: Path) -> list[Configuration]:

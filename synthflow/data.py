@@ -177,6 +177,7 @@ def load_data(
         DataError: Missing columns, wrong types, values outside the public domain, an
             empty file, or no rows left after cleaning.
     """
+    # Long: read, map, clean and report: the steps every input goes through.
     needed = {c.name for c in spec.columns} | set(extra_columns)
     needed |= {c.source.source for c in spec.columns if c.source is not None}
     raw = read_table(path, columns=needed)

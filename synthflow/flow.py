@@ -7,35 +7,35 @@ and a :class:`~synthflow.rng.PrivacyRNG`, and returns a :class:`FlowResult`.
 
 from __future__ import annotations
 
-import json
 import logging
 import math
-import os
-import platform
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from synthflow import __version__
 from synthflow._progress import tqdm
 from synthflow.config.model import ReleaseSpec
-from synthflow.data import CleaningReport
 from synthflow.errors import ConfigError, InfeasibleConfigurationError, NotEnoughRowsError
 from synthflow.filtering import binned_violations
 from synthflow.generators import REGISTRY, Generator, make_generator
 from synthflow.generators.registry import check_public_only
-from synthflow.kanon import project
+from synthflow.kanon import min_count_problem, project
 from synthflow.ledger import Ledger
 from synthflow.rng import PrivacyRNG
 from synthflow.space import Configuration
 from synthflow.transform import Transformer
 
-__all__ = ["FlowResult", "check_configurations", "run_flow", "sample_valid", "write_candidate"]
+__all__ = [
+    "FlowResult",
+    "check_configurations",
+    "draw_candidate",
+    "fit_generator",
+    "run_flow",
+    "sample_valid",
+]
 
 log = logging.getLogger(__name__)
 
@@ -123,8 +123,9 @@ def check_configurations(
     """
     problems: list[str] = []
     for cfg in configurations:
-        if n < cfg.min_count:
-            problems.append(f"{cfg.id}: {n} rows are fewer than min_count {cfg.min_count}")
+        rows = min_count_problem(n, cfg.min_count)
+        if rows:
+            problems.append(f"{cfg.id}: {rows}")
             continue
         transformer = Transformer(spec, cfg.transformations)
         generator = make_generator(
@@ -178,6 +179,7 @@ def run_flow(
         BudgetExceededError: If the ledger cannot afford the generator budget.
         NotEnoughRowsError: If rejection sampling does not converge.
     """
+    # Long: the flow's steps (transform, fit, sample, filter, project) with their timings.
     if configuration.model not in REGISTRY:
         raise ConfigError(
             f"model {configuration.model!r} is not registered; available: {sorted(REGISTRY)}"
@@ -196,39 +198,19 @@ def run_flow(
     original = transformer.forward(raw)
     n = len(original)
     timings["transform_s"] = time.perf_counter() - t0
-    if n < configuration.min_count:  # n is public: refuse before anything is charged
-        raise InfeasibleConfigurationError(
-            f"{n} rows cannot be projected so that every record appears at least "
-            f"{configuration.min_count} times (min_count); give more rows or a configuration "
-            "with a smaller min_count"
-        )
     steps.update()
 
     t0 = time.perf_counter()
-    generator = make_generator(
-        configuration.model,
-        configuration.hyperparameters,
-        epsilon=spec.privacy.generator_epsilon,
-        transformer=transformer,
-    )
-    generator.check_feasible(transformer.domain, n)  # public; before the fit's charge
-    generator.fit(original, domain=transformer.domain, ledger=ledger, rng=rng)
+    generator = fit_generator(spec, configuration, transformer, original, ledger=ledger, rng=rng)
     timings["fit_s"] = time.perf_counter() - t0
     steps.update()
 
-    t0 = time.perf_counter()
-    post = rng.generator()
     with tqdm(total=n, desc="sample", unit="row", disable=not show_progress, leave=False) as bar:
-        sampled, dropped, rounds = sample_valid(
-            generator, n, transformer=transformer, spec=spec, rng=post, progress=bar.update
-        )
-    timings["sample_filter_s"] = time.perf_counter() - t0
-    steps.update()
-
-    t0 = time.perf_counter()
-    candidate, projected = project(sampled, transformer.domain.sizes, configuration.min_count, post)
-    timings["project_s"] = time.perf_counter() - t0
-    steps.update()
+        candidate, dropped, rounds, projected = draw_candidate(
+            generator, n, spec=spec, configuration=configuration, transformer=transformer,
+            rng=rng, progress=bar.update, timings=timings,
+        )  # fmt: skip
+    steps.update(2)
     steps.close()
     return FlowResult(
         configuration=configuration,
@@ -242,52 +224,65 @@ def run_flow(
     )
 
 
-def _atomic_write(path: Path, writer: Callable[[Path], None]) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    writer(tmp)
-    os.replace(tmp, path)
-
-
-def _write_text(path: Path, text: str) -> None:
-    path.write_text(text, encoding="utf-8")
-
-
-def write_candidate(
-    result: FlowResult,
-    out_dir: Path,
-    *,
+def fit_generator(
     spec: ReleaseSpec,
+    configuration: Configuration,
+    transformer: Transformer,
+    original: pd.DataFrame,
+    *,
     ledger: Ledger,
     rng: PrivacyRNG,
-    cleaning: CleaningReport,
-    data_path: str,
-) -> Path:
-    """Write ``candidate.csv`` (bin labels) and ``run.json`` into ``out_dir``.
+) -> Generator:
+    """The flow's fit: refuse what cannot run (public facts), then fit, charging ``ledger``.
 
-    The ledger writes ``ledger.jsonl`` itself as it is charged. Files are written
-    atomically (temporary file, then rename).
+    ``original`` holds the codes (``transformer.forward``). The flow and
+    :class:`synthflow.Synthesizer` both fit through here.
 
-    Returns:
-        The path of ``candidate.csv``.
+    Raises:
+        InfeasibleConfigurationError: Fewer rows than ``min_count``, or a model the
+            generator cannot build on this public domain (before any charge).
+        BudgetExceededError: If the ledger cannot afford the generator budget.
     """
-    out_dir.mkdir(parents=True, exist_ok=True)
-    csv_path = out_dir / "candidate.csv"
-    _atomic_write(csv_path, lambda p: result.transformer.write_labels_csv(result.candidate, p))
-    meta: dict[str, Any] = {
-        "synthflow_version": __version__,
-        "python": platform.python_version(),
-        "spec": {"name": spec.name, "path": spec.path, "sha256": spec.sha256},
-        "data": data_path,
-        "configuration": result.configuration.to_json(),
-        "rows": len(result.candidate),
-        "rows_filtered": result.rows_filtered,
-        "sampling_rounds": result.sampling_rounds,
-        "projection_rows": result.projection_rows,
-        "timings_s": {k: round(v, 4) for k, v in result.timings.items()},
-        "randomness": rng.describe(),
-        "cleaning": cleaning.to_json(),
-        "privacy": ledger.summary(),
-    }
-    text = json.dumps(meta, indent=2) + "\n"
-    _atomic_write(out_dir / "run.json", lambda p: _write_text(p, text))
-    return csv_path
+    n = len(original)
+    rows = min_count_problem(n, configuration.min_count)
+    if rows:  # n is public: refuse before anything is charged
+        raise InfeasibleConfigurationError(rows)
+    generator = make_generator(
+        configuration.model,
+        configuration.hyperparameters,
+        epsilon=spec.privacy.generator_epsilon,
+        transformer=transformer,
+    )
+    generator.check_feasible(transformer.domain, n)  # public; before the fit's charge
+    generator.fit(original, domain=transformer.domain, ledger=ledger, rng=rng)
+    return generator
+
+
+def draw_candidate(
+    generator: Generator,
+    n: int,
+    *,
+    spec: ReleaseSpec,
+    configuration: Configuration,
+    transformer: Transformer,
+    rng: PrivacyRNG,
+    progress: Callable[[int], None] | None = None,
+    timings: dict[str, float] | None = None,
+) -> tuple[pd.DataFrame, int, int, int]:
+    """The flow's draw (post-processing): sample, filter, project to ``min_count``.
+
+    Returns the candidate's codes, the rows filtered, the sampling rounds and the rows
+    the projection added. The flow and :meth:`synthflow.Synthesizer.sample` both draw
+    through here.
+    """
+    t0 = time.perf_counter()
+    post = rng.generator()
+    sampled, dropped, rounds = sample_valid(
+        generator, n, transformer=transformer, spec=spec, rng=post, progress=progress
+    )
+    t1 = time.perf_counter()
+    candidate, projected = project(sampled, transformer.domain.sizes, configuration.min_count, post)
+    if timings is not None:
+        timings["sample_filter_s"] = t1 - t0
+        timings["project_s"] = time.perf_counter() - t1
+    return candidate, dropped, rounds, projected

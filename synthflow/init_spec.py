@@ -40,6 +40,7 @@ def draft_spec(
     Raises:
         DataError: The file cannot be read, has no rows, or a column cannot be typed.
     """
+    # Long: one drafted section after another, in the spec's own order.
     from synthflow._readers import read_table  # noqa: PLC0415
 
     path = Path(data)

@@ -14,7 +14,7 @@ import math
 import numpy as np
 import pandas as pd
 
-__all__ = ["encode_rows", "project", "project_min_count", "rows_changed"]
+__all__ = ["encode_rows", "min_count_problem", "project", "project_min_count", "rows_changed"]
 
 
 def encode_rows(codes: pd.DataFrame, sizes: tuple[int, ...]) -> np.ndarray:
@@ -69,8 +69,9 @@ def project(
     n = len(codes)
     if min_count < 1:
         raise ValueError(f"min_count ({min_count}) must be >= 1")
-    if n < min_count:
-        raise ValueError(f"cannot give {n} rows a minimal occurrence of {min_count}")
+    problem = min_count_problem(n, min_count)
+    if problem:
+        raise ValueError(problem)
     keys = encode_rows(codes, sizes)
     _, first, counts = np.unique(keys, return_index=True, return_counts=True)
     counts = counts.astype(np.int64)
@@ -113,3 +114,17 @@ def rows_changed(before: pd.DataFrame, after: pd.DataFrame, sizes: tuple[int, ..
     c_before = np.bincount(inverse[: len(before)], minlength=k)
     c_after = np.bincount(inverse[len(before) :], minlength=k)
     return int(np.maximum(c_after - c_before, 0).sum())
+
+
+def min_count_problem(n: int, min_count: int) -> str | None:
+    """Why ``n`` rows cannot be projected to ``min_count`` (None when they can).
+
+    The one check (``n`` is public): the flow, the Python API and the release's
+    pre-flight refuse such a configuration before anything is charged.
+    """
+    if n >= min_count:
+        return None
+    return (
+        f"{n} rows cannot be projected so that every record appears at least {min_count} "
+        "times (min_count); give more rows or a configuration with a smaller min_count"
+    )

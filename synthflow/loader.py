@@ -145,6 +145,7 @@ def load_spec(path: str | Path) -> ReleaseSpec:
 
 def _build_spec(p: Path, data: bytes, raw: Any) -> ReleaseSpec:
     """The spec's objects from its parsed YAML (``load_spec`` names any failure)."""
+    # Long: every section of the spec built and cross-checked in order.
     raw = check_keys(str(p), raw, *section_keys("root"))
     inp = check_keys("input", raw.get("input") or {}, *section_keys("input"))
     mapping = inp.get("mapping") or {}

@@ -90,6 +90,7 @@ def _draw(spec: str, public: str, rows: int, out: str, seed: int | None) -> int:
 
 def register(subparsers: Any) -> None:
     """Add the ``public-data`` command to the main CLI's ``subparsers``."""
+    # Long: the command's options, one argparse call each.
     parser = add_command(
         subparsers,
         "public-data",

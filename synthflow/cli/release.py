@@ -162,6 +162,7 @@ def _keygen(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``release`` and ``audit``."""
+    # Long: the command's options, one argparse call each.
     p = add_command(
         sub,
         "release",

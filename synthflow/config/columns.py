@@ -27,6 +27,7 @@ _OPS = set(COMPARATORS)
 
 def parse_column(name: str, raw: Any, source: ColumnSource | None) -> Column:
     """One column of ``columns``: its public domain, bins and groups."""
+    # Long: each key of a column parsed and checked in turn.
     where = f"columns.{name}"
     raw = check_keys(where, raw, *section_keys("column"))
     kind = raw["type"]

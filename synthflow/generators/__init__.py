@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 from synthflow._lazy import lazy_package
 
 if TYPE_CHECKING:  # the exports, imported on first use (synthflow/_lazy.py)
-    from synthflow.generators._gan import DPCTGAN, PATECTGAN
     from synthflow.generators._smartnoise import AIM, MST
+    from synthflow.generators.gan import DPCTGAN, PATECTGAN
     from synthflow.generators.hyperparameters import (
         AIMHyperparameters,
         DPCTGANHyperparameters,

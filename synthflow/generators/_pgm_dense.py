@@ -116,6 +116,7 @@ def _fit(
     iters: int,
     momentum: bool,
 ) -> np.ndarray:
+    # Long: the layout, its marginal oracle and loss around one mirror-descent run.
     lay = _Layout.of(names, sizes)
     e = lay.design()
     rows, k, s = e.shape[0], lay.k, lay.sizes[lay.wide]

@@ -132,6 +132,7 @@ def mirror_descent_junction(
         iters: Plain mirror-descent iterations this fit stands for (as the dense fit).
         momentum: Nesterov momentum with restarts (the default).
     """
+    # Long: mirror descent on the junction tree kept in one loop (as Private-PGM).
     size = dict(zip(names, (int(s) for s in sizes), strict=True))
     cliques = [tuple(cl) for cl in potentials]
     index = {cl: i for i, cl in enumerate(cliques)}

@@ -7,7 +7,7 @@ count carries multinomial noise, sqrt(n p (1 - p)): about 0.001 of n at 160K row
 cell of probability 1/4, as large as a good model's own error. Systematic uniforms
 (:func:`systematic_uniforms`) give every row exactly the same marginal law, but the rows
 of one parent cell jointly hit every stratum once, so each child's count is within one
-of its expected count given the parents. The GANs (:class:`~synthflow.generators._gan._GAN`)
+of its expected count given the parents. The GANs (:class:`~synthflow.generators.gan._GAN`)
 give each row its own softmax; they stratify within the rows of one top category.
 Post-processing of the fitted model: no privacy cost.
 """

@@ -235,6 +235,7 @@ def train_dpctgan(
     ``onehot`` (n rows, sum(sizes) columns) is the private data; it is read only inside
     the clipped, noised discriminator step. The caller has charged the budget.
     """
+    # Long: DP-CTGAN's training loop with its accountant, as in the reference implementation.
     torch = _import_torch()
     from torch.func import grad, vmap  # noqa: PLC0415
 

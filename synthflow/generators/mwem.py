@@ -295,6 +295,7 @@ class MWEM(GeneratorBase):
             DataError: If the data fall outside the public domain.
             BudgetExceededError: If the ledger cannot afford ``epsilon``.
         """
+        # Long: MWEM's rounds (select, measure, update) kept in one loop, as in the paper.
         check_codes(data, domain)
         self.check_feasible(domain, len(data))
         hp = self.hyperparameters

@@ -43,7 +43,7 @@ one label's signal-to-noise ratio ``q k / (noise sqrt(batch))`` is about 0.04-0.
 error over all marginals (before raking): 0.26 after 300 steps without noise (so the
 loop learns), 0.67-0.89 with the grid's noise 5 (232 steps), 0.67 untrained; after
 raking 0.026-0.030, as the raked untrained network (0.029). It grows with the rows. The
-2-way tuning of the trained generator (:func:`synthflow.generators._gan.fit_to_marginals`,
+2-way tuning of the trained generator (:func:`synthflow.generators.gan.fit_to_marginals`,
 on measured 2-way tables) is what brings a 10K release below independent columns.
 """
 
@@ -163,6 +163,7 @@ def train_patectgan(
     ``onehot`` (n rows, sum(sizes) columns) is the private data; only the teachers read
     it, and only the noisy vote sums leave them. The caller has charged the budget.
     """
+    # Long: PATE-CTGAN's training loop as in the reference implementation.
     torch = _import_torch()
     stream = TorchStream(generator, torch)
     n, dim = onehot.shape

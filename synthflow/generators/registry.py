@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from synthflow.errors import ConfigError
-from synthflow.generators._gan import (
+from synthflow.generators._smartnoise import AIM, MST
+from synthflow.generators.gan import (
     DPCTGAN,
     PATECTGAN,
 )
-from synthflow.generators._smartnoise import AIM, MST
 from synthflow.generators.mwem import MWEM
 from synthflow.generators.pep import PEP
 from synthflow.generators.privbayes import PrivBayes

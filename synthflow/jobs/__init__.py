@@ -21,19 +21,19 @@ if TYPE_CHECKING:  # the exports, imported on first use (synthflow/_lazy.py)
     from synthflow.jobs._open import Job, open_job
     from synthflow.jobs.evaluate import evaluate_files, load_codes
     from synthflow.jobs.plan import plan_budget
-    from synthflow.jobs.release import hopeless_release, run_release
+    from synthflow.jobs.release import run_release, why_hopeless
     from synthflow.jobs.run import RUN_FILES, run_configuration
 
 __all__ = [
     "RUN_FILES",
     "Job",
     "evaluate_files",
-    "hopeless_release",
     "load_codes",
     "open_job",
     "plan_budget",
     "run_configuration",
     "run_release",
+    "why_hopeless",
 ]
 
 lazy_package(__name__)

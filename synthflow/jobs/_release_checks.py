@@ -26,8 +26,8 @@ __all__ = [
     "_read_plan",
     "_spent",
     "_unconfirmed_provenance",
-    "hopeless_release",
     "selection_spend_line",
+    "why_hopeless",
 ]
 
 
@@ -235,7 +235,7 @@ def _unconfirmed_provenance(spec: Any, datasheet: Any) -> str | None:
     return warning
 
 
-def hopeless_release(
+def why_hopeless(
     spec: ReleaseSpec,
     candidates: list[Configuration],
     n: int,

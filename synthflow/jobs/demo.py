@@ -132,6 +132,7 @@ def run_main_job(
     Raises:
         ConfigError: If ``out`` exists, or the shipped plan is not the bundled spec's.
     """
+    # Long: the demo's steps (plan, release, audit) and its summary.
     if out.exists():
         raise ConfigError(f"{str(out)!r} exists; the main job writes a new directory")
     if prescreen_out is not None and not screen:

@@ -9,11 +9,11 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import os
 import sys
 from pathlib import Path
 from typing import Any
 
+from synthflow._files import write_atomic
 from synthflow._outputs import check_output_dir
 from synthflow.acceptance.noise_check import binning_figures
 from synthflow.candidates import write_candidates
@@ -83,6 +83,7 @@ def plan_budget(
             another spec or data, or no plan meeting the constraints (plan.html and
             plan.json are still written, showing the frontier and why).
     """
+    # Long: the plan's stages in order (read, simulate, optimise, write), each reported.
     options = PlanOptions(
         target_pass=target_pass,
         stop_probability=stop_probability,
@@ -92,14 +93,6 @@ def plan_budget(
         single_attempt=single_attempt,
     )
     options.check()
-    if out.exists() and not out.is_dir():
-        raise ConfigError(f"--out {str(out)!r} is a file; give a directory")
-    existing = [f for f in PLAN_FILES if (out / f).exists()]
-    if existing and not force:
-        raise ConfigError(
-            f"--out {str(out)!r} already holds {existing}; they are never overwritten "
-            "silently: choose a new directory or pass --force"
-        )
     check_output_dir(out, option="--out", own=PLAN_FILES, force=force)
     spec = load_spec(spec_path)
     # The spec's total caps every plan: a plan above it would be refused by release.
@@ -290,6 +283,4 @@ def _exact_cost(
 
 
 def _write_json(path: Path, doc: dict[str, Any]) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(doc, indent=1, default=float) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    write_atomic(path, json.dumps(doc, indent=1, default=float) + "\n")

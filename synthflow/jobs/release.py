@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from synthflow._outputs import removed_if_refused
+from synthflow._outputs import check_output_dir, removed_if_refused
 from synthflow._progress import private_count_line
 from synthflow.acceptance import fit_dp_regression
 from synthflow.acceptance.noise_check import check_public_sample_is_public
@@ -33,8 +33,8 @@ from synthflow.jobs._release_checks import (
     _read_plan,
     _spent,
     _unconfirmed_provenance,
-    hopeless_release,
     selection_spend_line,
+    why_hopeless,
 )
 from synthflow.ledger import Ledger, file_sha256
 from synthflow.loader import load_datasheet, load_spec
@@ -43,7 +43,7 @@ from synthflow.release.selection import private_selection
 from synthflow.rng import PrivacyRNG
 from synthflow.transform import Transformer
 
-__all__ = ["hopeless_release", "run_release"]
+__all__ = ["run_release", "why_hopeless"]
 
 
 def run_release(
@@ -73,7 +73,7 @@ def run_release(
     and stop probability are the defaults, and the package records its hash.
     ``stop_probability`` defaults to the plan's, else 0; ``fit_once`` to the plan's,
     else False. ``force``: go on although the pre-flight says no candidate can pass
-    reliably (see :func:`hopeless_release`). ``note``: a prominent note for the
+    reliably (see :func:`why_hopeless`). ``note``: a prominent note for the
     datasheet's readers (the demo says its "private" data is a public stand-in).
     ``sign``: an Ed25519 private key file (``synthflow keygen``) that signs the package.
     ``datasheet``: the release's provenance (a file with the spec's ``datasheet`` keys,
@@ -81,6 +81,7 @@ def run_release(
     provenance is published under a warning that it was not confirmed for these data
     (it describes the dataset the bundled spec was written for).
     """
+    # Long: every pre-flight check before the one charge, in the order they must run.
     if max_attempts is not None and max_attempts < 1:
         raise ConfigError(f"--max-attempts must be at least 1, not {max_attempts}")
     candidates_path, out, private_dir = Path(candidates_path), Path(out), Path(private_dir)
@@ -111,8 +112,7 @@ def run_release(
     fit_once = bool(fit_once)
     stop_probability = 0.0 if stop_probability is None else stop_probability
     candidates = read_candidates(spec, candidates_path)
-    if out.exists() and any(out.iterdir()):
-        raise ConfigError(f"release directory {str(out)!r} is not empty; choose a new --out")
+    check_output_dir(out, option="--out")  # the one output-directory rule
     job = open_job(
         spec,
         data,
@@ -149,7 +149,7 @@ def run_release(
     hopeless = (
         ""
         if resuming
-        else hopeless_release(
+        else why_hopeless(
             spec, candidates, len(raw), read_pass_rates(candidates_path), fit_once=fit_once
         )
     )

@@ -2,25 +2,32 @@
 
 from __future__ import annotations
 
+import json
+import platform
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+from synthflow import __version__
+from synthflow._files import replaced_atomically
 from synthflow._outputs import check_output_dir, removed_if_refused
 from synthflow.config.model import ReleaseSpec
 from synthflow.cost import delta_of
+from synthflow.data import CleaningReport
 from synthflow.errors import ConfigError
-from synthflow.flow import run_flow, write_candidate
+from synthflow.flow import FlowResult, run_flow
 from synthflow.jobs._open import open_job
+from synthflow.ledger import Ledger
+from synthflow.rng import PrivacyRNG
 from synthflow.space import Configuration
 
-__all__ = ["RUN_FILES", "run_configuration"]
+__all__ = ["RUN_FILES", "run_configuration", "write_candidate"]
 
 RUN_FILES = ("candidate.csv", "ledger.jsonl", "run.json")
 """What ``run`` writes into its output directory."""
 
 
 def _check_out(out: Path) -> None:
-    if out.exists() and not out.is_dir():
-        raise ConfigError(f"--out {str(out)!r} is a file; give a new directory")
     if (out / "MANIFEST.json").exists():
         raise ConfigError(
             f"--out {str(out)!r} holds a release package; a run never writes into a release "
@@ -105,3 +112,53 @@ def run_configuration(
             data_path=str(data),
         )
     return out
+
+
+def _atomic_write(path: Path, writer: Callable[[Path], None]) -> None:
+    with replaced_atomically(path) as tmp:
+        writer(tmp)
+
+
+def _write_text(path: Path, text: str) -> None:
+    path.write_text(text, encoding="utf-8")
+
+
+def write_candidate(
+    result: FlowResult,
+    out_dir: Path,
+    *,
+    spec: ReleaseSpec,
+    ledger: Ledger,
+    rng: PrivacyRNG,
+    cleaning: CleaningReport,
+    data_path: str,
+) -> Path:
+    """Write ``candidate.csv`` (bin labels) and ``run.json`` into ``out_dir``.
+
+    The ledger writes ``ledger.jsonl`` itself as it is charged. Files are written
+    atomically (temporary file, then rename).
+
+    Returns:
+        The path of ``candidate.csv``.
+    """
+    out_dir.mkdir(parents=True, exist_ok=True)
+    csv_path = out_dir / "candidate.csv"
+    _atomic_write(csv_path, lambda p: result.transformer.write_labels_csv(result.candidate, p))
+    meta: dict[str, Any] = {
+        "synthflow_version": __version__,
+        "python": platform.python_version(),
+        "spec": {"name": spec.name, "path": spec.path, "sha256": spec.sha256},
+        "data": data_path,
+        "configuration": result.configuration.to_json(),
+        "rows": len(result.candidate),
+        "rows_filtered": result.rows_filtered,
+        "sampling_rounds": result.sampling_rounds,
+        "projection_rows": result.projection_rows,
+        "timings_s": {k: round(v, 4) for k, v in result.timings.items()},
+        "randomness": rng.describe(),
+        "cleaning": cleaning.to_json(),
+        "privacy": ledger.summary(),
+    }
+    text = json.dumps(meta, indent=2) + "\n"
+    _atomic_write(out_dir / "run.json", lambda p: _write_text(p, text))
+    return csv_path

@@ -51,6 +51,7 @@ def make_shipped_plan(
         ConfigError: If ``name`` has no recipe, a shipped file exists in ``out``, or no
             plan meets the recipe's release probability.
     """
+    # Long: a shipped plan's recipe: draw, sweep, plan, copy, each in order.
     import numpy as np  # noqa: PLC0415
 
     from synthflow.jobs.plan import plan_budget  # noqa: PLC0415

@@ -108,6 +108,7 @@ def run_sweep(
         ConfigError: Bad options. StoreError: a foreign or corrupt store (untouched).
         DataError: Unreadable public data.
     """
+    # Long: checks, resume and dispatch of one sweep, with its progress and store.
     if repeats < 1:
         raise ConfigError(f"--repeats ({repeats}) must be at least 1")
     if workers is not None and workers < 1:

@@ -380,6 +380,7 @@ class Planner:
         ``letters`` set means a once-per-release fit on that transformation set;
         ``single``: a single attempt (stop probability 1, basic composition).
         """
+        # Long: one planner evaluation: every criterion's pass probability at one budget point.
         fit_once = letters is not None
         arms = [
             j

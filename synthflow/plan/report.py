@@ -7,12 +7,12 @@ Rendered from ``templates/plan_report.html.j2`` in the house style of the other 
 from __future__ import annotations
 
 import math
-import os
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from synthflow._files import write_atomic
 from synthflow._html import Markup, png, render
 from synthflow.plan.optimize import PlanPoint
 
@@ -227,7 +227,4 @@ def write_plan_html(
 ) -> Path:
     """Write the plan report (atomically); returns ``out``."""
     text = render("plan_report.html.j2", **_context(plan, paths, chosen))
-    tmp = out.with_name(f".{out.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, out)
-    return out
+    return write_atomic(out, text)

@@ -9,10 +9,10 @@ differing is a bug and raises rather than writing a wrong spec.
 from __future__ import annotations
 
 import dataclasses
-import os
 import re
 from pathlib import Path
 
+from synthflow._files import replaced_atomically
 from synthflow.config.model import ReleaseSpec
 from synthflow.errors import ConfigError
 from synthflow.loader import load_spec
@@ -83,25 +83,24 @@ def write_planned_spec(
     text = planned_spec_text(
         source, generator_epsilon=generator_epsilon, epsilons=epsilons, header=header
     )
-    tmp = out.with_name(f".{out.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    try:
-        planned = load_spec(tmp)
-    except ConfigError as exc:
-        tmp.unlink()
-        raise ConfigError(f"the planned spec does not load ({exc}); please report this") from exc
-    expected = dataclasses.replace(
-        spec,
-        privacy=dataclasses.replace(spec.privacy, generator_epsilon=generator_epsilon),
-        criteria=tuple(dataclasses.replace(c, epsilon=epsilons[c.name]) for c in spec.criteria),
-        path=planned.path,
-        sha256=planned.sha256,
-    )
-    if planned != expected:
-        tmp.unlink()
-        raise ConfigError(
-            "the planned spec differs from the input in more than its budgets; nothing was "
-            "written (please report this)"
+    with replaced_atomically(out) as tmp:  # replaced only once the planned spec checks out
+        tmp.write_text(text, encoding="utf-8")
+        try:
+            planned = load_spec(tmp)
+        except ConfigError as exc:
+            raise ConfigError(
+                f"the planned spec does not load ({exc}); please report this"
+            ) from exc
+        expected = dataclasses.replace(
+            spec,
+            privacy=dataclasses.replace(spec.privacy, generator_epsilon=generator_epsilon),
+            criteria=tuple(dataclasses.replace(c, epsilon=epsilons[c.name]) for c in spec.criteria),
+            path=planned.path,
+            sha256=planned.sha256,
         )
-    os.replace(tmp, out)
+        if planned != expected:
+            raise ConfigError(
+                "the planned spec differs from the input in more than its budgets; nothing was "
+                "written (please report this)"
+            )
     return dataclasses.replace(planned, path=str(out))

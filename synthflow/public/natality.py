@@ -79,6 +79,7 @@ def load_nvss_natality(
             rows than ``n_rows``.
         ConfigError: ``n_rows`` is not a positive integer or ``rng`` is missing.
     """
+    # Long: the NVSS file's columns, each mapped and checked in turn.
     if n_rows is not None:
         if isinstance(n_rows, bool) or not isinstance(n_rows, (int, np.integer)) or n_rows < 1:
             raise ConfigError(f"n_rows ({n_rows!r}) must be a positive integer or None")

@@ -136,6 +136,7 @@ def render_datasheet(
             (:func:`synthflow.acceptance.noise_check.noise_figures`, recorded in
             acceptance.json): a criterion they call noise-dominated is flagged.
     """
+    # Long: the datasheet's sections in their published order.
     ds = spec.datasheet
     labels = transformer.to_labels(candidate)
     keys = spec.disclosure.key_variables or tuple(

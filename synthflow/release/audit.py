@@ -10,8 +10,9 @@ sd recomputed from the sensitivity and epsilon; the epsilon arithmetic.
 
 What it cannot check (listed in every report, :data:`NOT_CHECKED`): that the released
 values were computed on the private data, that the rows came from the stated generator
-and configuration, and anything about the enclave (ledger, transcript). Nothing is
-signed: a tamperer who rewrites every file consistently is not detected.
+and configuration, and anything about the enclave (ledger, transcript). Without a
+signature (``release --sign``, ``audit --key``) a tamperer who rewrites every file
+consistently is not detected.
 
 Kept whole: every check a reviewer's audit runs is here, in the order the audit reports
 them.
@@ -356,6 +357,7 @@ def _check_datasheet(  # noqa: PLR0917  (the audit's parts, in its order)
     threshold and noise) is then the one acceptance.json states and the checks above
     verify; an edit of the README alone, MANIFEST rehashed, fails here, naming its line.
     """
+    # Long: the datasheet regenerated and compared line by line.
     from synthflow.acceptance.noise_check import NoiseFigure  # noqa: PLC0415
     from synthflow.acceptance.results import AcceptanceReport, CriterionResult  # noqa: PLC0415
     from synthflow.release._datasheet import render_datasheet  # noqa: PLC0415
@@ -462,6 +464,7 @@ def _audit_release(
     spec_path: str | Path | None,
     key_path: str | Path | None,
 ) -> AuditReport:
+    # Long: every check of a published release, in the order the report lists them.
     root = Path(release_dir)
     if not root.exists():
         raise DataError(f"release directory {str(root)!r} does not exist; check the path")

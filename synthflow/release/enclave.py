@@ -15,25 +15,7 @@ from typing import Any
 from synthflow._files import append_whole
 from synthflow.errors import ConfigError
 
-__all__ = ["Enclave", "append_line", "atomic_bytes", "read_outcome"]
-
-
-def atomic_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically (a temporary file, fsync, rename).
-
-    On failure (disk full, a file-size limit) the temporary file is removed and ``path``
-    is left as it was.
-    """
-    tmp = path.with_name(f".{path.name}.tmp")
-    try:
-        with tmp.open("wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+__all__ = ["Enclave", "append_line", "read_outcome"]
 
 
 def append_line(path: Path, line: str) -> None:

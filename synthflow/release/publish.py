@@ -91,6 +91,7 @@ def write_release(
     public key is published beside the release and in the datasheet, and SIGNATURE
     signs MANIFEST.json.
     """
+    # Long: the release package's files, written into one directory then renamed.
     from synthflow.release import signing  # noqa: PLC0415
 
     signed_by = None

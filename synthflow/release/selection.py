@@ -51,6 +51,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from synthflow._files import write_atomic
 from synthflow.config.model import ReleaseSpec
 from synthflow.cost import (
     SELECTION_CHARGE,
@@ -67,7 +68,7 @@ from synthflow.errors import (
     SelectionPaused,
 )
 from synthflow.ledger import Ledger
-from synthflow.release.enclave import Enclave, atomic_bytes, read_outcome
+from synthflow.release.enclave import Enclave, read_outcome
 from synthflow.release.shortfall import shortfall
 from synthflow.rng import PrivacyRNG
 from synthflow.space import Configuration
@@ -150,6 +151,7 @@ def private_selection(
         BudgetExceededError: If the selection costs more than the spec's total budget.
         SelectionPaused: When ``max_attempts`` is reached (the selection can be continued).
     """
+    # Long: the selection's cost and its refusals, checked before the enclave opens.
     if not candidates:
         raise ConfigError("no candidate configurations: the shortlist is empty")
     if not 0 <= stop_probability <= 1:
@@ -212,6 +214,7 @@ def _select(
     on_attempt: Callable[[int, bool], None] | None,
     dataset_ledger: Ledger | None,
 ) -> SelectionOutcome:
+    # Long: the selection loop as one transcript: start, resume, charge, attempts, end.
     enclave_dir = enclave.root
     # The mechanism is fixed when selection starts: the spec (budgets, thresholds), the
     # candidate set, gamma and the fit-once choice. Resuming with any of them changed
@@ -380,7 +383,7 @@ def _select(
             # back the saved result and never draws again in its place. A result that
             # cannot be saved (disk full, a file-size limit) ends the attempt as a failure.
             try:
-                atomic_bytes(
+                write_atomic(
                     enclave.selected,
                     pickle.dumps(
                         {
@@ -403,7 +406,7 @@ def _select(
         if on_attempt:
             on_attempt(number, result.passed)
         if result.passed:
-            atomic_bytes(
+            write_atomic(
                 enclave.outcome, json.dumps({"selected": cfg.id, "attempts": number}).encode()
             )
             return SelectionOutcome(
@@ -466,7 +469,7 @@ def _fit_once(
     enclave.log({"event": "fit"})
     try:
         value = fit(ledger, rng)
-        atomic_bytes(enclave.fit_path, pickle.dumps(value))
+        write_atomic(enclave.fit_path, pickle.dumps(value))
     except Exception as exc:
         _warn_crashed(f"the once-per-release regression fit raised {type(exc).__name__}")
         return _end_without_release(enclave, cost, why="fit")
@@ -475,7 +478,7 @@ def _fit_once(
 
 def _end_without_release(enclave: Enclave, cost: SelectionCost, *, why: str) -> SelectionOutcome:
     enclave.log({"event": "stopped", "attempt": 0, "crashed": why})
-    atomic_bytes(enclave.outcome, json.dumps({"selected": None, "attempts": 0}).encode())
+    write_atomic(enclave.outcome, json.dumps({"selected": None, "attempts": 0}).encode())
     return SelectionOutcome(configuration=None, payload=None, attempts=0, cost=cost)
 
 
@@ -532,7 +535,7 @@ def _flip_coin(
     if not stop:
         return None
     enclave.log({"event": "stopped", "attempt": number})
-    atomic_bytes(enclave.outcome, json.dumps({"selected": None, "attempts": number}).encode())
+    write_atomic(enclave.outcome, json.dumps({"selected": None, "attempts": number}).encode())
     return SelectionOutcome(configuration=None, payload=None, attempts=number, cost=cost)
 
 
@@ -584,7 +587,7 @@ def _ended(
                 "re-run the original command"
             )
         if ended is None:
-            atomic_bytes(
+            write_atomic(
                 enclave.outcome,
                 json.dumps({"selected": config_id, "attempts": attempts}).encode(),
             )

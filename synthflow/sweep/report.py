@@ -11,12 +11,12 @@ plots are matplotlib PNGs embedded as data URIs, so the file travels alone.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 
+from synthflow._files import write_atomic
 from synthflow._html import png, render
 from synthflow.config.model import ReleaseSpec
 from synthflow.sweep._report_parts import (
@@ -41,6 +41,7 @@ def _context(
     basis: Literal["dp", "exact"],
     spec: ReleaseSpec | None,
 ) -> dict[str, Any]:
+    # Long: the sweep report's tables and figures, one block per section.
     with SweepStore.open_existing(store) as db:
         meta = db.meta()
         runs = db.runs()
@@ -226,7 +227,4 @@ def write_report(
     )
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, out)
-    return out
+    return write_atomic(out, text)

@@ -5,10 +5,9 @@ perturbation with a 256-key and a 4,096-key p-table, the 10-5 rule, suppression 
 10, rounding to 5), the DP methods (independent Laplace, geometric and Gaussian noise
 and the top-down method) at each epsilon, and, if given, tabulates a DP synthetic
 release the same way; it then measures utility and risk of each published table
-against the original. The original itself is listed too (no loss, its own risk).
-
-Each DP run is charged to one ledger of the sum of all runs (:func:`comparison_budget`),
-so compare on public data (the NVSS samples) to choose a method, then protect once.
+against the original. The original itself is listed too (no loss, its own risk). Each
+DP run is charged to one ledger of the sum of all runs (:func:`comparison_budget`), so
+compare on public data (the NVSS samples) to choose a method, then protect once.
 """
 
 from __future__ import annotations
@@ -227,6 +226,7 @@ def compare(
         nonnegative: Clip negative DP counts to 0 (as an office would publish).
         ledger: Charged every DP run (its total: :func:`comparison_budget`).
     """
+    # Long: every method on every table, then the measures, in one pass.
     start = time.perf_counter()
     if not epsilons or any(not (e > 0 and math.isfinite(e)) for e in epsilons):
         raise ValueError(f"epsilons ({list(epsilons)}) must be finite and > 0")

@@ -208,6 +208,7 @@ def top_down(
             (checked for every table before anything is charged).
         BudgetExceededError: If the ledger cannot afford a level.
     """
+    # Long: the top-down method's levels, noised and made consistent in one pass.
     if not groups:
         return []
     eps_table = options.epsilon / len(groups)

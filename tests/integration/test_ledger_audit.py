@@ -100,19 +100,19 @@ def test_a_failed_save_of_a_pass_is_a_failed_attempt_never_redone(
     # kept is a failed attempt (its coin flipped); the process stops so that the
     # steward frees space, and the re-run goes on with the next attempt, once.
     enclave, cands = tmp_path / "e", expand_space(small_spec)
-    real = selection.atomic_bytes
+    real = selection.write_atomic
 
     def full(path, data):
         if path.name == "selected.pkl":
             raise OSError(errno.ENOSPC, "No space left on device")
         real(path, data)
 
-    monkeypatch.setattr(selection, "atomic_bytes", full)
+    monkeypatch.setattr(selection, "write_atomic", full)
     with pytest.raises(OSError, match="No space left"):
         private_selection(
             small_spec, cands, attempt=_toy(1.0), enclave_dir=enclave, rng=PrivacyRNG.from_seed(1)
         )
-    monkeypatch.setattr(selection, "atomic_bytes", real)
+    monkeypatch.setattr(selection, "write_atomic", real)
     attempts = _events(enclave, "attempt")
     assert [(a["attempt"], a["passed"], a["crashed"]) for a in attempts] == [(1, False, "unsaved")]
     assert not (enclave / "selected.pkl").exists()

@@ -171,7 +171,7 @@ def test_plan_refuses_to_overwrite_and_foreign_data(
 ) -> None:
     out, _ = planned
     before = (out / "plan.json").read_bytes()
-    with pytest.raises(ConfigError, match="never overwritten silently"):
+    with pytest.raises(ConfigError, match="overwritten silently"):
         plan_budget(loose_spec, store, nvss_10k, out, show_progress=False)
     assert (out / "plan.json").read_bytes() == before
     with pytest.raises(ConfigError, match="not the file the sweep ran on"):

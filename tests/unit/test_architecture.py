@@ -13,6 +13,7 @@ from synthflow.criteria import KINDS
 PACKAGE = Path(__file__).resolve().parents[2] / "synthflow"
 MAX_LONG_MODULES = 8
 LONG = 300
+LONG_FUNCTION = 80
 
 
 def _modules() -> dict[str, Path]:
@@ -164,3 +165,22 @@ def test_only_the_job_layer_opens_a_ledger_or_builds_randomness():
         *(_opens(ast.parse(p.read_text())) for n, p in _modules().items() if "jobs" in n)
     )
     assert {"Ledger", "command_ledger"} <= jobs
+
+
+def test_each_long_function_says_why_at_its_top():
+    # [shape]: no function over 80 lines without a one-line reason ("# Long: ...") right
+    # after its signature or docstring.
+    missing = []
+    for name, path in _modules().items():
+        lines = path.read_text().splitlines()
+        for node in ast.walk(ast.parse("\n".join(lines))):
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            if node.end_lineno - node.lineno + 1 <= LONG_FUNCTION:
+                continue
+            first = node.body[0]
+            docstring = isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
+            top = first.end_lineno if docstring else first.lineno - 2  # 0-based: the line above
+            if not lines[top].strip().startswith("# Long: "):
+                missing.append(f"{name}.{node.name}")
+    assert missing == []

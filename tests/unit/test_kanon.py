@@ -88,7 +88,9 @@ def test_projection_is_reproducible_with_a_seed():
 
 def test_too_few_rows():
     df = pd.DataFrame({"a": [0], "b": [0], "c": [0]}).astype(np.int16)
-    with pytest.raises(ValueError, match="cannot give 1 rows a minimal occurrence of 2"):
+    with pytest.raises(
+        ValueError, match="1 rows cannot be projected so that every record appears at least 2 times"
+    ):
         project_min_count(df, SIZES, 2, np.random.default_rng(0))
 
 

@@ -79,7 +79,7 @@ def test_the_regression_figure_is_the_planners_simulation_on_the_public_sample(b
     # sample; the figure is the planner's RegressionSim on it, resampled to n rows.
     from synthflow.cli import main
     from synthflow.criteria.regression_sim import RegressionSim
-    from synthflow.jobs.release import hopeless_release
+    from synthflow.jobs.release import why_hopeless
     from synthflow.space import expand_space
 
     release = [cfg for cfg in expand_space(births_spec) if cfg.id.startswith("workload")][:1]
@@ -105,9 +105,9 @@ def test_the_regression_figure_is_the_planners_simulation_on_the_public_sample(b
     assert main(["validate", "births-2024", "--rows", "167000"]) == 0
     assert "no criterion is dominated" in capsys.readouterr().err
     # the release's pre-flight (refuses without --force) says the same
-    text = hopeless_release(births_spec, release, n, [0.5])
+    text = why_hopeless(births_spec, release, n, [0.5])
     assert f"regression_coef_error: a perfect candidate passes {fig.perfect_pass:.0%}" in text
-    assert hopeless_release(births_spec, release, 167_000, [0.5]) == ""
+    assert why_hopeless(births_spec, release, 167_000, [0.5]) == ""
 
 
 def test_a_decision_threshold_below_every_value_the_criterion_takes_is_named(tmp_path, capsys):

@@ -217,7 +217,7 @@ def test_the_gans_run_on_private_data():
 def test_gan_import_error_names_the_install_command(monkeypatch):
     import builtins
 
-    from synthflow.generators._gan import _import
+    from synthflow.generators.gan import _import
 
     real = builtins.__import__
 

@@ -242,8 +242,8 @@ def test_raking_moves_the_generators_marginals_to_the_targets():
     # A fresh (untrained) generator draws near-uniform columns; after raking to skewed
     # targets its own sampler reproduces them. 20,000 rows: a share's sd is below 0.0036,
     # so 0.02 is over 5 sd. Each row's logits keep their order within a column.
-    from synthflow.generators._gan import rake_output_biases
     from synthflow.generators.dpsgd import _generator_network
+    from synthflow.generators.gan import rake_output_biases
 
     sizes = (3, 5)
     net = _generator_network(torch, TorchStream(np.random.default_rng(0), torch), 16, 32, 8)

@@ -1,4 +1,4 @@
-"""The GANs' 2-way measurement and the tuning of the trained generator to it (_gan.py)."""
+"""The GANs' 2-way measurement and the tuning of the trained generator to it (gan.py)."""
 
 from __future__ import annotations
 
@@ -11,14 +11,14 @@ pytest.importorskip("dp_accounting")
 from gan_checks import gan_data  # noqa: E402
 
 from synthflow.generators import make_generator  # noqa: E402
-from synthflow.generators._gan import (  # noqa: E402
+from synthflow.generators._workload_spec import structural_zeros  # noqa: E402
+from synthflow.generators.dpsgd import TorchStream, _generator_network  # noqa: E402
+from synthflow.generators.gan import (  # noqa: E402
     _empty_forbidden_cells,
     fit_to_marginals,
     measure_pairs,
     pair_counts,
 )
-from synthflow.generators._workload_spec import structural_zeros  # noqa: E402
-from synthflow.generators.dpsgd import TorchStream, _generator_network  # noqa: E402
 from synthflow.ledger import Ledger  # noqa: E402
 from synthflow.loader import load_spec  # noqa: E402
 from synthflow.rng import PrivacyRNG  # noqa: E402
