@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 
 from synthflow.errors import DataError
 
-__all__ = ["_ARROW_CSV", "_arrow_error", "_header", "_read_csv", "read_table"]
+__all__ = ["_ARROW_CSV", "_arrow_error", "_read_csv", "read_header", "read_table"]
 
 
 def read_table(path: str | Path, *, columns: Collection[str] | None = None) -> pd.DataFrame:
@@ -79,7 +79,7 @@ def read_table(path: str | Path, *, columns: Collection[str] | None = None) -> p
         ) from exc
     header = [str(c) for c in frame.columns]
     if columns is not None and frame.shape[1] < len(set(columns)):
-        header = _header(p)  # some wanted columns absent: is the whole file one column?
+        header = read_header(p)  # some wanted columns absent: is the whole file one column?
     if len(header) == 1 and ";" in header[0]:
         raise DataError(
             f"{str(p)!r} looks semicolon-separated (one column whose header holds ';'); save "
@@ -109,7 +109,7 @@ def _read_csv(p: Path, columns: Collection[str] | None) -> pd.DataFrame:
     include = None
     if columns is not None:
         wanted = set(columns)
-        include = [c for c in _header(p) if c in wanted]
+        include = [c for c in read_header(p) if c in wanted]
     table = pa_csv.read_csv(
         p,
         # Missing means empty: "NA", "null" or "n/a" in a private file are values (an
@@ -174,7 +174,7 @@ def _arrow_error(p: Path, exc: Exception) -> DataError:
     )
 
 
-def _header(path: str | Path) -> list[str]:
+def read_header(path: str | Path) -> list[str]:
     """Every column name of a file (read by :func:`read_table` before, so it reads)."""
     p = Path(path)
     if p.suffix.lower() in (".parquet", ".pq"):

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from synthflow._readers import _header, read_table
+from synthflow._readers import read_header, read_table
 from synthflow.config.model import Column, ReleaseSpec
 from synthflow.errors import DataError
 from synthflow.filtering import raw_violations
@@ -194,7 +194,7 @@ def load_data(
         ]
         # The header is shown only for public input: a file without a header row would
         # otherwise print its first record.
-        header = _header(path)
+        header = read_header(path)
         has = (
             f"the file has columns {header}"
             if public

@@ -9,9 +9,9 @@ from synthflow.acceptance import diagnostics
 from synthflow.config.model import ReleaseSpec
 from synthflow.criteria import marginals
 from synthflow.criteria.plots import (
-    _h,
-    _labels,
-    _table,
+    bin_labels,
+    heading,
+    html_table,
 )
 from synthflow.transform import Transformer
 
@@ -36,7 +36,7 @@ def _worst_cells(spec: ReleaseSpec, transformer: Transformer, t: np.ndarray, r: 
     family = _report_family(spec, names)
     orders = sorted({len(s) for s in family})
     out = [
-        _h(2, "Worst k-way cells (normalized counts)"),
+        heading(2, "Worst k-way cells (normalized counts)"),
         f"<p class='note'>{len(family)} marginals of order {orders[0]} to {orders[-1]}.</p>",
     ]
     for k in orders:
@@ -47,7 +47,7 @@ def _worst_cells(spec: ReleaseSpec, transformer: Transformer, t: np.ndarray, r: 
             {
                 "columns": ", ".join(names[i] for i in c.columns),
                 "cell": ", ".join(
-                    _labels(transformer, names[i])[v]
+                    bin_labels(transformer, names[i])[v]
                     for i, v in zip(c.columns, c.cell, strict=True)
                 ),
                 "original": c.original,
@@ -56,7 +56,7 @@ def _worst_cells(spec: ReleaseSpec, transformer: Transformer, t: np.ndarray, r: 
             }
             for c in cells
         ]
-        out += [_h(3, f"{k}-way"), _table(pd.DataFrame(rows))]
+        out += [heading(3, f"{k}-way"), html_table(pd.DataFrame(rows))]
     return "".join(out)
 
 
@@ -76,7 +76,7 @@ def _diagnostics_section(transformer: Transformer, t: np.ndarray, r: np.ndarray)
         }
     )
     return (
-        _h(2, "Diagnostics (not acceptance criteria; exact, non-private)")
+        heading(2, "Diagnostics (not acceptance criteria; exact, non-private)")
         + "<p class='note'>Computed on the original records exactly, so shown only for "
         "public data. Quality in the style of SDMetrics: 1 - total variation distance of "
         "each column (shape) and each pair of columns (pair); 1 means the same low-order "
@@ -88,7 +88,7 @@ def _diagnostics_section(transformer: Transformer, t: np.ndarray, r: np.ndarray)
         f"column pairs {q.pair_score:.3f}). <b>Closeness</b>: {c.identical:.1%} of candidate "
         f"rows are identical to an original row, {c.within_one:.1%} within one column of "
         f"one, {c.farther:.1%} two or more columns from every original row.</p>"
-        + _table(shapes)
+        + html_table(shapes)
         + "<p>Lowest column pair scores:</p>"
-        + _table(pairs)
+        + html_table(pairs)
     )

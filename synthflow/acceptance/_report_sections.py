@@ -11,14 +11,14 @@ import pandas as pd
 
 from synthflow.config.model import ReleaseSpec
 from synthflow.criteria.plots import (
-    _CAND,
-    _ORIG,
-    _bars,
-    _grid,
-    _h,
-    _labels,
-    _png,
-    _table,
+    CAND,
+    ORIG,
+    bars,
+    bin_labels,
+    grid,
+    heading,
+    html_table,
+    png,
 )
 from synthflow.filtering import binned_violations
 from synthflow.transform import Transformer
@@ -26,18 +26,18 @@ from synthflow.transform import Transformer
 
 def _one_way(transformer: Transformer, t: np.ndarray | None, r: np.ndarray) -> str:
     names = transformer.domain.names
-    fig, axes = _grid(len(names))
+    fig, axes = grid(len(names))
     for j, (ax, name) in enumerate(zip(axes, names, strict=False)):
         size = transformer.domain.sizes[j]
         series = []
         if t is not None:
-            series.append(("original", np.bincount(t[:, j], minlength=size) / len(t), _ORIG))
-        series.append(("candidate", np.bincount(r[:, j], minlength=size) / len(r), _CAND))
-        _bars(ax, _labels(transformer, name), series)
+            series.append(("original", np.bincount(t[:, j], minlength=size) / len(t), ORIG))
+        series.append(("candidate", np.bincount(r[:, j], minlength=size) / len(r), CAND))
+        bars(ax, bin_labels(transformer, name), series)
         ax.set_title(name, fontsize=9)
     axes[0].legend(fontsize=7)
     fig.tight_layout()
-    return _png(fig)
+    return png(fig)
 
 
 def _violations(
@@ -52,6 +52,6 @@ def _violations(
     total = {"rule": "any rule"} | {
         k: int(binned_violations(f, rules, transformer).sum()) for k, f in frames.items()
     }
-    return _h(
+    return heading(
         2, "Constraint violations (rows of the binned table each synthetic rule drops)"
-    ) + _table(pd.DataFrame([*rows, total]))
+    ) + html_table(pd.DataFrame([*rows, total]))

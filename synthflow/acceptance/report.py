@@ -42,16 +42,16 @@ from synthflow.acceptance.results import AcceptanceReport, CriterionResult
 from synthflow.config.model import ReleaseSpec
 from synthflow.criteria._common import code_matrix
 from synthflow.criteria.plots import (
-    _BAD,
-    _CAND,
-    _GOOD,
-    _ORIG,
-    _h,
-    _plt,
-    _png,
-    _sig,
-    _strip_limits,
-    _table,
+    BAD,
+    CAND,
+    GOOD,
+    ORIG,
+    heading,
+    html_table,
+    png,
+    pyplot,
+    sig,
+    strip_limits,
 )
 from synthflow.transform import Transformer
 
@@ -86,8 +86,8 @@ def _spec_threshold(c: CriterionResult, spec_thresholds: dict[str, float]) -> fl
 def _threshold_text(c: CriterionResult, spec_thresholds: dict[str, float]) -> str:
     spec_t = _spec_threshold(c, spec_thresholds)
     if spec_t is None:
-        return _sig(c.threshold)
-    return f"{_sig(c.threshold)} (pseudo; spec {_sig(spec_t)})"
+        return sig(c.threshold)
+    return f"{sig(c.threshold)} (pseudo; spec {sig(spec_t)})"
 
 
 def _criteria_table(
@@ -95,28 +95,28 @@ def _criteria_table(
     figures: dict[str, NoiseFigure],
     spec_thresholds: dict[str, float] | None = None,
 ) -> str:
-    """Every number to 4 significant digits (:func:`_sig`), one format for the table."""
+    """Every number to 4 significant digits (:func:`sig`), one format for the table."""
     spec_thresholds = spec_thresholds or {}
     rows = []
     for c in report.criteria:
         row: dict[str, Any] = {
             "criterion": c.name,
-            "value": _sig(c.value),
+            "value": sig(c.value),
             "threshold": _threshold_text(c, spec_thresholds),
-            "value / threshold": _sig(_ratio(c.value, c.threshold), 3),
+            "value / threshold": sig(_ratio(c.value, c.threshold), 3),
             "passed": "yes" if c.passed else "NO",
         }
         if not report.exact:
-            row["epsilon"] = _sig(c.epsilon)
+            row["epsilon"] = sig(c.epsilon)
             row["mechanism"] = c.mechanism
-            row["sensitivity"] = _sig(c.sensitivity)
-            row["noise sd"] = _sig(c.noise_sd)
+            row["sensitivity"] = sig(c.sensitivity)
+            row["noise sd"] = sig(c.noise_sd)
             figure = figures.get(c.name)
             row["perfect candidate passes"] = (
                 f"{figure.perfect_pass:.0%}" if figure is not None else "-"
             )
         rows.append(row)
-    table = _table(pd.DataFrame(rows))
+    table = html_table(pd.DataFrame(rows))
     if any(_spec_threshold(c, spec_thresholds) is not None for c in report.criteria):
         table += (
             "<p class='note'>pseudo: the value was compared with a pseudo-threshold below "
@@ -145,27 +145,27 @@ def _criteria_plot(
     (dashed). A noise bar far wider than the strip's values is clipped, with arrows at
     the clipped ends and its full width printed beside the strip.
     """
-    plt = _plt()
+    plt = pyplot()
     spec_thresholds = spec_thresholds or {}
     crits = report.criteria
     fig, axes = plt.subplots(len(crits), 1, figsize=(9, 0.9 * len(crits) + 0.6), squeeze=False)
     for ax, c in zip(axes[:, 0], crits, strict=True):
-        color = _GOOD if c.passed else _BAD
+        color = GOOD if c.passed else BAD
         sd = c.noise_sd or 0.0
         spec_t = _spec_threshold(c, spec_thresholds)
         lines = [c.threshold] if spec_t is None else [c.threshold, spec_t]
-        (x0, x1), (b0, b1), clipped = _strip_limits(c.value, lines, 2 * sd)
+        (x0, x1), (b0, b1), clipped = strip_limits(c.value, lines, 2 * sd)
         ax.set_xlim(x0, x1)
         ax.set_ylim(-1, 1)
         ax.axvline(c.threshold, color="black", lw=2)
-        ax.axvspan(c.threshold, x1, color=_BAD, alpha=0.07)
+        ax.axvspan(c.threshold, x1, color=BAD, alpha=0.07)
         if spec_t is not None:
             ax.axvline(spec_t, color="0.35", lw=1.5, ls="--")
             # pseudo-threshold's label on its far side from the spec's line
             left = c.threshold < spec_t
             for x, text, on_left in (
-                (c.threshold, f"pseudo-threshold {_sig(c.threshold, 3)}", left),
-                (spec_t, f"spec {_sig(spec_t, 3)}", not left),
+                (c.threshold, f"pseudo-threshold {sig(c.threshold, 3)}", left),
+                (spec_t, f"spec {sig(spec_t, 3)}", not left),
             ):
                 ax.annotate(
                     text, (x, 1), xytext=(-4 if on_left else 4, -2), textcoords="offset points",
@@ -181,16 +181,16 @@ def _criteria_plot(
         ax.set_ylabel(c.name, rotation=0, ha="right", va="center", fontsize=11)
         ratio = _ratio(c.value, c.threshold)
         which = "threshold" if spec_t is None else "pseudo-threshold"
-        note = f"value {_sig(c.value)} / {which} {_sig(c.threshold)}"
-        note += f" = {_sig(ratio, 3)}" if not math.isnan(ratio) else ""
+        note = f"value {sig(c.value)} / {which} {sig(c.threshold)}"
+        note += f" = {sig(ratio, 3)}" if not math.isnan(ratio) else ""
         if clipped:
-            note += f"\nbar clipped (arrows): ±2 sd = ±{_sig(2 * sd, 3)}"
+            note += f"\nbar clipped (arrows): ±2 sd = ±{sig(2 * sd, 3)}"
         ax.text(1.01, 0.5, note, transform=ax.transAxes, fontsize=10, va="center", color=color)
         ax.tick_params(axis="x", labelsize=9)
     what = "DP value (dot, bar = ±2 noise sd)" if not report.exact else "exact value (dot)"
     axes[0, 0].set_title(f"{what} vs threshold (black line; fails right of it)", fontsize=12)
     fig.subplots_adjust(hspace=1.0)
-    return _png(fig)
+    return png(fig)
 
 
 # --------------------------------------------------------------------------- entry
@@ -219,7 +219,7 @@ def render_report(
     figures = {} if exact else _figures(spec, transformer, len(original))
     spec_thresholds = {c.name: c.threshold for c in spec.criteria}
     sections = [
-        _h(2, "Criteria against thresholds"),
+        heading(2, "Criteria against thresholds"),
         _criteria_plot(report, spec_thresholds),
         _criteria_table(report, figures, spec_thresholds),
     ]
@@ -228,7 +228,7 @@ def render_report(
     frames = {"original": original, "candidate": candidate} if exact else {"candidate": candidate}
     sections.append(_violations(spec, transformer, frames))
     sections += [
-        _h(2, "1-way marginals" + ("" if exact else " (candidate only)")),
+        heading(2, "1-way marginals" + ("" if exact else " (candidate only)")),
         _one_way(transformer, t, r),
     ]
     if t is not None:
@@ -249,8 +249,8 @@ def render_report(
         noise_dominated=[f.message() for f in figures.values() if f.dominated],
         n_candidate=len(candidate),
         n_original=len(original),
-        colour_original=_ORIG,
-        colour_candidate=_CAND,
+        colour_original=ORIG,
+        colour_candidate=CAND,
         # Fragments built here from escaped text and our own PNGs.
         sections=[Markup(x) for x in sections if x],
     )

@@ -17,15 +17,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from synthflow._outputs import check_output_dir, check_output_file
-from synthflow.cli.conventions import add_command
-from synthflow.errors import ConfigError
-from synthflow.tables._options import (
+from synthflow.cli._tables_options import (
     _check_private_use,
     _floats,
     _method_options,
     _not_dp_statement,
     _warn_not_dp,
 )
+from synthflow.cli.conventions import add_command
+from synthflow.errors import ConfigError
 
 # The library is imported where a command uses it: the CLI starts without it (#16).
 if TYPE_CHECKING:

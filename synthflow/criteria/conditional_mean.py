@@ -268,14 +268,14 @@ def _condmean_plot(
     criterion's threshold, however large it looks on a zoomed axis.
     """
     from synthflow.criteria.plots import (
-        _CAND,
-        _ORIG,
-        _grid,
-        _png,
+        CAND,
+        ORIG,
+        grid,
+        png,
     )
 
     options = list(dict.fromkeys(g.by for g in rows))
-    fig, axes = _grid(len(options), width=12.0, row_h=3.4, ncols=min(3, len(options)))
+    fig, axes = grid(len(options), width=12.0, row_h=3.4, ncols=min(3, len(options)))
     for ax, by in zip(axes, options, strict=False):
         sel = [g for g in rows if g.by == by]
         x = np.arange(len(sel))
@@ -289,9 +289,9 @@ def _condmean_plot(
                 zorder=0,
                 label="threshold band" if i == 0 else None,
             )
-        series = [("candidate", 0.12, _CAND, "mean_candidate", "median_candidate")]
+        series = [("candidate", 0.12, CAND, "mean_candidate", "median_candidate")]
         if with_original:
-            series.insert(0, ("original", -0.12, _ORIG, "mean_original", "median_original"))
+            series.insert(0, ("original", -0.12, ORIG, "mean_original", "median_original"))
             for i, g in enumerate(sel):  # the error the criterion measures
                 ax.plot([i - 0.12, i + 0.12], [g.mean_original, g.mean_candidate], color="gray")
         for name, off, color, mean, median in series:
@@ -315,7 +315,7 @@ def _condmean_plot(
         ax.set_title(f"{column}: {'by ' + by if by is not None else 'overall'}", fontsize=11)
     axes[0].legend(fontsize=8)
     fig.tight_layout()
-    return _png(fig)
+    return png(fig)
 
 
 def _condmean_section(
@@ -324,8 +324,8 @@ def _condmean_section(
     import pandas as pd
 
     from synthflow.criteria.plots import (
-        _h,
-        _table,
+        heading,
+        html_table,
     )
 
     column = c.column or ""
@@ -349,7 +349,7 @@ def _condmean_section(
         )
     title = f"Conditional means and medians: {column}" + ("" if exact else " (candidate only)")
     plot = _condmean_plot(rows, column, with_original=exact, threshold=c.threshold)
-    return _h(2, title) + plot + _table(df)
+    return heading(2, title) + plot + html_table(df)
 
 
 # --- the statistic

@@ -142,14 +142,14 @@ def _faithfulness_section(
     import pandas as pd
 
     from synthflow.criteria.plots import (
-        _BAD,
-        _bars,
-        _grid,
-        _h,
-        _labels,
-        _plt,
-        _png,
-        _table,
+        BAD,
+        bars,
+        bin_labels,
+        grid,
+        heading,
+        html_table,
+        png,
+        pyplot,
     )
 
     assert c.match is not None
@@ -165,13 +165,13 @@ def _faithfulness_section(
         r0[:, j] = 0
         gained.append(maximum_matching(t0, r0, transformer, c.match).size - res.size)
     out = [
-        _h(2, "Faithfulness: unmatched original records"),
+        heading(2, "Faithfulness: unmatched original records"),
         f"<p>matched {res.size} of {res.n_original}; unmatched {len(um)} "
         f"({res.unmatched_share:.3%}).</p>",
     ]
-    plt = _plt()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(8, 0.4 * len(names) + 1.0))
-    ax.barh(names, gained, color=_BAD)
+    ax.barh(names, gained, color=BAD)
     ax.invert_yaxis()
     ax.set_xlabel("extra matches if this column were ignored", fontsize=8)
     ax.set_title("matches gained if the column were ignored (rest of the rule kept)", fontsize=9)
@@ -180,25 +180,27 @@ def _faithfulness_section(
         ax.text(g, y, f" {g}", va="center", fontsize=8)
     fig.tight_layout()
     out += [
-        _h(3, "Which column blocks matches"),
-        _png(fig),
-        _table(pd.DataFrame({"column": names, "extra matches if ignored": gained})),
+        heading(3, "Which column blocks matches"),
+        png(fig),
+        html_table(pd.DataFrame({"column": names, "extra matches if ignored": gained})),
     ]
-    fig, axes = _grid(len(names))
+    fig, axes = grid(len(names))
     tables = []
     for j, (ax, name) in enumerate(zip(axes, names, strict=False)):
-        labels = _labels(transformer, name)
+        labels = bin_labels(transformer, name)
         cnt = np.bincount(um[:, j], minlength=len(labels))
         tot = np.bincount(t[:, j], minlength=len(labels))
         share = np.divide(cnt, tot, out=np.zeros(len(labels)), where=tot > 0)
-        _bars(ax, labels, [("unmatched share", share, _BAD)])
+        bars(ax, labels, [("unmatched share", share, BAD)])
         ax.set_title(f"unmatched share by {name}", fontsize=9)
         df = pd.DataFrame({"bin": labels, "original": tot, "unmatched": cnt, "share": share})
-        tables.append(_h(3, f"unmatched by {name}") + _table(df[df.unmatched > 0]))
+        tables.append(heading(3, f"unmatched by {name}") + html_table(df[df.unmatched > 0]))
     fig.tight_layout()
     out += [
-        _h(3, "Unmatched share by bin (unmatched original records / original records in the bin)"),
-        _png(fig),
+        heading(
+            3, "Unmatched share by bin (unmatched original records / original records in the bin)"
+        ),
+        png(fig),
         "<details><summary>tables by column</summary>",
         *tables,
         "</details>",

@@ -15,10 +15,12 @@ if TYPE_CHECKING:
 
     from synthflow.transform import Transformer
 
-_ORIG, _CAND, _BAD, _GOOD = "#4c72b0", "#dd8452", "#c44e52", "#55a868"
+ORIG, CAND, BAD, GOOD = "#4c72b0", "#dd8452", "#c44e52", "#55a868"
+"""Colours of the original, the candidate, a failure and a pass."""
 
 
-def _plt() -> Any:
+def pyplot() -> Any:
+    """matplotlib.pyplot on the Agg backend (imported on first use)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -27,14 +29,15 @@ def _plt() -> Any:
     return plt
 
 
-def _png(fig: Any) -> str:
+def png(fig: Any) -> str:
+    """``fig`` as an inline PNG ``<img>`` (closed after)."""
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=100, bbox_inches="tight")
-    _plt().close(fig)
+    pyplot().close(fig)
     return f'<img src="data:image/png;base64,{base64.b64encode(buf.getvalue()).decode()}"/>'
 
 
-def _sig(x: float | None, digits: int = 4) -> str:
+def sig(x: float | None, digits: int = 4) -> str:
     """``x`` to ``digits`` significant digits, one format for a whole table.
 
     Positional notation from 1e-4 to 1e6 (``0.0008553``, ``165344``), scientific outside
@@ -59,7 +62,7 @@ _BAR_WINDOW = 1.0
 """The drawn noise bar stops this many spans (of 0, value and thresholds) beyond them."""
 
 
-def _strip_limits(
+def strip_limits(
     value: float, lines: list[float], half_bar: float
 ) -> tuple[tuple[float, float], tuple[float, float], bool]:
     """Axis limits, the drawn bar's ends and whether the bar was clipped.
@@ -80,22 +83,26 @@ def _strip_limits(
     return (a - pad, b + pad), drawn, clipped
 
 
-def _table(df: pd.DataFrame) -> str:
+def html_table(df: pd.DataFrame) -> str:
+    """``df`` as an HTML table (a note when empty)."""
     if df.empty:
         return "<p class='note'>(none)</p>"
     return df.to_html(index=False, float_format=lambda v: f"{v:.6g}", escape=True, na_rep="")
 
 
-def _h(level: int, text: str) -> str:
+def heading(level: int, text: str) -> str:
+    """An escaped HTML heading."""
     return f"<h{level}>{html.escape(text)}</h{level}>"
 
 
-def _labels(transformer: Transformer, name: str) -> list[str]:
+def bin_labels(transformer: Transformer, name: str) -> list[str]:
+    """The bin labels of column ``name``."""
     return list(transformer.transformations[name].labels)
 
 
-def _grid(n: int, *, width: float = 12.0, row_h: float = 3.4, ncols: int = 2) -> Any:
-    plt = _plt()
+def grid(n: int, *, width: float = 12.0, row_h: float = 3.4, ncols: int = 2) -> Any:
+    """A figure with ``n`` axes in rows of ``ncols`` (unused axes hidden)."""
+    plt = pyplot()
     ncols = min(ncols, n)
     nrows = math.ceil(n / ncols)
     fig, axes = plt.subplots(nrows, ncols, figsize=(width, row_h * nrows), squeeze=False)
@@ -104,7 +111,7 @@ def _grid(n: int, *, width: float = 12.0, row_h: float = 3.4, ncols: int = 2) ->
     return fig, axes.ravel()
 
 
-def _bars(ax: Any, labels: list[str], series: list[tuple[str, np.ndarray, str]]) -> None:
+def bars(ax: Any, labels: list[str], series: list[tuple[str, np.ndarray, str]]) -> None:
     """Grouped vertical bars, one group per label."""
     x = np.arange(len(labels))
     w = 0.8 / len(series)

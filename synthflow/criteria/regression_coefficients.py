@@ -366,12 +366,12 @@ def _regression_section(
     import pandas as pd
 
     from synthflow.criteria.plots import (
-        _CAND,
-        _ORIG,
-        _h,
-        _plt,
-        _png,
-        _table,
+        CAND,
+        ORIG,
+        heading,
+        html_table,
+        png,
+        pyplot,
     )
 
     target = c.column or ""
@@ -390,11 +390,11 @@ def _regression_section(
     if len(models) == 2:
         first, second = list(models)
         df["abs difference"] = (df[first] - df[second]).abs()
-    plt = _plt()
+    plt = pyplot()
     fig, (ax0, ax1) = plt.subplots(
         1, 2, figsize=(11, 0.45 * len(terms) + 1.2), gridspec_kw={"width_ratios": [1, 4]}
     )
-    colors = [_ORIG, _CAND] if len(models) == 2 else [_CAND]
+    colors = [ORIG, CAND] if len(models) == 2 else [CAND]
     h = 0.8 / len(models)
     for i, ((name, m), color) in enumerate(zip(models.items(), colors, strict=True)):
         off = (i - (len(models) - 1) / 2) * h
@@ -411,14 +411,16 @@ def _regression_section(
     ax1.legend(fontsize=8)
     fig.tight_layout()
     if t is not None:
-        head = _h(2, "Regression coefficients (raw units)")
+        head = heading(2, "Regression coefficients (raw units)")
     elif dp_fit is not None:
-        head = _h(2, "Regression coefficients (raw units; DP fit of the original vs candidate)")
+        head = heading(
+            2, "Regression coefficients (raw units; DP fit of the original vs candidate)"
+        )
         head += (
             "<p class='note'>The original's coefficients are the functional-mechanism fit "
             "released under this criterion's budget (noisy, DP); the criterion compares them "
             "with the candidate's OLS in the candidate's standardisation.</p>"
         )
     else:
-        head = _h(2, "Regression coefficients (raw units; candidate)")
-    return head + _png(fig) + _table(df)
+        head = heading(2, "Regression coefficients (raw units; candidate)")
+    return head + png(fig) + html_table(df)

@@ -16,7 +16,7 @@ from synthflow.release.shipped import (
     PUBLIC_ROWS,
     RECIPES,
     ShippedPlan,
-    _plan_of,
+    plan_of,
     recipe,
 )
 
@@ -131,4 +131,4 @@ def _ship(name: str, work: Path, plan_dir: Path, targets: dict[str, Path], descr
 
 def _shipped_in(name: str, out: Path) -> ShippedPlan:
     paths = {key: out / ship.format(name=name) for key, ship in FILES.items()}
-    return _plan_of(name, paths, json.loads(paths["plan.json"].read_text(encoding="utf-8")))
+    return plan_of(name, paths, json.loads(paths["plan.json"].read_text(encoding="utf-8")))

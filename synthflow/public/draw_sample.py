@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from synthflow._readers import _header
+from synthflow._readers import read_header
 from synthflow.config.model import ReleaseSpec
 from synthflow.data import load_data
 from synthflow.errors import ConfigError, NotEnoughRowsError
@@ -132,7 +132,7 @@ def draw_public_file(
         raise ConfigError(f"--rows must be at least 1, not {rows}")
     loaded = load_data(public, spec, public=True)
     needed = set(spec.column_names) | {c.source.source for c in spec.columns if c.source}
-    extra = [c for c in _header(public) if c not in needed]
+    extra = [c for c in read_header(public) if c not in needed]
     if extra:
         print(
             f"public-data draw: {str(public)!r} has column(s) the spec does not name, "

@@ -118,10 +118,10 @@ def shipped_plan(name: str) -> ShippedPlan | None:
             f"the plan shipped for '{name}' was made for another version of the spec "
             f"({', '.join(stale)} differ); {fix}"
         )
-    return _plan_of(name, paths, content)
+    return plan_of(name, paths, content)
 
 
-def _plan_of(name: str, paths: dict[str, Path], content: dict[str, Any]) -> ShippedPlan:
+def plan_of(name: str, paths: dict[str, Path], content: dict[str, Any]) -> ShippedPlan:
     """The :class:`ShippedPlan` of ``paths`` (:data:`FILES`' keys -> files)."""
     return ShippedPlan(
         name=name,

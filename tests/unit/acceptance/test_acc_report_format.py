@@ -8,7 +8,7 @@ import pytest
 
 from synthflow.acceptance import report as acc_report
 from synthflow.acceptance.results import AcceptanceReport, CriterionResult
-from synthflow.criteria.plots import _sig, _strip_limits
+from synthflow.criteria.plots import sig, strip_limits
 
 pytest.importorskip("matplotlib")
 
@@ -31,21 +31,21 @@ pytest.importorskip("matplotlib")
     ],
 )
 def test_sig_is_one_significant_digit_format(value: float | None, digits: int, text: str) -> None:
-    assert _sig(value, digits) == text
+    assert sig(value, digits) == text
 
 
 def test_no_negative_zero() -> None:
     for v in (-1e-3, -4e-7, -0.0049, -0.0):
-        assert _sig(v, 3) not in {"-0", "-0.0", "-0.00"}
+        assert sig(v, 3) not in {"-0", "-0.0", "-0.00"}
 
 
 def test_a_huge_noise_bar_is_clipped_around_value_and_threshold() -> None:
     # regression_coef_error of the seeded run: value 31.4, threshold 30, +-2 sd = +-2711
-    (x0, x1), (b0, b1), clipped = _strip_limits(31.4, [30.0], 2711.0)
+    (x0, x1), (b0, b1), clipped = strip_limits(31.4, [30.0], 2711.0)
     assert clipped and x1 - x0 < 200  # value and threshold stay apart on the strip
     assert x0 <= b0 < 31.4 - 1 and 31.4 + 1 < b1 <= x1
     # a bar that fits is drawn in full, unclipped
-    (x0, x1), (b0, b1), clipped = _strip_limits(0.007, [0.01], 0.0017)
+    (x0, x1), (b0, b1), clipped = strip_limits(0.007, [0.01], 0.0017)
     assert not clipped and (b0, b1) == pytest.approx((0.0053, 0.0087))
     assert x0 < 0 and x1 > 0.01
 
@@ -73,7 +73,7 @@ def test_strips_label_the_pseudo_threshold_and_say_a_bar_is_clipped(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     figures: list[Any] = []
-    monkeypatch.setattr(acc_report, "_png", lambda fig: figures.append(fig) or "")
+    monkeypatch.setattr(acc_report, "png", lambda fig: figures.append(fig) or "")
     spec = {"one_way_max_ratio": 2.0, "regression_coef_error": 30.0, "cond_mean_error_parity": 0.3}
     acc_report._criteria_plot(_report(), spec)
     ratio, regression, parity = figures[0].axes

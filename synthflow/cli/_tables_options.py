@@ -35,7 +35,7 @@ def _or(value: Any, default: Any) -> Any:
 
 
 def _method_options(args: argparse.Namespace, spec: ReleaseSpec) -> dict[str, Any]:
-    from synthflow.tables.ptable import PRESETS  # noqa: PLC0415  (the CLI starts without numpy)
+    from synthflow.tables.ptable import PRESETS
 
     m = args.method
     neighbouring = args.neighbouring or spec.privacy.neighbouring
