@@ -17,6 +17,10 @@ def _demo(args: argparse.Namespace) -> int:
 
     out = Path(args.out) if args.out else Path("runs") / time.strftime("demo-%Y%m%d-%H%M%S")
     screen = args.screen or args.screen_data is not None or args.repeats is not None
+    if screen:
+        from synthflow._extras import require
+
+        require("matplotlib", what="demo --screen (the new plan's plan.html)")
     print(
         f"synthflow demo: {'a new' if screen else 'the shipped'} plan of the bundled spec "
         f"'births', its release and audit on the embedded default data ({DEFAULT_DATA})",
@@ -40,6 +44,9 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _ship_plan(args: argparse.Namespace) -> int:
+    from synthflow._extras import require
+
+    require("matplotlib", what="ship-plan (the plan's plan.html)")
     from synthflow.jobs.ship import make_shipped_plan
 
     made = make_shipped_plan(

@@ -26,6 +26,10 @@ log = logging.getLogger(__name__)
 
 
 def _run(args: argparse.Namespace) -> int:
+    from synthflow._extras import require
+
+    if args.report:  # before the evaluation's charge
+        require("matplotlib", what="evaluate --report")
     from synthflow.jobs.evaluate import evaluate_files
     from synthflow.loader import load_spec
 

@@ -24,6 +24,9 @@ __all__ = ["register"]
 
 
 def _plan(args: argparse.Namespace) -> int:
+    from synthflow._extras import require
+
+    require("matplotlib", what="plan (its report, plan.html)")
     from synthflow.sweep.store import StoreError
 
     require_public(args, "plan simulates the release on --data and reports what it finds")

@@ -162,6 +162,9 @@ def _shortlist(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
+    from synthflow._extras import require
+
+    require("matplotlib", what="sweep-report")
     from synthflow.loader import load_spec
     from synthflow.sweep.report import write_report  # matplotlib
 

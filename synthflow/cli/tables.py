@@ -73,6 +73,9 @@ def _protect(args: argparse.Namespace) -> int:
 
 
 def _compare(args: argparse.Namespace) -> int:
+    from synthflow._extras import require
+
+    require("matplotlib", what="tables compare (its HTML report)")
     from synthflow.jobs.tables import compare_tables
     from synthflow.loader import load_spec
     from synthflow.tables._spec import load_tables

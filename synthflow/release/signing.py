@@ -16,6 +16,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from synthflow._extras import require
 from synthflow.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -39,12 +40,21 @@ SIGNATURE = "SIGNATURE"
 ALGORITHM = "Ed25519"
 
 
+def _need_cryptography() -> None:
+    """The ``sign`` extra, or a refusal naming it (before a key is read or a charge made)."""
+    require(
+        "cryptography",
+        what="signing and checking signatures (keygen, release --sign, audit of a signed release)",
+    )
+
+
 def generate_keypair(private_path: str | Path, public_path: str | Path) -> str:
     """Write a new key pair (private key readable by its owner only); returns the fingerprint.
 
     Raises:
         ConfigError: If either file exists (a key is never overwritten).
     """
+    _need_cryptography()
     from cryptography.hazmat.primitives import serialization  # noqa: PLC0415
     from cryptography.hazmat.primitives.asymmetric.ed25519 import (  # noqa: PLC0415
         Ed25519PrivateKey,
@@ -73,6 +83,7 @@ def load_private_key(path: str | Path) -> Ed25519PrivateKey:
     Raises:
         ConfigError: Missing file, not a PEM private key, or not Ed25519.
     """
+    _need_cryptography()
     from cryptography.hazmat.primitives import serialization  # noqa: PLC0415
     from cryptography.hazmat.primitives.asymmetric.ed25519 import (  # noqa: PLC0415
         Ed25519PrivateKey,
@@ -97,6 +108,7 @@ def load_private_key(path: str | Path) -> Ed25519PrivateKey:
 
 def public_pem(key: Ed25519PrivateKey) -> bytes:
     """The public half of ``key`` as PEM (SubjectPublicKeyInfo)."""
+    _need_cryptography()
     from cryptography.hazmat.primitives import serialization  # noqa: PLC0415
 
     return key.public_key().public_bytes(
@@ -110,6 +122,7 @@ def fingerprint(pem: bytes) -> str:
     Raises:
         ConfigError: If ``pem`` is not an Ed25519 public key.
     """
+    _need_cryptography()
     from cryptography.hazmat.primitives import serialization  # noqa: PLC0415
 
     raw = _public_key(pem).public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
@@ -123,6 +136,7 @@ def sign(key: Ed25519PrivateKey, data: bytes) -> str:
 
 def verify(pem: bytes, data: bytes, signature: str) -> bool:
     """Whether ``signature`` (base64) is the key's signature of ``data``."""
+    _need_cryptography()
     from cryptography.exceptions import InvalidSignature  # noqa: PLC0415
 
     try:
@@ -133,6 +147,7 @@ def verify(pem: bytes, data: bytes, signature: str) -> bool:
 
 
 def _public_key(pem: bytes):
+    _need_cryptography()
     from cryptography.hazmat.primitives import serialization  # noqa: PLC0415
     from cryptography.hazmat.primitives.asymmetric.ed25519 import (  # noqa: PLC0415
         Ed25519PublicKey,

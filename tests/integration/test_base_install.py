@@ -1,10 +1,11 @@
-"""The base install is what the main job needs ([ux] 8).
+"""The base install is what the main job needs ([ux] 8): 22 packages where it was 52.
 
 Private-PGM (mbi, jax) and diffprivlib (scikit-learn) left the base dependencies: mbi is
-the ``pgm`` extra, diffprivlib a dev dependency the tests compare against. These tests
-run the real CLI in a fresh interpreter in which those packages cannot be imported, as
-on a base install: the demo releases and audits, DP table noise works, and a table
-whose model needs Private-PGM is refused with the install command before any charge.
+the ``pgm`` extra, diffprivlib a dev dependency the tests compare against; matplotlib
+(``reports``), cryptography (``sign``) and jsonschema (``schema``) are extras too. These
+tests run the real CLI in a fresh interpreter in which those packages cannot be
+imported, as on a base install: the demo releases and audits, DP table noise works, and
+what needs an extra is refused with its install command before any work or charge.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-BLOCKED = ("mbi", "jax", "diffprivlib", "sklearn")
+BLOCKED = ("mbi", "jax", "diffprivlib", "sklearn", "matplotlib", "cryptography", "jsonschema")
 RUN = (
     "import sys\n"
     f"for m in {BLOCKED!r}:\n"
@@ -68,3 +69,32 @@ def test_a_model_that_needs_private_pgm_is_refused_before_any_charge(tmp_path):
     # Nothing was charged: the ledger holds no charge (at most its header line).
     lines = ledger.read_text().splitlines() if ledger.exists() else []
     assert not any('"what"' in line for line in lines)
+
+
+def test_what_needs_an_extra_is_refused_with_its_install_command(tmp_path, nvss_10k):
+    spec = str(REPO / "configs" / "births-2024.yaml")
+    for argv, extra in (
+        (("plan", spec, "--store", str(tmp_path / "none.db"), "--data", str(nvss_10k),
+          "--public", "--out", str(tmp_path / "plan")), "reports"),
+        (("keygen", "--out", str(tmp_path / "key")), "sign"),
+    ):  # fmt: skip
+        proc = _cli(*argv, "--quiet", cwd=tmp_path)
+        assert proc.returncode == 2, proc.stderr[-2000:]
+        assert f"pip install 'synthflow-dp[{extra}]'" in proc.stderr
+    assert not (tmp_path / "plan").exists() and not list(tmp_path.glob("key*"))
+    checked = _cli("validate", spec, cwd=tmp_path)  # the loader's checks run without it
+    assert checked.returncode == 0, checked.stderr[-2000:]
+    assert "pip install 'synthflow-dp[schema]'" in checked.stderr
+
+
+def test_evaluate_report_without_matplotlib_is_refused_before_the_charge(tmp_path, nvss_10k):
+    ledger = tmp_path / "ledger.jsonl"
+    spec = str(REPO / "configs" / "births-2024.yaml")
+    proc = _cli(
+        "evaluate", spec, "--config", "privbayes-a1076afd5b", "--data", str(nvss_10k),
+        "--candidate", str(nvss_10k), "--ledger", str(ledger), "--report",
+        str(tmp_path / "r.html"), "--quiet", cwd=tmp_path,
+    )  # fmt: skip
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    assert "pip install 'synthflow-dp[reports]'" in proc.stderr
+    assert not ledger.exists()  # nothing charged, no ledger made
