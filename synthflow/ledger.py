@@ -273,6 +273,15 @@ class Ledger:
         """Epsilon still available."""
         return float(max(Fraction(self.total_epsilon) - self._eps, Fraction(0)))
 
+    def child(self, *, total_epsilon: float, total_delta: float, path: str | Path) -> Ledger:
+        """A ledger for one part of what this ledger already holds (a selection's attempt).
+
+        Its own file and total: the part's charges are recorded there, item by item,
+        within what this ledger was charged for the whole (the selection charges its
+        whole cost up front, then each attempt spends within its own ledger).
+        """
+        return Ledger(total_epsilon=total_epsilon, total_delta=total_delta, path=path)
+
     def refresh(self) -> None:
         """Re-read the file (other processes may have charged it since it was opened)."""
         if self.path is not None and self.path.exists():

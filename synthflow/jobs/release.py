@@ -202,6 +202,11 @@ def run_release(
                 candidates,
                 attempt=_attempt_fn(spec, raw, show_progress=False, public=public),
                 enclave_dir=private_dir,
+                enclave_ledger=Ledger(  # the selection's own; the dataset's is `shared`
+                    total_epsilon=spec.privacy.total_epsilon,
+                    total_delta=spec.privacy.total_delta,
+                    path=private_dir / "ledger.jsonl",
+                ),
                 rng=rng,
                 stop_probability=stop_probability,
                 fit_once=fit_once,

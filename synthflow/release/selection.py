@@ -115,6 +115,7 @@ def private_selection(
     *,
     attempt: Attempt,
     enclave_dir: Path,
+    enclave_ledger: Ledger,
     rng: PrivacyRNG,
     stop_probability: float = 0.0,
     fit_once: bool = False,
@@ -132,6 +133,9 @@ def private_selection(
         attempt: Runs one flow and its DP evaluation for a configuration, charging the
             per-attempt ledger it is given; gets the regression fit (or None).
         enclave_dir: Private directory for the ledger, fit and transcript.
+        enclave_ledger: The selection's own ledger, ``enclave_dir / "ledger.jsonl"``
+            with the spec's totals, opened by the release job (read again once the
+            enclave is locked); each attempt's ledger is its child.
         rng: Privacy-critical randomness (secure in a release).
         stop_probability: gamma in [0, 1]: chance to stop empty-handed after a failure
             (1: a single attempt, charged once).
@@ -194,6 +198,7 @@ def private_selection(
             max_attempts=max_attempts,
             on_attempt=on_attempt,
             dataset_ledger=dataset_ledger,
+            enclave_ledger=enclave_ledger,
         )
     finally:
         lock.close()  # releases the lock
@@ -213,6 +218,7 @@ def _select(
     max_attempts: int | None,
     on_attempt: Callable[[int, bool], None] | None,
     dataset_ledger: Ledger | None,
+    enclave_ledger: Ledger,
 ) -> SelectionOutcome:
     # Long: the selection loop as one transcript: start, resume, charge, attempts, end.
     enclave_dir = enclave.root
@@ -228,11 +234,10 @@ def _select(
     }
     events = enclave.events()
     start = [e for e in events if e.get("event") == "start"]
-    ledger = Ledger(
-        total_epsilon=spec.privacy.total_epsilon,
-        total_delta=spec.privacy.total_delta,
-        path=enclave_dir / "ledger.jsonl",
-    )
+    ledger = enclave_ledger
+    if ledger.path is None or ledger.path.resolve() != (enclave_dir / "ledger.jsonl").resolve():
+        raise ValueError("the selection's ledger is the enclave's ledger.jsonl")  # a caller's bug
+    ledger.refresh()  # read again under the enclave's lock (opened before it was taken)
     charged = [c for c in ledger.charges if (c.ref or "").startswith(SELECTION_REF)]
     if start:
         changed = [k for k, v in fixed.items() if start[0].get(k) != v]
@@ -364,7 +369,7 @@ def _select(
         unsaved: OSError | None = None
         cfg = candidates[rng.uniform_index(len(candidates))]
         enclave.log({"event": "draw", "attempt": number, "config_id": cfg.id})
-        inner = Ledger(
+        inner = ledger.child(
             total_epsilon=cost.attempt_epsilon,
             total_delta=cost.attempt_delta,
             path=enclave_dir / "attempts" / f"{number:05d}" / "ledger.jsonl",

@@ -17,10 +17,11 @@ from pathlib import Path
 
 import pytest
 import yaml
+from selection_support import private_selection
 
 from synthflow.errors import SelectionEnded
 from synthflow.ledger import Ledger
-from synthflow.release import AttemptResult, private_selection
+from synthflow.release import AttemptResult
 from synthflow.rng import PrivacyRNG
 from synthflow.space import expand_space
 

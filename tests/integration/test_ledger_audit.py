@@ -11,11 +11,12 @@ import shutil
 
 import pytest
 import yaml
+from selection_support import private_selection
 
 from synthflow.cli import main
 from synthflow.errors import ConfigError, SelectionPaused
 from synthflow.ledger import Ledger
-from synthflow.release import AttemptResult, private_selection, selection
+from synthflow.release import AttemptResult, selection
 from synthflow.rng import PrivacyRNG
 from synthflow.space import expand_space
 

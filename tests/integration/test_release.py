@@ -10,11 +10,12 @@ import pandas as pd
 import pytest
 import yaml
 from scipy import stats
+from selection_support import enclave_ledger, private_selection
 
 from synthflow.cli import main
 from synthflow.errors import BudgetExceededError, SelectionPaused
 from synthflow.ledger import Ledger
-from synthflow.release import AttemptResult, audit_release, private_selection, selection_cost
+from synthflow.release import AttemptResult, audit_release, selection_cost
 from synthflow.rng import PrivacyRNG
 from synthflow.space import expand_space
 
@@ -55,6 +56,25 @@ def test_attempts_are_geometric_and_the_charge_does_not_depend_on_them(tmp_path,
     # power: Geometric(0.4) is rejected
     wrong = [stats.geom.pmf(k, 0.4) for k in range(1, 7)] + [stats.geom.sf(6, 0.4)]
     assert stats.chisquare(observed, np.array(wrong) * runs).pvalue < 1e-4
+
+
+def test_an_enclave_ledger_opened_before_a_pause_reads_the_charge_once_locked(tmp_path, small_spec):
+    # [shape]: the release job opens the selection's ledger, before the enclave lock is
+    # taken; the selection reads it again once locked. A ledger object opened before
+    # another run charged the file must see that charge: the continued selection
+    # charges nothing more (without the re-read it would find "no selection charge").
+    enclave = tmp_path / "e"
+    candidates = expand_space(small_spec)
+    stale = enclave_ledger(small_spec, enclave)  # opened now: the file does not exist yet
+    kwargs = dict(attempt=_toy_attempt(0.0), enclave_dir=enclave, rng=PrivacyRNG.from_seed(3))
+    with pytest.raises(SelectionPaused):
+        private_selection(small_spec, candidates, max_attempts=2, **kwargs)
+    spent = Ledger(total_epsilon=100, path=enclave / "ledger.jsonl").spent_epsilon
+    assert spent > 0 and stale.spent_epsilon == 0  # charged by the first run's own object
+    with pytest.raises(SelectionPaused):
+        private_selection(small_spec, candidates, max_attempts=4, enclave_ledger=stale, **kwargs)
+    assert stale.spent_epsilon == pytest.approx(spent)  # re-read, and nothing more charged
+    assert Ledger(total_epsilon=100, path=enclave / "ledger.jsonl").spent_epsilon == spent
 
 
 def test_stop_probability_stops_empty_handed(tmp_path, small_spec):

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 import yaml
 from scipy import stats
+from selection_support import private_selection
 
 # pytest's default (prepend) import mode puts this directory on sys.path: one helper,
 # not a second copy of how a forger refreshes the manifest
@@ -21,7 +22,7 @@ from test_release import _refresh_manifest
 from synthflow.cli import main
 from synthflow.errors import ConfigError
 from synthflow.ledger import Ledger
-from synthflow.release import AttemptResult, audit_release, private_selection, selection_cost
+from synthflow.release import AttemptResult, audit_release, selection_cost
 from synthflow.rng import PrivacyRNG
 
 

@@ -13,13 +13,14 @@ import json
 
 import pytest
 import yaml
+from selection_support import private_selection
 
 from synthflow.cli import main
 from synthflow.cost import SINGLE_ATTEMPT
 from synthflow.errors import ConfigError
 from synthflow.ledger import Ledger
 from synthflow.loader import load_spec
-from synthflow.release import AttemptResult, audit_release, private_selection, selection_cost
+from synthflow.release import AttemptResult, audit_release, selection_cost
 from synthflow.rng import PrivacyRNG
 from synthflow.space import expand_space
 

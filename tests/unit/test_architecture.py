@@ -131,9 +131,6 @@ OPENS_OUTSIDE_JOBS = {
     # simulations draw with the release's own Laplace sampler so they match it.
     "synthflow.plan.simulate": {"PrivacyRNG.from_seed"},
     "synthflow.criteria.regression_sim": {"PrivacyRNG.from_seed"},
-    # Not yet moved ([shape], left): the selection opens its enclave ledger and each
-    # attempt's ledger itself, inside the release job.
-    "synthflow.release.selection": {"Ledger"},
 }
 
 
