@@ -13,8 +13,7 @@ from synthflow.errors import ConfigError
 # The rest is imported where it is used, so that 'synthflow --help' and 'synthflow space'
 # start without pandas, scipy or the generators (#16).
 if TYPE_CHECKING:
-    from synthflow.config.model import ReleaseSpec
-    from synthflow.space import Configuration
+    pass
 
 __all__ = ["register"]
 
@@ -59,7 +58,9 @@ def _space(args: argparse.Namespace) -> int:
         print(summarise_space(spec, configs))
     _say_shipped_plan(args.spec)
     if args.rows is not None:
-        _noise_report(spec, configs, args.rows)
+        from synthflow.cli._noise import noise_report
+
+        noise_report(spec, configs, args.rows)
     return 0
 
 
@@ -70,28 +71,6 @@ def _say_shipped_plan(spec: str) -> None:
     shipped = shipped_plan_of(spec)
     if shipped is not None:
         print(f"'synthflow release {shipped.name}' uses {shipped.describe()}", file=sys.stderr)
-
-
-def _noise_report(spec: ReleaseSpec, configs: list[Configuration], n: int) -> None:
-    """``space --rows N``: the criteria whose release noise decides pass or fail at n."""
-    from synthflow.acceptance.noise_check import describe, noise_warnings, public_sample
-    from synthflow.transform import Transformer
-
-    if n < 1:
-        raise ConfigError(f"--rows ({n}) must be at least 1")
-    found: dict[str, list[str]] = {}
-    sample = public_sample(spec)
-    binnings: dict[tuple[tuple[str, str], ...], list[str]] = {}
-    for c in configs:  # the noise depends on the bins only: each binning once
-        binnings.setdefault(tuple(sorted(c.transformations.items())), []).append(c.letters)
-    for key, letters in binnings.items():
-        warnings = noise_warnings(spec, Transformer(spec, dict(key)), n, sample)
-        if warnings:
-            found.setdefault(describe(warnings, n), []).extend(letters)
-    for text, letters in found.items():
-        print(f"warning: {text}\n  (binnings {', '.join(sorted(set(letters)))})", file=sys.stderr)
-    if not found:
-        print(f"noise check at n = {n}: no criterion is dominated by its noise", file=sys.stderr)
 
 
 def _validate(args: argparse.Namespace) -> int:
@@ -152,7 +131,9 @@ def _validate(args: argparse.Namespace) -> int:
     )
     _say_shipped_plan(args.spec)
     if args.rows is not None:
-        _noise_report(spec, configs, args.rows)
+        from synthflow.cli._noise import noise_report
+
+        noise_report(spec, configs, args.rows)
     return 0
 
 

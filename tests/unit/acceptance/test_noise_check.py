@@ -130,8 +130,54 @@ def test_a_decision_threshold_below_every_value_the_criterion_takes_is_named(tmp
     path.write_text(yaml.safe_dump(raw))
     assert main(["validate", str(path), "--rows", "20000"]) == 0
     err = capsys.readouterr().err
-    line = next(x for x in err.splitlines() if "one_way_max_ratio" in x)
+    line = next(x for x in err.splitlines() if "one_way_max_ratio: " in x)  # the noise figure
     assert "its decision threshold lies" in line and "no candidate can pass" in line
     # The bundled spec at the same n: the threshold is above 1, and nothing is said of it.
     assert main(["validate", "births", "--rows", "20000"]) == 0
     assert "decision threshold lies" not in capsys.readouterr().err
+
+
+def test_validate_says_the_noise_warning_once_and_tabulates_every_binning(capsys):
+    # [ux] 3: at 20,000 rows the births-2024 space warned 12 times, the same paragraph
+    # once per binning; now it is said once, and every binning is one row of a table.
+    from synthflow.cli import main
+
+    assert main(["validate", "births-2024", "--rows", "20000"]) == 0
+    err = capsys.readouterr().err
+    assert err.count("is dominated by its noise") == 1
+    assert "12 of 12 binnings warn" in err
+    table = err[err.index("    binning") :].splitlines()
+    assert table[0].split() == ["binning", "regression_coef_error", "regression_tstr_mae_error"]
+    rows = [r.split() for r in table[1:] if r.startswith("    ")]
+    assert len(rows) == 12 and len({r[0] for r in rows}) == 12  # each binning once
+    assert all(r[1] == "0%" and r[2].endswith("%") for r in rows)
+
+
+def test_validate_names_a_criterion_that_two_public_samples_fail_without_noise(capsys):
+    # [ux] 3: at 20,000 rows the births spec cannot release at any epsilon (faithfulness
+    # of two samples of the population is about 0.12 unmatched against 0.05), and the
+    # noise check alone could not say so. At the release size nothing is said.
+    from synthflow.cli import main
+
+    assert main(["validate", "births", "--rows", "20000"]) == 0
+    line = next(x for x in capsys.readouterr().err.splitlines() if "faithfulness_unmatched" in x)
+    assert "fails even without noise" in line and "against its threshold 0.05" in line
+    score = float(line.split(" score ")[1].split()[0])
+    assert 0.05 < score < 0.5  # two samples' unmatched share at 20,000 rows
+    assert main(["validate", "births", "--rows", "167000"]) == 0
+    assert "without noise" not in capsys.readouterr().err
+
+
+def test_two_public_samples_are_disjoint_when_the_sample_allows(births_spec):
+    from synthflow.acceptance.attainable import unattainable, without_noise
+    from synthflow.acceptance.noise_check import public_sample
+    from synthflow.transform import Transformer
+
+    sample = public_sample(births_spec)
+    tr = Transformer(births_spec, {})
+    small = without_noise(births_spec, tr, 500, sample)
+    large = without_noise(births_spec, tr, 60_000, sample)
+    # more rows, closer samples: every criterion's value falls (none is a count)
+    assert large["faithfulness_unmatched"] < small["faithfulness_unmatched"]
+    assert "faithfulness_unmatched" in unattainable(births_spec, small)
+    assert unattainable(births_spec, large).keys() <= unattainable(births_spec, small).keys()
