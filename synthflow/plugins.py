@@ -10,6 +10,9 @@ to load one:
   (``[project.entry-points."synthflow.plugins"]`` in its ``pyproject.toml``), loaded by
   every command.
 
+A local sweep's workers load the same plug-ins (:data:`LOADED`); a Dask cluster's
+workers do not (they must import the module themselves).
+
 docs/adding-a-generator.md and docs/adding-a-criterion.md build one each, run as
 written by the tests through the CLI.
 """
@@ -25,9 +28,13 @@ from types import ModuleType
 
 from synthflow.errors import ConfigError
 
-__all__ = ["ENTRY_POINT_GROUP", "load_plugin", "load_plugins"]
+__all__ = ["ENTRY_POINT_GROUP", "LOADED", "load_plugin", "load_plugins"]
 
 ENTRY_POINT_GROUP = "synthflow.plugins"
+
+LOADED: list[str] = []
+"""The plug-ins named so far in this process (module names, files as absolute paths):
+a local sweep's workers, forked before they were loaded, load them too."""
 
 
 def load_plugin(name: str) -> ModuleType:
@@ -44,6 +51,7 @@ def load_plugin(name: str) -> ModuleType:
             stem = f"synthflow_plugin_{path.stem}"
             if stem in sys.modules:
                 return sys.modules[stem]
+            _remember(str(path.resolve()))
             spec = importlib.util.spec_from_file_location(stem, path)
             assert spec is not None and spec.loader is not None
             module = importlib.util.module_from_spec(spec)
@@ -54,7 +62,9 @@ def load_plugin(name: str) -> ModuleType:
                 del sys.modules[stem]
                 raise
             return module
-        return importlib.import_module(name)
+        module = importlib.import_module(name)
+        _remember(name)
+        return module
     except ConfigError:
         raise
     except ModuleNotFoundError as exc:
@@ -82,3 +92,8 @@ def load_plugins(names: Iterable[str] = (), *, entry_points: bool = True) -> lis
                 ) from exc
     loaded += [load_plugin(n) for n in names]
     return loaded
+
+
+def _remember(name: str) -> None:
+    if name not in LOADED:
+        LOADED.append(name)

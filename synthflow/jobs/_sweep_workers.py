@@ -29,10 +29,12 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+from synthflow._extras import has
 from synthflow.config.model import ReleaseSpec
 from synthflow.errors import InfeasibleConfigurationError, NotEnoughRowsError
 from synthflow.jobs._sweep_forkserver import pad_heap, start_fork_server
 from synthflow.loader import with_generator_epsilon
+from synthflow.plugins import LOADED, load_plugins
 from synthflow.sweep.store import RunRecord
 
 if TYPE_CHECKING:
@@ -167,15 +169,24 @@ _WORKER: dict[str, Any] = {}
 
 
 def _init_local_worker(
-    spec: ReleaseSpec, frame: pd.DataFrame, evaluator: Evaluator, limit_threads: bool
+    spec: ReleaseSpec,
+    frame: pd.DataFrame,
+    evaluator: Evaluator,
+    limit_threads: bool,
+    plugins: tuple[str, ...] = (),
 ) -> None:
+    # The plug-ins the command loaded (--plugin, entry points): the worker was forked
+    # from a fork server started before them.
+    load_plugins(plugins)
     if limit_threads:
         # A spawned worker (no fork server) imported numpy before it got here: one BLAS
-        # and OpenMP thread per run (one run per core) is set through threadpoolctl, and
+        # and OpenMP thread per run (one run per core) is set through threadpoolctl
+        # (scikit-learn's dependency: absent from the base install, then left as is), and
         # the heap's padding here (forked workers have the fork server's).
-        import threadpoolctl  # noqa: PLC0415  (scikit-learn's dependency)
+        if has("threadpoolctl"):
+            import threadpoolctl  # noqa: PLC0415
 
-        threadpoolctl.threadpool_limits(1)
+            threadpoolctl.threadpool_limits(1)
         pad_heap()
     # tqdm's default lock is a multiprocessing one, a named semaphore that a worker killed
     # mid-run (out of memory) never unlinks: the resource tracker then warns of "leaked
@@ -219,7 +230,7 @@ class LocalWorkers:
             max_workers=workers,
             mp_context=context,
             initializer=_init_local_worker,
-            initargs=(spec, frame, evaluator, not forked),
+            initargs=(spec, frame, evaluator, not forked, tuple(LOADED)),
         )
 
     def submit(

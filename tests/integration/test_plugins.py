@@ -12,6 +12,8 @@ from pathlib import Path
 
 import yaml
 
+from synthflow.sweep.store import SweepStore
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -67,6 +69,20 @@ def test_a_generator_from_outside_the_package_runs_from_the_cli(tmp_path, nvss_1
     spec_eps = yaml.safe_load(spec.read_text())["privacy"]["generator_epsilon"]
     assert abs(sum(x["epsilon"] for x in charges) - spec_eps) < 1e-9  # the page's charges
     assert (out / "candidate.csv").stat().st_size > 0
+
+    # A local sweep's workers, forked from a server started before the plug-in was
+    # loaded, load it too: every run is the page's generator, and none failed.
+    store = tmp_path / "sweep.db"
+    swept = _synthflow(
+        "--plugin", "independent.py", "sweep", str(spec), "--data", str(nvss_10k), "--public",
+        "--seed", "1", "--repeats", "2", "--workers", "2", "--store", str(store), "--quiet",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert swept.returncode == 0, swept.stderr[-2000:]
+    with SweepStore.open_existing(store) as db:
+        runs = db.runs()
+    assert len(runs) == 2 * len(rows) and set(runs.model) == {"independent"}
+    assert (runs.status == "ok").all(), runs.error.dropna().tolist()
 
 
 def test_a_criterion_from_outside_the_package_runs_from_the_cli(tmp_path, nvss_10k):
