@@ -24,7 +24,12 @@ __all__ = ["noise_report"]
 
 def noise_report(spec: ReleaseSpec, configs: list[Configuration], n: int) -> None:
     """``space --rows N``: the criteria whose release noise decides pass or fail at n."""
-    from synthflow.acceptance.noise_check import describe, noise_warnings, public_sample
+    from synthflow.acceptance.noise_check import (
+        describe,
+        needed_epsilon,
+        noise_warnings,
+        public_sample,
+    )
     from synthflow.transform import Transformer
 
     if n < 1:
@@ -44,6 +49,21 @@ def noise_report(spec: ReleaseSpec, configs: list[Configuration], n: int) -> Non
         return
     shown, first = found[0]  # said in words once; every binning in one table ([ux] 3)
     print(f"warning: {describe(first, n)}\n  (binning {shown})", file=sys.stderr)
+    tr = Transformer(spec, dict(next(k for k, v in binnings.items() if shown in v)))
+    needs = []
+    for w in first:
+        e = needed_epsilon(spec, tr, n, sample, w.criterion)
+        now = spec.criterion(w.criterion).epsilon
+        needs.append(
+            f"{w.criterion} {e:.3g} (now {now:g})"
+            if e is not None
+            else f"{w.criterion}: not by its own epsilon (up to 100 times {now:g})"
+        )
+    print(
+        "  the epsilon each would need for a perfect candidate to pass two releases in three "
+        f"(the other budgets as they are): {'; '.join(needs)}",
+        file=sys.stderr,
+    )
     if len(found) > 1:
         names = list(dict.fromkeys(w.criterion for _, ws in found for w in ws))
         width = max(len(x) for x in names)

@@ -181,3 +181,37 @@ def test_two_public_samples_are_disjoint_when_the_sample_allows(births_spec):
     assert large["faithfulness_unmatched"] < small["faithfulness_unmatched"]
     assert "faithfulness_unmatched" in unattainable(births_spec, small)
     assert unattainable(births_spec, large).keys() <= unattainable(births_spec, small).keys()
+
+
+def test_validate_names_the_epsilon_a_noise_dominated_criterion_would_need(births_spec, capsys):
+    # [ux] 3: "the epsilon each would need". At 20,000 rows the coefficients' release is
+    # noise-dominated at its epsilon; the figure named is where the one rule is met, and
+    # a tenth below it is not. TSTR's noise includes the fit's: its own epsilon cannot.
+    import dataclasses
+
+    from synthflow.acceptance.noise_check import PERFECT_PASS_MIN, needed_epsilon, public_sample
+    from synthflow.cli import main
+    from synthflow.transform import Transformer
+
+    assert main(["validate", "births-2024", "--rows", "20000"]) == 0
+    line = next(x for x in capsys.readouterr().err.splitlines() if "would need" in x)
+    named = float(line.split("regression_coef_error ")[1].split()[0])
+    assert "regression_tstr_mae_error: not by its own epsilon" in line
+    sample = public_sample(births_spec)
+    tr = Transformer(births_spec, {"mother_age": "a", "parity": "a", "gestation_week": "a"})
+    e = needed_epsilon(births_spec, tr, 20_000, sample, "regression_coef_error")
+    assert e is not None and e == pytest.approx(named, rel=0.01)
+    codes = tr.forward(sample).to_numpy(np.int64)
+
+    def perfect_pass(epsilon):
+        crits = tuple(
+            dataclasses.replace(c, epsilon=epsilon) if c.name == "regression_coef_error" else c
+            for c in births_spec.criteria
+        )
+        spec = dataclasses.replace(births_spec, criteria=crits)
+        c = spec.criterion("regression_coef_error")
+        return c.impl.noise_figure(c, spec, tr, 20_000, codes).perfect_pass
+
+    now = births_spec.criterion("regression_coef_error").epsilon
+    assert perfect_pass(now) < PERFECT_PASS_MIN <= perfect_pass(e)
+    assert perfect_pass(0.9 * e) < PERFECT_PASS_MIN
