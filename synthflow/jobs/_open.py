@@ -119,11 +119,13 @@ def open_job(
         ConfigError: A seed on data not declared public, a public-only generator on
             them, or data not declared public without their dataset ledger.
     """
-    from synthflow.generators.registry import check_public_only  # noqa: PLC0415
     from synthflow.jobs._rules import check_rng, privacy_rng  # noqa: PLC0415
 
     rng = check_rng(rng, public=public) if rng is not None else privacy_rng(seed, public=public)
-    check_public_only(models, public=public, api=api)
+    if models and not public:  # the registry imports every generator: only when it matters
+        from synthflow.generators.registry import check_public_only  # noqa: PLC0415
+
+        check_public_only(models, public=public, api=api)
     if api and charges and ledger is None and not public:  # the API's: before reading data
         _private_ledger_refusal(api)
     loaded = None
