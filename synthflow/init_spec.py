@@ -15,9 +15,22 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from synthflow._init_spec_columns import REVIEW, column_yaml, examples, line, q, type_column
+from synthflow._init_spec_columns import (
+    REVIEW,
+    column_yaml,
+    criterion_yaml,
+    drafted_criteria,
+    line,
+    q,
+    type_column,
+)
 from synthflow.errors import DataError
+
+if TYPE_CHECKING:
+    from synthflow._init_spec_columns import DraftColumn, DraftCriterion
+    from synthflow._init_spec_thresholds import Calibration
 
 __all__ = ["draft_spec", "write_draft"]
 
@@ -28,6 +41,7 @@ def draft_spec(
     name: str | None = None,
     spec_dir: str | Path = ".",
     skip: tuple[str, ...] = (),
+    rows: int | None = None,
 ) -> str:
     """The text of a release spec drafted from the PUBLIC file ``data``, for review.
 
@@ -36,11 +50,13 @@ def draft_spec(
         name: The release's name (default: the file's name without its suffixes).
         spec_dir: Where the spec will be written (its ``public_sample`` is relative to it).
         skip: Columns of the file to leave out.
+        rows: The private data's row count (public under ``replace_one``): the thresholds
+            are set so that two samples of this many public rows pass them, with a margin
+            (:mod:`synthflow._init_spec_thresholds`). Default: half the public file.
 
     Raises:
         DataError: The file cannot be read, has no rows, or a column cannot be typed.
     """
-    # Long: one drafted section after another, in the spec's own order.
     from synthflow._readers import read_table  # noqa: PLC0415
 
     path = Path(data)
@@ -68,14 +84,44 @@ def draft_spec(
         raise DataError(
             f"the drafted columns {twice} would appear twice; rename the file's columns"
         )
+    if rows is not None and rows < 1:
+        raise DataError(f"--rows ({rows}) must be at least 1: the private data's row count")
     stem = path.name.split(".")[0]
     name = name or re.sub(r"[^A-Za-z0-9_-]+", "_", stem).strip("_") or "release"
     sample = os.path.relpath(path.resolve(), Path(spec_dir).resolve())
     if sample.startswith(f"..{os.sep}.."):  # far away: the absolute path reads better
         sample = str(path.resolve())
+    criteria = drafted_criteria(cols)
+    from synthflow._init_spec_thresholds import calibrate  # noqa: PLC0415
+
+    def render(sample: str, calibration: Calibration | None, all_on: bool = False) -> str:
+        return _render(
+            path, nrows=len(frame), name=name, sample=sample, cols=cols, criteria=criteria,
+            calibration=calibration, all_on=all_on,
+        )  # fmt: skip
+
+    every = render(str(path.resolve()), None, all_on=True)  # scored, every criterion on
+    return render(sample, calibrate(every, path, rows or max(1, len(frame) // 2)))
+
+
+def _render(
+    path: Path,
+    *,
+    nrows: int,
+    name: str,
+    sample: str,
+    cols: list[DraftColumn],
+    criteria: list[DraftCriterion],
+    calibration: Calibration | None,
+    all_on: bool = False,
+) -> str:
+    """The drafted spec's text (every criterion switched on with ``all_on``)."""
+    # Long: one drafted section after another, in the spec's own order.
+    from synthflow._init_spec_thresholds import MARGIN, threshold  # noqa: PLC0415
+
     lines = [
         f"# Release spec DRAFTED by 'synthflow init' from the PUBLIC file {path.name}",
-        f"# ({len(frame):,} rows, {len(cols)} columns): review every value marked REVIEW.",
+        f"# ({nrows:,} rows, {len(cols)} columns): review every value marked REVIEW.",
         "#",
         "# Domains, bounds and categories must be PUBLIC FACTS (a codebook, a standard, the",
         "# documented range of a public-use file), never read from private data. Those below",
@@ -116,16 +162,27 @@ def draft_spec(
         '  #   - {id: 2, name: a rule in words, all: [[COLUMN, "<", 20], [COLUMN, ">", 6]]}',
         line("  synthetic: []", "# REVIEW: raw rules also checked on synthetic rows"),
         "",
-        "# REVIEW: default criteria, thresholds and budgets, not recommendations: agree them",
-        "# with the data's users ('synthflow plan' helps choose budgets; 'synthflow validate",
-        "# SPEC --rows N' warns of criteria whose noise alone decides pass or fail).",
+        "# REVIEW: default criteria and budgets, not recommendations: agree them with the",
+        "# data's users ('synthflow plan' helps choose budgets; 'synthflow validate SPEC",
+        "# --rows N' warns of criteria whose noise alone decides pass or fail). Each",
+        f"# threshold is at least {MARGIN:g} times what two samples of the private size drawn",
+        "# from this public file score against each other (init --rows N), so that a good",
+        "# generator can meet it: no generator beats a second real sample.",
         "acceptance:",
         "  criteria:",
-        "    - {name: marginal_max_abs_error, kind: marginals, max_order: 2, threshold: 0.05,",
-        "       epsilon: 0.05}",
-        "    - {name: marginal_mean_tvd, kind: marginal_tvd, max_order: 2, threshold: 0.05,",
-        "       epsilon: 0.05}",
-        *examples(cols),
+    ]
+    more = False
+    for k in criteria:
+        if not k.active and not more and not all_on:
+            lines.append(
+                "    # More kinds (docs/spec.md), drafted for these columns: uncomment, "
+                "then review."
+            )
+            more = True
+        if calibration is not None:
+            lines += calibration.comment(k)
+        lines += criterion_yaml(k, threshold(k, calibration), active=True if all_on else None)
+    lines += [
         "",
         "space:",
         line("  min_count: [1, 2]", "# REVIEW: default: every record appears this often"),
@@ -143,12 +200,12 @@ def draft_spec(
 
 def write_draft(
     data: str | Path, out: str | Path, *, name: str | None = None, force: bool = False,
-    skip: tuple[str, ...] = (),
+    skip: tuple[str, ...] = (), rows: int | None = None,
 ) -> Path:  # fmt: skip
     """Write :func:`draft_spec` to ``out`` (refused when it exists, unless ``force``)."""
     from synthflow._outputs import check_output_file  # noqa: PLC0415
 
     target = check_output_file(out, force=force, option="--out", protected=(data,))
-    text = draft_spec(data, name=name, spec_dir=target.parent, skip=skip)
+    text = draft_spec(data, name=name, spec_dir=target.parent, skip=skip, rows=rows)
     target.write_text(text, encoding="utf-8")
     return target

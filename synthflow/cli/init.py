@@ -15,7 +15,9 @@ def _init(args: argparse.Namespace) -> int:
 
     require_public(args, "init writes the file's value ranges and categories into the spec")
     skip = tuple(s.strip() for s in (args.skip or "").split(",") if s.strip())
-    out = write_draft(args.data, args.out, name=args.name, force=args.force, skip=skip)
+    out = write_draft(
+        args.data, args.out, name=args.name, force=args.force, skip=skip, rows=args.rows
+    )
     print(
         f"drafted from the public file {args.data}: review every '# REVIEW' line, then "
         f"'synthflow validate {out}'",
@@ -35,5 +37,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--out", required=True, metavar="FILE", help="the new spec file")
     p.add_argument("--name", help="the release's name (default: the data file's name)")
+    p.add_argument(
+        "--rows",
+        type=int,
+        metavar="N",
+        help="the private data's row count: thresholds are set so that two samples of N rows "
+        "of the public file pass them, with a margin (default: half the public file)",
+    )
     p.add_argument("--skip", metavar="COLUMNS", help="comma-separated columns to leave out")
     p.set_defaults(func=_init)
