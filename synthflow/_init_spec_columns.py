@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import textwrap
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -26,13 +25,9 @@ __all__ = [
     "MAX_DRAFT_CATEGORIES",
     "REVIEW",
     "DraftColumn",
-    "DraftCriterion",
     "column_yaml",
-    "criterion_yaml",
-    "drafted_criteria",
     "flow",
     "line",
-    "nice_up",
     "q",
     "type_column",
 ]
@@ -224,79 +219,4 @@ def column_yaml(c: DraftColumn) -> list[str]:
         out.append(line("      a: identity", "# REVIEW: one bin per category"))
     else:
         out += _keyed("      a: ", c.bins)
-    return out
-
-
-def _nice(x: float) -> float:
-    """``x`` rounded to one significant digit (a default threshold, not a fitted one)."""
-    if x <= 0:
-        return 1.0
-    return float(f"{x:.0e}")
-
-
-@dataclass(frozen=True)
-class DraftCriterion:
-    """One drafted criterion: its YAML flow mapping, ``@T@`` where the threshold goes."""
-
-    name: str
-    default: float
-    """The drafted threshold before calibration on the public file's two halves."""
-    body: str
-    active: bool = False
-    """Written as a criterion (else commented out, an example to switch on)."""
-
-
-def criterion_yaml(c: DraftCriterion, threshold: float, *, active: bool | None = None) -> list[str]:
-    """The lines of one criterion under ``criteria:`` (commented out when not active)."""
-    text = c.body.replace("@T@", f"{threshold:g}")
-    on = c.active if active is None else active
-    first, rest = ("    - ", "       ") if on else ("    # - ", "    #    ")
-    return textwrap.wrap(
-        text, 88, initial_indent=first, subsequent_indent=rest, break_on_hyphens=False
-    )
-
-
-def nice_up(x: float) -> float:
-    """``x`` rounded up to two significant digits (a threshold that stays above ``x``)."""
-    if not x > 0 or not math.isfinite(x):
-        return x
-    step = 10 ** (math.floor(math.log10(x)) - 1)
-    return float(f"{math.ceil(x / step - 1e-9) * step:.3g}")
-
-
-def drafted_criteria(cols: list[DraftColumn]) -> list[DraftCriterion]:
-    """The draft's criteria: two marginal ones, then one example of each other kind."""
-    ints = [c for c in cols if c.kind == "int" and c.bounds]
-    few = [c for c in cols if c.kind == "categorical" and c.distinct <= 10]
-    out = [
-        DraftCriterion("marginal_max_abs_error", 0.05, "{name: marginal_max_abs_error, kind: "
-                       "marginals, max_order: 2, threshold: @T@, epsilon: 0.05}", active=True),
-        DraftCriterion("marginal_mean_tvd", 0.05, "{name: marginal_mean_tvd, kind: marginal_tvd, "
-                       "max_order: 2, threshold: @T@, epsilon: 0.05}", active=True),
-    ]  # fmt: skip
-    if ints:
-        y = max(ints, key=lambda c: c.distinct)
-        assert y.bounds is not None
-        span = y.bounds[1] - y.bounds[0]
-        by = [c.name for c in cols if c is not y and c.groups][:2] + [c.name for c in few][:1]
-        name = "cond_mean_" + y.name
-        out.append(DraftCriterion(name, _nice(span * 0.05), (
-            f"{{name: {q(name)}, kind: conditional_mean, column: {q(y.name)}, "
-            f"group_by: {flow([*map(q, by), 'none'])}, threshold: @T@, epsilon: 0.1}}"
-        )))  # fmt: skip
-        features = [q(c.name) for c in ints if c is not y][:3]
-        if features:
-            name = "regression_coef_" + y.name
-            out.append(DraftCriterion(name, _nice(span * 0.01), (
-                f"{{name: {q(name)}, kind: regression_coefficients, column: {q(y.name)}, "
-                f"features: {flow(features)}, threshold: @T@, epsilon: 0.5}}"
-            )))  # fmt: skip
-    exact = [c.name for c in few][:2]
-    near = [c.name for c in cols if c.kind == "int" and c.name not in exact][:4]
-    ignore = [c.name for c in cols if c.name not in exact + near]
-    out.append(DraftCriterion("faithfulness_unmatched", 0.3, (
-        "{name: faithfulness_unmatched, kind: faithfulness, threshold: @T@, epsilon: 0.05, "
-        f"match: {{exact: {flow([*map(q, exact)])}, near: {flow([*map(q, near)])}, "
-        f"ignore: {flow([*map(q, ignore)])}}}}}"
-    )))  # fmt: skip
     return out

@@ -17,20 +17,12 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from synthflow._init_spec_columns import (
-    REVIEW,
-    column_yaml,
-    criterion_yaml,
-    drafted_criteria,
-    line,
-    q,
-    type_column,
-)
+from synthflow._init_spec_columns import REVIEW, column_yaml, line, q, type_column
 from synthflow.errors import DataError
 
 if TYPE_CHECKING:
-    from synthflow._init_spec_columns import DraftColumn, DraftCriterion
-    from synthflow._init_spec_thresholds import Calibration
+    from synthflow._init_spec_columns import DraftColumn
+    from synthflow._init_spec_criteria import Calibration, DraftCriterion
 
 __all__ = ["draft_spec", "write_draft"]
 
@@ -52,7 +44,7 @@ def draft_spec(
         skip: Columns of the file to leave out.
         rows: The private data's row count (public under ``replace_one``): the thresholds
             are set so that two samples of this many public rows pass them, with a margin
-            (:mod:`synthflow._init_spec_thresholds`). Default: half the public file.
+            (:mod:`synthflow._init_spec_criteria`). Default: half the public file.
 
     Raises:
         DataError: The file cannot be read, has no rows, or a column cannot be typed.
@@ -91,8 +83,9 @@ def draft_spec(
     sample = os.path.relpath(path.resolve(), Path(spec_dir).resolve())
     if sample.startswith(f"..{os.sep}.."):  # far away: the absolute path reads better
         sample = str(path.resolve())
+    from synthflow._init_spec_criteria import calibrate, drafted_criteria  # noqa: PLC0415
+
     criteria = drafted_criteria(cols)
-    from synthflow._init_spec_thresholds import calibrate  # noqa: PLC0415
 
     def render(sample: str, calibration: Calibration | None, all_on: bool = False) -> str:
         return _render(
@@ -117,7 +110,7 @@ def _render(
 ) -> str:
     """The drafted spec's text (every criterion switched on with ``all_on``)."""
     # Long: one drafted section after another, in the spec's own order.
-    from synthflow._init_spec_thresholds import MARGIN, threshold  # noqa: PLC0415
+    from synthflow._init_spec_criteria import MARGIN, criterion_yaml, threshold  # noqa: PLC0415
 
     lines = [
         f"# Release spec DRAFTED by 'synthflow init' from the PUBLIC file {path.name}",

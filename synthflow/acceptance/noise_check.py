@@ -30,8 +30,6 @@ false passes at twice a threshold). It reads no private data and charges nothing
 
 from __future__ import annotations
 
-import dataclasses
-import math
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -59,7 +57,6 @@ __all__ = [
     "binning_figures",
     "describe",
     "laplace_perfect_pass",
-    "needed_epsilon",
     "noise_figures",
     "noise_warnings",
     "public_sample",
@@ -163,46 +160,6 @@ def noise_figures(
     ]
 
 
-def needed_epsilon(
-    spec: ReleaseSpec,
-    transformer: Transformer,
-    n: int,
-    public: pd.DataFrame | None,
-    name: str,
-    *,
-    fit_once: bool = False,
-    limit: float = 100.0,
-) -> float | None:
-    """The least epsilon of criterion ``name`` at which the rule is met at ``n`` rows.
-
-    That is, a perfect candidate passes its release in at least two of three, the other
-    budgets as they are. None when even ``limit`` times its epsilon does not: another
-    part's noise decides (TSTR's includes the regression fit's), or the threshold is out
-    of reach. A geometric search, then bisection to about 1%: public figures only.
-    """
-    codes = None if public is None else transformer.forward(public).to_numpy(np.int64)
-    start = spec.criterion(name).epsilon
-
-    def met(epsilon: float) -> bool:
-        criteria = tuple(
-            dataclasses.replace(c, epsilon=epsilon) if c.name == name else c for c in spec.criteria
-        )
-        changed = dataclasses.replace(spec, criteria=criteria)
-        c = changed.criterion(name)
-        figure = c.impl.noise_figure(c, changed, transformer, n, codes, fit_once=fit_once)
-        return figure.perfect_pass >= PERFECT_PASS_MIN
-
-    low, high = start, start
-    while not met(high):
-        low, high = high, high * 2
-        if high > start * limit:
-            return None
-    for _ in range(8):  # (high / low) <= 2: eight halvings of the log-ratio, under 0.3%
-        mid = math.sqrt(low * high)
-        low, high = (low, mid) if met(mid) else (mid, high)
-    return high
-
-
 def noise_warnings(
     spec: ReleaseSpec,
     transformer: Transformer,
@@ -234,10 +191,12 @@ def space_noise_warning(
     n: int,
     *,
     fit_once: bool = False,
+    needed: bool = False,
 ) -> str:
     """:func:`describe` for the first binning among ``configurations`` that has warnings.
 
-    ``''`` when none has. Each distinct transformation set is checked once.
+    ``''`` when none has. Each distinct transformation set is checked once. With
+    ``needed``, a second line gives the epsilon each would need (:func:`needed_line`).
     """
     seen: set[tuple[tuple[str, str], ...]] = set()
     sample = public_sample(spec)
@@ -249,7 +208,12 @@ def space_noise_warning(
         tr = Transformer(spec, cfg.transformations)
         warnings = noise_warnings(spec, tr, n, sample, fit_once=fit_once)
         if warnings:
-            return describe(warnings, n)
+            text = describe(warnings, n)
+            if needed:
+                from synthflow.acceptance.needed import needed_line  # noqa: PLC0415
+
+                text += "\n  " + needed_line(spec, tr, n, sample, warnings, fit_once=fit_once)
+            return text
     return ""
 
 

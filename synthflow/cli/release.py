@@ -240,9 +240,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         "warning that it was not confirmed for these data",
     )
     p.epilog = (
-        "--force also releases although the pre-flight finds a noise-dominated criterion "
-        "(a perfect candidate would pass it in fewer than 2 releases in 3) or no candidate "
-        "that passed on public data."
+        "--force also releases although the pre-flight finds a criterion that two public "
+        "samples of the data's size already fail without noise, a noise-dominated criterion "
+        "(a perfect candidate would pass it in fewer than 2 releases in 3; the epsilon it "
+        "would need is named) or no candidate that passed on public data."
     )
     p.set_defaults(func=_release)
 

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from synthflow.acceptance.noise_check import space_noise_warning
+from synthflow.acceptance.noise_check import public_sample, space_noise_warning
 from synthflow.errors import (
     ConfigError,
 )
@@ -245,13 +245,18 @@ def why_hopeless(
 ) -> str:
     """Why private selection would spend its budget for (almost) nothing; '' if it would not.
 
-    Public facts only: the spec, the candidates' bins, n, and the shortlist's pass
-    estimates on public data. Two reasons: a noise-dominated DP criterion (the one noise
-    rule, :mod:`~synthflow.acceptance.noise_check`), or no candidate that ever passed in
-    the public sweep.
+    Public facts only: the spec, the candidates' bins, n, the spec's public sample and
+    the shortlist's pass estimates on public data. Three reasons: a criterion that two
+    public samples of n rows already fail without noise
+    (:func:`~synthflow.acceptance.attainable.attainability_warnings`), a noise-dominated
+    DP criterion (the one noise rule, :mod:`~synthflow.acceptance.noise_check`, with the
+    epsilon each would need), or no candidate that ever passed in the public sweep.
     """
-    reasons = []
-    noisy = space_noise_warning(spec, candidates, n, fit_once=fit_once)
+    from synthflow.acceptance.attainable import attainability_warnings  # noqa: PLC0415
+
+    sample = public_sample(spec)
+    reasons = [] if sample is None else attainability_warnings(spec, candidates, n, sample)
+    noisy = space_noise_warning(spec, candidates, n, fit_once=fit_once, needed=True)
     if noisy:
         reasons.append(noisy)
     known = [p for p in pass_rates if p is not None]

@@ -713,6 +713,37 @@ def test_hopeless_spec_is_refused_before_any_charge(tmp_path, small_csv):
     assert not (tmp_path / "e2").exists()
 
 
+def test_pre_flight_names_what_two_public_samples_fail_and_the_epsilon_noise_needs(
+    tmp_path, nvss_10k, capsys
+):
+    """[ux] 3: the release's pre-flight says what ``validate --rows N`` says, then refuses.
+
+    births-2024 on 9,898 rows: faithfulness fails between two real samples of that size
+    (the median of 5 pairs, about 0.2 unmatched against 0.05), so no epsilon passes it;
+    the coefficients' release is noise-dominated, and the line names the epsilon that
+    would do. Nothing is charged, no ledger written.
+    """
+    from synthflow.loader import load_spec
+
+    spec = load_spec(REPO / "configs" / "births-2024.yaml")
+    cands = tmp_path / "candidates.yaml"
+    configurations = [c.to_json() | {"pass_rate": 0.5} for c in expand_space(spec)][:2]
+    cands.write_text(yaml.safe_dump({"spec_sha256": spec.sha256, "configurations": configurations}))
+    ledger = tmp_path / "budget.jsonl"
+    argv = ["release", "births-2024", "--data", str(nvss_10k), "--candidates", str(cands),
+            "--out", str(tmp_path / "release"), "--private-dir", str(tmp_path / "enclave"),
+            "--ledger", str(ledger)]  # fmt: skip
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    line = next(x for x in err.splitlines() if "faithfulness_unmatched fails even" in x)
+    assert "without noise" in line and "against its threshold 0.05" in line
+    assert 0.05 < float(line.split(" score ")[1].split()[0]) < 0.6
+    needed = next(x for x in err.splitlines() if "would need" in x)
+    assert float(needed.split("regression_coef_error ")[1].split()[0]) > 0.43  # its epsilon
+    assert "Nothing was spent" in err and "Traceback" not in err
+    assert not ledger.exists() and not (tmp_path / "enclave" / "ledger.jsonl").exists()
+
+
 def test_a_started_selection_resumes_without_the_pre_flight(tmp_path, small_csv):
     """--force at the start is not needed again to resume: the budget is already spent."""
     from synthflow.loader import load_spec

@@ -214,7 +214,7 @@ def test_thresholds_are_met_by_two_real_samples_of_the_private_size(nvss_10k, tm
     90th percentile for every criterion, so a margin of 1.5 leaves room; we allow one
     failure in 20 per criterion for the heavy-tailed regression error.
     """
-    from synthflow._init_spec_thresholds import MARGIN
+    from synthflow._init_spec_criteria import MARGIN
     from synthflow.acceptance.attainable import without_noise
     from synthflow.acceptance.noise_check import public_sample
     from synthflow.transform import Transformer

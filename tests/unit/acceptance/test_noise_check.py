@@ -189,7 +189,8 @@ def test_validate_names_the_epsilon_a_noise_dominated_criterion_would_need(birth
     # a tenth below it is not. TSTR's noise includes the fit's: its own epsilon cannot.
     import dataclasses
 
-    from synthflow.acceptance.noise_check import PERFECT_PASS_MIN, needed_epsilon, public_sample
+    from synthflow.acceptance.needed import needed_epsilon
+    from synthflow.acceptance.noise_check import PERFECT_PASS_MIN, public_sample
     from synthflow.cli import main
     from synthflow.transform import Transformer
 

@@ -1,4 +1,7 @@
-"""``synthflow init``'s thresholds: what two halves of the public file score, with a margin.
+"""``synthflow init``'s criteria, and their thresholds from two samples of the public file.
+
+:func:`drafted_criteria` drafts a marginal criterion or two (switched on) and one of
+each other kind (commented out) for the file's columns; :func:`criterion_yaml` writes one.
 
 A threshold that two real samples of the private size already fail can be met by no
 generator at any epsilon ([ux] 3: ``init`` drafted 0.05 for faithfulness where two
@@ -12,14 +15,26 @@ samples of 944 births a regression coefficient differs by 35 to 168 grams (40 dr
 
 from __future__ import annotations
 
+import math
 import tempfile
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
-from synthflow._init_spec_columns import DraftCriterion, nice_up
+from synthflow._init_spec_columns import DraftColumn, flow, q
 
-__all__ = ["DRAWS", "MARGIN", "QUANTILE", "Calibration", "calibrate", "threshold"]
+__all__ = [
+    "DRAWS",
+    "MARGIN",
+    "QUANTILE",
+    "Calibration",
+    "DraftCriterion",
+    "calibrate",
+    "criterion_yaml",
+    "drafted_criteria",
+    "nice_up",
+    "threshold",
+]
 
 MARGIN = 1.5
 """A drafted threshold is at least this many times what two real samples score (their
@@ -103,3 +118,78 @@ def calibrate(draft: str, public_file: Path, rows: int) -> Calibration:
                 v = float(np.quantile(values, QUANTILE))
                 scores[c.name] = max(scores.get(c.name, v), v)
     return Calibration(rows=rows, replaced=len(sample) < 2 * rows, scores=scores)
+
+
+def _nice(x: float) -> float:
+    """``x`` rounded to one significant digit (a default threshold, not a fitted one)."""
+    if x <= 0:
+        return 1.0
+    return float(f"{x:.0e}")
+
+
+@dataclass(frozen=True)
+class DraftCriterion:
+    """One drafted criterion: its YAML flow mapping, ``@T@`` where the threshold goes."""
+
+    name: str
+    default: float
+    """The drafted threshold before calibration on the public file's two halves."""
+    body: str
+    active: bool = False
+    """Written as a criterion (else commented out, an example to switch on)."""
+
+
+def criterion_yaml(c: DraftCriterion, threshold: float, *, active: bool | None = None) -> list[str]:
+    """The lines of one criterion under ``criteria:`` (commented out when not active)."""
+    text = c.body.replace("@T@", f"{threshold:g}")
+    on = c.active if active is None else active
+    first, rest = ("    - ", "       ") if on else ("    # - ", "    #    ")
+    return textwrap.wrap(
+        text, 88, initial_indent=first, subsequent_indent=rest, break_on_hyphens=False
+    )
+
+
+def nice_up(x: float) -> float:
+    """``x`` rounded up to two significant digits (a threshold that stays above ``x``)."""
+    if not x > 0 or not math.isfinite(x):
+        return x
+    step = 10 ** (math.floor(math.log10(x)) - 1)
+    return float(f"{math.ceil(x / step - 1e-9) * step:.3g}")
+
+
+def drafted_criteria(cols: list[DraftColumn]) -> list[DraftCriterion]:
+    """The draft's criteria: two marginal ones, then one example of each other kind."""
+    ints = [c for c in cols if c.kind == "int" and c.bounds]
+    few = [c for c in cols if c.kind == "categorical" and c.distinct <= 10]
+    out = [
+        DraftCriterion("marginal_max_abs_error", 0.05, "{name: marginal_max_abs_error, kind: "
+                       "marginals, max_order: 2, threshold: @T@, epsilon: 0.05}", active=True),
+        DraftCriterion("marginal_mean_tvd", 0.05, "{name: marginal_mean_tvd, kind: marginal_tvd, "
+                       "max_order: 2, threshold: @T@, epsilon: 0.05}", active=True),
+    ]  # fmt: skip
+    if ints:
+        y = max(ints, key=lambda c: c.distinct)
+        assert y.bounds is not None
+        span = y.bounds[1] - y.bounds[0]
+        by = [c.name for c in cols if c is not y and c.groups][:2] + [c.name for c in few][:1]
+        name = "cond_mean_" + y.name
+        out.append(DraftCriterion(name, _nice(span * 0.05), (
+            f"{{name: {q(name)}, kind: conditional_mean, column: {q(y.name)}, "
+            f"group_by: {flow([*map(q, by), 'none'])}, threshold: @T@, epsilon: 0.1}}"
+        )))  # fmt: skip
+        features = [q(c.name) for c in ints if c is not y][:3]
+        if features:
+            name = "regression_coef_" + y.name
+            out.append(DraftCriterion(name, _nice(span * 0.01), (
+                f"{{name: {q(name)}, kind: regression_coefficients, column: {q(y.name)}, "
+                f"features: {flow(features)}, threshold: @T@, epsilon: 0.5}}"
+            )))  # fmt: skip
+    exact = [c.name for c in few][:2]
+    near = [c.name for c in cols if c.kind == "int" and c.name not in exact][:4]
+    ignore = [c.name for c in cols if c.name not in exact + near]
+    out.append(DraftCriterion("faithfulness_unmatched", 0.3, (
+        "{name: faithfulness_unmatched, kind: faithfulness, threshold: @T@, epsilon: 0.05, "
+        f"match: {{exact: {flow([*map(q, exact)])}, near: {flow([*map(q, near)])}, "
+        f"ignore: {flow([*map(q, ignore)])}}}}}"
+    )))  # fmt: skip
+    return out
