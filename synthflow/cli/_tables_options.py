@@ -1,9 +1,12 @@
-"""The options of 'tables protect' turned into a method's settings, and the checks on them."""
+"""The method flags of 'tables protect' (declared by the methods), and the checks on them.
+
+Each method names the flags it reads in :data:`synthflow.tables.methods.METHODS`; the
+parser gets every flag once, in a group that says which methods read it.
+"""
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -13,75 +16,10 @@ from synthflow.errors import ConfigError
 if TYPE_CHECKING:
     from synthflow.config.model import ReleaseSpec
 
-__all__ = [
-    "_check_private_use",
-    "_floats",
-    "_method_options",
-    "_not_dp_statement",
-    "_or",
-    "_warn_not_dp",
-]
+__all__ = ["add_method_flags", "check_private_use", "not_dp_statement", "warn_not_dp"]
 
 
-def _floats(text: str, name: str) -> tuple[float, ...]:
-    try:
-        return tuple(float(x) for x in text.split(",") if x.strip())
-    except ValueError as exc:
-        raise ConfigError(f"{name}: expected comma-separated numbers, got {text!r}") from exc
-
-
-def _or(value: Any, default: Any) -> Any:
-    return default if value is None else value
-
-
-def _method_options(args: argparse.Namespace, spec: ReleaseSpec) -> dict[str, Any]:
-    from synthflow.tables.ptable import PRESETS
-
-    m = args.method
-    neighbouring = args.neighbouring or spec.privacy.neighbouring
-    if m == "cell-key":
-        base = PRESETS[str(args.keys)]
-        overrides = {
-            "max_perturbation": args.max_perturbation,
-            "rate_small": args.rate_small,
-            "rate_large": args.rate_large,
-            "decay": args.decay,
-            "zero_rate": args.zero_rate,
-        }
-        try:
-            params = dataclasses.replace(
-                base, **{k: v for k, v in overrides.items() if v is not None}
-            )
-        except ValueError as exc:
-            raise ConfigError(f"p-table: {exc}") from exc
-        return {
-            "ptable": params,
-            "threshold": _or(args.threshold, 0),
-            "record_key_column": args.record_key_column,
-        }
-    if m == "ten-five":
-        return {"threshold": _or(args.threshold, 10), "base": _or(args.base, 5)}
-    if m == "suppress":
-        return {"threshold": _or(args.threshold, 10)}
-    if m == "round":
-        return {"base": _or(args.base, 5)}
-    if args.epsilon is None:
-        raise ConfigError(f"--method {m} is differentially private: pass --epsilon (total)")
-    opts: dict[str, Any] = {"epsilon": args.epsilon, "neighbouring": neighbouring}
-    if m == "gaussian" or (m == "top-down" and args.noise == "gaussian"):
-        opts["delta"] = args.delta if args.delta is not None else 1e-6
-    elif args.delta:
-        raise ConfigError(f"--delta applies to Gaussian noise only, not to {m}")
-    if m == "top-down":
-        opts["mechanism"] = args.noise
-        if args.split:
-            opts["split"] = _floats(args.split, "--split")
-    else:
-        opts["nonnegative"] = args.nonnegative
-    return opts
-
-
-def _not_dp_statement(method: str) -> str:
+def not_dp_statement(method: str) -> str:
     return (
         f"These tables were protected by {method}, a traditional disclosure-control method. "
         "It is NOT differentially private: it gives no formal privacy guarantee, and no "
@@ -89,15 +27,15 @@ def _not_dp_statement(method: str) -> str:
     )
 
 
-def _warn_not_dp(args: argparse.Namespace, out: Path) -> None:
+def warn_not_dp(args: argparse.Namespace, out: Path) -> None:
     """Say in the output's own files, and on stderr, that the tables are not DP."""
-    statement = _not_dp_statement(args.method)
+    statement = not_dp_statement(args.method)
     (out / "NOT_DIFFERENTIALLY_PRIVATE.txt").write_text(statement + "\n", encoding="utf-8")
     if not args.public:
         print(f"synthflow tables protect: warning: {statement}", file=sys.stderr)
 
 
-def _check_private_use(
+def check_private_use(
     args: argparse.Namespace, spec: ReleaseSpec, opts: dict[str, Any], *, is_dp: bool
 ) -> None:
     """Refuse, before reading data, what would misstate or void the protection.
@@ -117,14 +55,24 @@ def _check_private_use(
             )
     if is_dp or args.public:
         return
-    degenerate = ""
-    if args.method in ("round", "ten-five") and opts["base"] < 2:
-        degenerate = f"--base {opts['base']} publishes every count exactly; use a base >= 2"
-    elif args.method == "suppress" and opts["threshold"] < 2:
-        degenerate = (
-            f"--threshold {opts['threshold']} suppresses no count above 0; use a threshold >= 2"
-        )
-    elif args.method == "cell-key" and opts["ptable"].rate_small == 0:
-        degenerate = "--rate-small 0 perturbs no count; use a rate > 0"
+    from synthflow.tables.methods import METHODS
+
+    degenerate = METHODS[args.method].degenerate(opts)
     if degenerate:
         raise ConfigError(f"on data not declared public, {degenerate}")
+
+
+def add_method_flags(p: argparse.ArgumentParser) -> None:
+    """Every method's flags, once each, grouped by the methods that read them."""
+    from synthflow.tables.methods import FLAGS, METHODS
+
+    readers: dict[str, list[str]] = {}
+    for m in METHODS.values():
+        for flag in m.flags:
+            readers.setdefault(flag, []).append(m.name)
+    groups: dict[tuple[str, ...], argparse._ArgumentGroup] = {}
+    for flag, kwargs in FLAGS.items():
+        who = tuple(readers.get(flag, ()))
+        if who not in groups:
+            groups[who] = p.add_argument_group(f"read by {', '.join(who) or 'no method'}")
+        groups[who].add_argument("--" + flag.replace("_", "-"), **kwargs)

@@ -14,28 +14,22 @@ from __future__ import annotations
 import argparse
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from synthflow._outputs import check_output_dir, check_output_file
 from synthflow.cli._tables_options import (
-    _check_private_use,
-    _floats,
-    _method_options,
-    _not_dp_statement,
-    _warn_not_dp,
+    add_method_flags,
+    check_private_use,
+    not_dp_statement,
+    warn_not_dp,
 )
 from synthflow.cli.conventions import add_command
 from synthflow.errors import ConfigError
+from synthflow.tables.methods import METHODS, floats
 
-# The library is imported where a command uses it: the CLI starts without it (#16).
-if TYPE_CHECKING:
-    pass
+# The library is imported where a command uses it: the CLI starts without it (#16);
+# synthflow.tables.methods, the methods and their flags, is light on purpose.
 
-__all__ = ["METHOD_NAMES", "register"]
-
-METHOD_NAMES = ("cell-key", "ten-five", "suppress", "round", "laplace", "geometric", "gaussian",
-                "top-down")  # fmt: skip
-"""The keys of :data:`synthflow.tables.protect.METHODS` (a test keeps them equal)."""
+__all__ = ["register"]
 
 log = logging.getLogger(__name__)
 
@@ -44,13 +38,13 @@ def _protect(args: argparse.Namespace) -> int:
     from synthflow.jobs.tables import protect_tables
     from synthflow.loader import load_spec
     from synthflow.tables._spec import load_tables
-    from synthflow.tables.protect import build_method
 
     spec = load_spec(args.spec)
     tables = load_tables(args.tables, spec)
-    opts = _method_options(args, spec)
-    method = build_method(args.method, **opts)
-    _check_private_use(args, spec, opts, is_dp=method.is_dp)
+    entry = METHODS[args.method]
+    opts = entry.settings(vars(args), spec)
+    method = entry.build(**opts)
+    check_private_use(args, spec, opts, is_dp=method.is_dp)
     out = check_output_dir(args.out, option="--out")  # empty and writable, before any charge
     protect_tables(
         spec,
@@ -62,12 +56,12 @@ def _protect(args: argparse.Namespace) -> int:
         seed=args.seed,
         public=args.public,
         ledger_path=args.ledger,
-        not_dp_statement=_not_dp_statement(args.method),
+        not_dp_statement=not_dp_statement(args.method),
         tables_file=str(args.tables),
         what=f"tables protect {args.method}",
     )
     if not method.is_dp:
-        _warn_not_dp(args, out)
+        warn_not_dp(args, out)
     print(out.resolve())
     return 0
 
@@ -102,7 +96,7 @@ def _compare(args: argparse.Namespace) -> int:
         args.data,
         release_path=args.release,
         seed=args.seed,
-        epsilons=tuple(_floats(args.epsilons, "--epsilons")) if args.epsilons else None,
+        epsilons=floats(args.epsilons, "--epsilons") if args.epsilons else None,
         delta=args.delta,
         neighbouring=args.neighbouring,
         nonnegative=not args.allow_negative,
@@ -140,37 +134,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         options=("data", "public", "seed"),
     )
     _tables_options(p)
-    p.add_argument("--method", required=True, choices=sorted(METHOD_NAMES))
+    p.add_argument("--method", required=True, choices=sorted(METHODS))
     p.add_argument("--out", required=True, metavar="DIR", help="new output directory")
-    g = p.add_argument_group("DP methods (laplace, geometric, gaussian, top-down)")
-    g.add_argument("--epsilon", type=float, help="total epsilon, split over the tables")
-    g.add_argument("--delta", type=float, help="total delta (Gaussian; default 1e-6)")
-    g.add_argument("--nonnegative", action="store_true", help="clip negative counts to 0")
-    g.add_argument(
-        "--noise",
-        choices=("laplace", "geometric", "gaussian"),
-        default="laplace",
-        help="noise of the top-down method",
-    )
-    g.add_argument("--split", help="top-down shares per level, total first, e.g. 0.01,0.99")
-    g.add_argument(
+    p.add_argument(
         "--ledger",
         metavar="FILE",
-        help="the dataset's persistent privacy ledger (required unless --public)",
+        help="the dataset's persistent privacy ledger (DP methods; required unless --public)",
     )
-    g = p.add_argument_group("cell key perturbation")
-    g.add_argument("--keys", type=int, choices=(256, 4096), default=4096, help="key range")
-    g.add_argument("--max-perturbation", type=int, help="largest absolute perturbation")
-    g.add_argument("--rate-small", type=float, help="perturbation rate of a count of 1")
-    g.add_argument("--rate-large", type=float, help="perturbation rate of large counts")
-    g.add_argument("--decay", type=float, help="counts over which the rate falls by 1/e")
-    g.add_argument("--zero-rate", type=float, help="share of zero cells perturbed")
-    g.add_argument("--record-key-column", help="ID column: record key = ID mod keys")
-    g = p.add_argument_group("rounding rules (ten-five, suppress, round; cell-key threshold)")
-    g.add_argument(
-        "--threshold", type=int, help="suppress counts below this (default 10; cell-key: none)"
-    )
-    g.add_argument("--base", type=int, help="rounding base (default 5)")
+    add_method_flags(p)
     p.set_defaults(func=_protect)
 
     p = add_command(

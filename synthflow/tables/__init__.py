@@ -12,7 +12,8 @@ The package reads like the workflow:
   :mod:`~synthflow.tables.topdown` -- the top-down method with largest-remainder
   rounding (additive at every level).
 * :mod:`~synthflow.tables.measures` -- utility and risk measures.
-* :mod:`~synthflow.tables.protect` -- one method on every table (``tables protect``);
+* :mod:`~synthflow.tables.methods` -- the methods by name, each with the CLI options it
+  reads; :mod:`~synthflow.tables.protect` -- one method on every table (``tables protect``);
   :mod:`~synthflow.tables.compare` and :mod:`~synthflow.tables.report` -- every
   method side by side as an HTML report (``tables compare``).
 """
@@ -42,8 +43,8 @@ if TYPE_CHECKING:  # the exports, imported on first use (synthflow/_lazy.py)
         measure,
         transition_matrix,
     )
+    from synthflow.tables.methods import METHODS, Method
     from synthflow.tables.protect import (
-        METHODS,
         CellKey,
         IndependentNoise,
         Rounding,
@@ -90,6 +91,7 @@ __all__ = [
     "IndependentNoise",
     "LevelSpec",
     "Measures",
+    "Method",
     "Microdata",
     "NoiseOptions",
     "PTable",

@@ -1,15 +1,16 @@
 """One protection method applied to every table: the library behind ``tables protect``.
 
-Methods share one small protocol (:class:`TableMethod`) and are built by name from a
-registry (:data:`METHODS`); :func:`protect` tabulates the microdata (with record keys
-when the method needs them), applies the method and returns the published tables.
-:func:`write_tables` writes them as CSV, one row per cell.
+Methods share one small protocol (:class:`TableMethod`) and are built by name from the
+registry :data:`synthflow.tables.methods.METHODS`, where each names its CLI options;
+:func:`protect` tabulates the microdata (with record keys when the method needs them),
+applies the method and returns the published tables. :func:`write_tables` writes them as
+CSV, one row per cell.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
@@ -34,7 +35,6 @@ from synthflow.tables.tabulate import CountTable, Microdata, ReleasedTable, tabu
 from synthflow.tables.topdown import TopDownOptions, top_down
 
 __all__ = [
-    "METHODS",
     "CellKey",
     "IndependentNoise",
     "Rounding",
@@ -84,6 +84,11 @@ class CellKey:
     name: str = "cell-key"
     is_dp: ClassVar[bool] = False
 
+    @classmethod
+    def make(cls, variant: str, **settings: Any) -> CellKey:
+        """The method from its settings (``variant``: its name, unused)."""
+        return cls(**settings)
+
     @property
     def record_key_range(self) -> int | None:
         """The p-table's key range."""
@@ -117,6 +122,11 @@ class Rounding:
 
     options: RoundingOptions
     is_dp: ClassVar[bool] = False
+
+    @classmethod
+    def make(cls, variant: str, **settings: Any) -> Rounding:
+        """The rule ``variant`` (ten-five, suppress, round) with its settings."""
+        return cls(options=RoundingOptions(rule=variant, **settings))  # type: ignore[arg-type]
 
     @property
     def name(self) -> str:
@@ -157,6 +167,11 @@ class IndependentNoise:
     options: NoiseOptions
     is_dp: ClassVar[bool] = True
 
+    @classmethod
+    def make(cls, variant: str, **settings: Any) -> IndependentNoise:
+        """The mechanism ``variant`` (laplace, geometric, gaussian) with its settings."""
+        return cls(options=NoiseOptions(mechanism=variant, **settings))  # type: ignore[arg-type]
+
     @property
     def name(self) -> str:
         """Method name (the mechanism)."""
@@ -193,6 +208,11 @@ class TopDown:
     name: str = "top-down"
     is_dp: ClassVar[bool] = True
 
+    @classmethod
+    def make(cls, variant: str, **settings: Any) -> TopDown:
+        """The top-down method with its settings (``variant``: its name, unused)."""
+        return cls(options=TopDownOptions(**settings))
+
     @property
     def record_key_range(self) -> int | None:
         """No record keys needed."""
@@ -214,31 +234,17 @@ class TopDown:
         return {"method": self.name, **asdict(self.options)}
 
 
-METHODS: dict[str, Callable[..., TableMethod]] = {
-    "cell-key": CellKey,
-    "ten-five": lambda **kw: Rounding(options=RoundingOptions(rule="ten-five", **kw)),
-    "suppress": lambda **kw: Rounding(options=RoundingOptions(rule="suppress", **kw)),
-    "round": lambda **kw: Rounding(options=RoundingOptions(rule="round", **kw)),
-    "laplace": lambda **kw: IndependentNoise(options=NoiseOptions(mechanism="laplace", **kw)),
-    "geometric": lambda **kw: IndependentNoise(options=NoiseOptions(mechanism="geometric", **kw)),
-    "gaussian": lambda **kw: IndependentNoise(options=NoiseOptions(mechanism="gaussian", **kw)),
-    "top-down": lambda **kw: TopDown(options=TopDownOptions(**kw)),
-}
-"""Method name -> builder taking the method's options as keywords."""
-
-
-def build_method(name: str, **options: Any) -> TableMethod:
-    """Build a method by name (see :data:`METHODS`).
+def build_method(name: str, **settings: Any) -> TableMethod:
+    """Build a method by name (see :data:`synthflow.tables.methods.METHODS`).
 
     Raises:
-        ConfigError: For an unknown method or invalid options.
+        ConfigError: For an unknown method or invalid settings.
     """
+    from synthflow.tables.methods import METHODS  # noqa: PLC0415
+
     if name not in METHODS:
         raise ConfigError(f"unknown method {name!r}; use one of {sorted(METHODS)}")
-    try:
-        return METHODS[name](**options)
-    except (TypeError, ValueError) as exc:
-        raise ConfigError(f"method {name!r}: {exc}") from exc
+    return METHODS[name].build(**settings)
 
 
 def record_keys_for(method: TableMethod, data: Microdata, rng: PrivacyRNG) -> np.ndarray | None:

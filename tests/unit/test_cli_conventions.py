@@ -156,11 +156,36 @@ def test_cli_starts_without_the_library():
     assert "pandas" in _imported_by("import synthflow.data")
 
 
-def test_tables_method_names_match_the_library():
-    from synthflow.cli.tables import METHOD_NAMES
-    from synthflow.tables.protect import METHODS
+def test_each_table_method_reads_only_the_flags_it_declares():
+    """[shape] Table methods own their CLI options: one registry, every flag declared.
 
-    assert sorted(METHOD_NAMES) == sorted(METHODS)
+    Each method's settings, computed from only the flags it declares (plus the command's
+    own), equal those from the whole parsed command line; a method reading a flag it did
+    not declare would get None for it and differ here.
+    """
+    from synthflow.cli import build_parser
+    from synthflow.loader import load_spec
+    from synthflow.tables.methods import FLAGS, METHODS
+
+    spec = load_spec("births")
+    parser = build_parser()
+    common = {"spec", "tables", "neighbouring", "method", "out", "ledger", "data", "public"}
+    for name, method in METHODS.items():
+        assert set(method.flags) <= set(FLAGS), name
+        argv = ["tables", "protect", "births", "--tables", "t.yaml", "--data", "d.csv",
+                "--method", name, "--out", "o", "--epsilon", "1", "--threshold", "7",
+                "--base", "3", "--split", "0.5,0.5"]  # fmt: skip
+        everything = vars(parser.parse_args(argv))
+        declared = {k: v for k, v in everything.items() if k in common or k in method.flags}
+        if "epsilon" not in method.flags:
+            everything = dict(everything, epsilon=None)  # a flag it ignores
+        assert method.settings(declared, spec) == method.settings(everything, spec), name
+        assert method.build(**method.settings(declared, spec)).is_dp == method.is_dp, name
+    # Every flag is added once, in a group naming the methods that read it.
+    text = parser._subparsers._group_actions[0].choices["tables"]  # type: ignore[union-attr]
+    protect_help = text._subparsers._group_actions[0].choices["protect"].format_help()
+    assert protect_help.count("--rate-small") == 2  # usage line and its group
+    assert "read by ten-five, round" in protect_help  # --base
 
 
 def test_only_a_local_sweep_starts_its_workers_before_parsing() -> None:
