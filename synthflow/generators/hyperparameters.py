@@ -93,15 +93,17 @@ class WorkloadHyperparameters:
     Above it, a table goes to tree mode (see ``select_share``) or is refused."""
     select_share: float = 0.1
     """Wide tables only (*tree mode*): when the pairs only the marginals criterion reads
-    do not all fit in ``max_model_size``, this share of epsilon selects a spanning tree
-    of them with the exponential mechanism; unused otherwise."""
+    do not all fit in ``max_model_size``, this share of epsilon selects, with the
+    exponential mechanism, a spanning tree over every pair of the table the other
+    criteria do not measure (MST's selection); unused otherwise."""
     noise: str = "laplace"
     """``laplace``: discrete Laplace per marginal, pure epsilon-DP (the default). ``gaussian``:
     discrete Gaussian per marginal, the whole fit rho-zCDP with rho the largest whose
     (epsilon, ``delta``) conversion is at most the generator's epsilon
     (:func:`synthflow.zcdp.zcdp_rho`). It measures the ~20 marginals of a release
     with about half the noise at the same epsilon (L2 sensitivity adds up as a square
-    root, L1 linearly), at the price of ``delta``. Dense designs only (not tree mode)."""
+    root, L1 linearly), at the price of ``delta``. In tree mode the selection joins the
+    same rho (the exponential mechanism's bounded-range zCDP), as in MST."""
     delta: float = 0.0
     """Delta of a ``gaussian`` fit (charged to the ledger; 0 for ``laplace``)."""
 

@@ -320,13 +320,44 @@ class WorkloadDesign:
     max_megabytes: float = math.inf
     rho: float = 0.0
     """``noise: gaussian``: the fit's zCDP rho (0 for discrete Laplace)."""
+    tree_sigma: float | None = None
+    """``noise: gaussian`` in tree mode: each selected pair's discrete Gaussian sigma."""
 
     @property
     def total_epsilon(self) -> float:
-        """Everything the fit charges."""
+        """Everything the fit charges (pure DP; a Gaussian fit charges its (eps, delta))."""
         return math.fsum(m.epsilon for m in self.plan) + self.tree_steps * (
             self.select_epsilon + self.tree_epsilon
         )
+
+
+def gaussian_tree(design: WorkloadDesign, epsilon: float, delta: float) -> WorkloadDesign:
+    """Tree mode in zCDP (MST's accounting, McKenna et al. 2021): one rho for the whole fit.
+
+    rho is :func:`synthflow.zcdp.zcdp_rho` of (epsilon, delta), split as the pure-DP
+    design splits epsilon: a part of share ``s = e / epsilon`` gets ``rho s``. A
+    measurement with ``rho_i`` is a discrete Gaussian of sigma ``sqrt(2) / sqrt(2 rho_i)``
+    (L2 sensitivity sqrt(2) under replace-one); a selection step with ``rho_s`` is the
+    exponential mechanism at ``epsilon_s = sqrt(8 rho_s)``, which is ``epsilon_s**2 / 8``
+    -zCDP (bounded range; Cesar & Rogers 2021). The parts' rho add up to rho.
+    """
+    from synthflow.zcdp import zcdp_rho  # noqa: PLC0415
+
+    rho = zcdp_rho(epsilon, delta=delta)
+
+    def sigma(e: float) -> float:
+        return marginal_l2_sensitivity() / math.sqrt(2.0 * rho * e / epsilon)
+
+    plan = tuple(dataclasses.replace(m, sigma=sigma(m.epsilon)) for m in design.plan)
+    if not design.tree_steps:
+        return dataclasses.replace(design, plan=plan, rho=rho)
+    return dataclasses.replace(
+        design,
+        plan=plan,
+        rho=rho,
+        select_epsilon=math.sqrt(8.0 * rho * design.select_epsilon / epsilon),
+        tree_sigma=sigma(design.tree_epsilon),
+    )
 
 
 class WorkloadGenerator(GeneratorBase):
@@ -389,17 +420,16 @@ class WorkloadGenerator(GeneratorBase):
                 plan, rho = gaussian_plan(plan, self.epsilon, hp.delta)
                 return WorkloadDesign(plan=tuple(plan), zeros=zeros, rho=rho)
             return WorkloadDesign(plan=tuple(plan), zeros=zeros)
-        if hp.noise == "gaussian":
-            raise InfeasibleConfigurationError(
-                f"workload noise 'gaussian' measures a fixed design only, but this table needs "
-                f"tree mode (a {megabytes:,.0f} MB model above max_model_size "
-                f"{hp.max_model_size:g} MB), whose selection is pure DP: use noise 'laplace' "
-                "or raise max_model_size"
-            )
         # Tree mode: keep the pairs the other criteria read; cover the marginals
         # criterion's own pairs with a DP-selected spanning tree (MST's selection).
         fixed = self._workload(domain, marginals=False)
-        optional = tuple(p for p in full.cliques if len(p) == 2 and p not in fixed.cliques)
+        # Candidates: every pair of the table the design does not measure, so that the
+        # tree spans the table whatever columns the criteria read ([wide]: a tree over the
+        # marginals criterion's pairs alone left (relationship, sex) independent).
+        measured = {frozenset(c) for c in fixed.cliques}
+        optional = tuple(
+            p for p in itertools.combinations(domain.names, 2) if frozenset(p) not in measured
+        )
         fixed_cliques = list(fixed.cliques) + list(zeros)
         megabytes, largest = model_size(domain.names, domain.sizes, fixed_cliques)
         self._refuse_if_too_large(domain, megabytes, largest)
@@ -420,7 +450,7 @@ class WorkloadGenerator(GeneratorBase):
         plan += _split("pairs", fixed.pairs, pair_eps, domain, hp.cell_power)
         if not fixed.one_way:  # nothing else spends a's share: the pairs take it
             plan = [dataclasses.replace(m, epsilon=m.epsilon * (1 + a / rest)) for m in plan]
-        return WorkloadDesign(
+        design = WorkloadDesign(
             plan=tuple(plan),
             zeros=zeros,
             tree_steps=steps,
@@ -430,6 +460,7 @@ class WorkloadGenerator(GeneratorBase):
             base_megabytes=megabytes,
             max_megabytes=hp.max_model_size,
         )
+        return gaussian_tree(design, eps, hp.delta) if hp.noise == "gaussian" else design
 
     def _refuse_if_too_large(
         self, domain: Domain, megabytes: float, largest: tuple[str, ...]
@@ -485,11 +516,60 @@ class WorkloadGenerator(GeneratorBase):
         design = self.design(domain)
         _check_pgm(design, domain)  # before anything is charged
         plan = list(design.plan)
-        total = design.total_epsilon
+        self._charge(design, ledger)
+        codes = data.to_numpy(dtype=np.int64)
+        index = {n: i for i, n in enumerate(domain.names)}
+        measurements = []
+        for m in plan:
+            counts = marginal_counts(codes, tuple(index[c] for c in m.clique), domain.sizes)
+            measurements.append(m.measure(counts, rng))
+        if design.tree_steps:
+            chosen = select_tree(codes, domain, design, measurements, rng)
+            cliques = [m.clique for m in plan] + list(design.zeros)
+            while chosen and model_size(domain.names, domain.sizes, cliques + chosen)[0] > (
+                self.hyperparameters.max_model_size
+            ):  # post-processing: a junction tree larger than the bridge estimate
+                chosen.pop()
+            for clique in chosen:
+                m = PlannedMeasurement(
+                    family="tree",
+                    clique=clique,
+                    epsilon=design.tree_epsilon,
+                    sigma=design.tree_sigma,
+                )
+                counts = marginal_counts(codes, tuple(index[c] for c in clique), domain.sizes)
+                measurements.append(m.measure(counts, rng))
+            self.tree_ = tuple(chosen)
+        del codes
+        self.sampler_: TreeSampler = estimate(
+            domain.names,
+            domain.sizes,
+            measurements,
+            total=len(data),
+            zeros=design.zeros,
+            iters=self.hyperparameters.iters,
+        )
+        self.domain_ = domain
+        return self
+
+    def _charge(self, design: WorkloadDesign, ledger: Ledger) -> None:
+        """Charge the whole fit before any draw (refused whole if unaffordable).
+
+        One (epsilon, delta) when Gaussian; else each family, then the tree's selections
+        and pairs.
+        """
+        plan, total = list(design.plan), design.total_epsilon
         if design.rho > 0:  # one zCDP fit, one (epsilon, delta) charge
             ledger.charge(
-                f"workload: {len(plan)} marginal(s), discrete Gaussian, rho {design.rho:.6g}-zCDP "
-                f"as (epsilon, delta) = ({self.epsilon:g}, {self.hyperparameters.delta:g})",
+                f"workload: {len(plan)} marginal(s)"
+                + (
+                    f", then a spanning tree of up to {design.tree_steps} pair(s) chosen by the "
+                    "exponential mechanism and measured"
+                    if design.tree_steps
+                    else ""
+                )
+                + f", discrete Gaussian, rho {design.rho:.6g}-zCDP as (epsilon, delta) = "
+                f"({self.epsilon:g}, {self.hyperparameters.delta:g})",
                 epsilon=self.epsilon,
                 delta=self.hyperparameters.delta,
                 mechanism="discrete_gaussian",
@@ -506,7 +586,7 @@ class WorkloadGenerator(GeneratorBase):
                 mechanism="discrete_laplace",
                 sensitivity=marginal_sensitivity(),
             )
-        if design.tree_steps:
+        if design.tree_steps and design.rho == 0:  # a Gaussian tree is in the one charge
             ledger.charge(
                 f"workload tree: {design.tree_steps} pair selection(s) by the exponential "
                 "mechanism on L1 distance from independence",
@@ -520,35 +600,6 @@ class WorkloadGenerator(GeneratorBase):
                 mechanism="discrete_laplace",
                 sensitivity=marginal_sensitivity(),
             )
-        codes = data.to_numpy(dtype=np.int64)
-        index = {n: i for i, n in enumerate(domain.names)}
-        measurements = []
-        for m in plan:
-            counts = marginal_counts(codes, tuple(index[c] for c in m.clique), domain.sizes)
-            measurements.append(m.measure(counts, rng))
-        if design.tree_steps:
-            chosen = select_tree(codes, domain, design, measurements, rng)
-            cliques = [m.clique for m in plan] + list(design.zeros)
-            while chosen and model_size(domain.names, domain.sizes, cliques + chosen)[0] > (
-                self.hyperparameters.max_model_size
-            ):  # post-processing: a junction tree larger than the bridge estimate
-                chosen.pop()
-            for clique in chosen:
-                m = PlannedMeasurement(family="tree", clique=clique, epsilon=design.tree_epsilon)
-                counts = marginal_counts(codes, tuple(index[c] for c in clique), domain.sizes)
-                measurements.append(m.measure(counts, rng))
-            self.tree_ = tuple(chosen)
-        del codes
-        self.sampler_: TreeSampler = estimate(
-            domain.names,
-            domain.sizes,
-            measurements,
-            total=len(data),
-            zeros=design.zeros,
-            iters=self.hyperparameters.iters,
-        )
-        self.domain_ = domain
-        return self
 
     def sample(self, n: int, *, rng: np.random.Generator) -> pd.DataFrame:
         """Draw ``n`` rows from the fitted model (our systematic sampler, never mbi's)."""

@@ -43,6 +43,105 @@ def test_tree_mode_spends_exactly_epsilon_and_keeps_criteria_pairs(wide):
     assert not fixed & set(d.tree_candidates)
 
 
+def test_the_tree_spans_the_table_whatever_columns_the_marginals_criterion_reads(tmp_path):
+    """[wide]: candidates are every unmeasured pair, so the design connects every column.
+
+    With both marginal criteria on the 5 columns the regression already joins, a tree
+    over its own pairs could not reach the 10 other components (a real census table's
+    (relationship, sex) stayed independent this way). The public design must plan enough
+    steps to join every component of the fixed cliques, and its candidates must be able to.
+    """
+    import yaml
+
+    from synthflow.generators.workload import _Forest
+
+    raw = yaml.safe_load(open(WIDE).read())
+    for crit in raw["acceptance"]["criteria"][:2]:
+        assert crit["kind"] in ("marginals", "marginal_tvd")
+        crit["columns"] = ["age", "education", "hours", "income", "sex"]
+    path = tmp_path / "subset.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    spec = load_spec(path)
+    tr = Transformer(spec, {c: "a" for c in spec.column_names})
+    # a small model limit puts this table in tree mode despite fewer criterion pairs
+    d = make_generator("workload", {"max_model_size": 10.0}, epsilon=3.0, transformer=tr).design(
+        tr.domain
+    )
+    assert d.tree_steps >= 1
+    forest = _Forest(tr.domain.names)
+    for cl in [m.clique for m in d.plan] + list(d.zeros):
+        forest.union(cl)
+    components = len({forest.find(c) for c in tr.domain.names})
+    assert d.tree_steps == components - 1  # a spanning tree: one pair per join
+    for pair in d.tree_candidates:
+        forest.union(pair)
+    assert len({forest.find(c) for c in tr.domain.names}) == 1
+
+
+def test_gaussian_tree_mode_is_one_rho_split_over_its_parts(wide):
+    """MST's accounting in-house: measurements, selections and tree pairs add up to rho.
+
+    A marginal of sigma s costs 2 / (2 s**2) = 1 / s**2 (L2 sensitivity sqrt(2)); an
+    exponential-mechanism step at epsilon e costs e**2 / 8 (bounded range).
+    """
+    from synthflow.zcdp import zcdp_rho
+
+    _spec, tr = wide
+    hp = {"noise": "gaussian", "delta": 1e-6}
+    d = make_generator("workload", hp, epsilon=3.0, transformer=tr).design(tr.domain)
+    assert d.tree_steps >= 1 and d.tree_sigma is not None
+    rho = zcdp_rho(3.0, delta=1e-6)
+    parts = (
+        sum(1 / m.sigma**2 for m in d.plan)
+        + d.tree_steps * d.select_epsilon**2 / 8
+        + d.tree_steps / d.tree_sigma**2
+    )
+    assert d.rho == pytest.approx(rho, rel=1e-12) and parts == pytest.approx(rho, rel=1e-9)
+
+
+def test_gaussian_tree_fit_charges_once_its_draws_spend_it_and_it_spans(wide):
+    """A Gaussian tree-mode fit: one (epsilon, delta) charge, which its draws really spend.
+
+    The test converts what the draws spend (each discrete Gaussian marginal 1 / sigma**2,
+    L2 sensitivity sqrt(2); each exponential-mechanism step epsilon**2 / 8 at its
+    declared sensitivity, 2) into (epsilon, delta): within the charge, and above 98% of
+    it (halving one sigma, or an EM step at twice its epsilon, fails here).
+    """
+    from synthflow import zcdp
+    from synthflow.generators.workload import _Forest
+
+    _spec, tr = wide
+    hp = {"noise": "gaussian", "delta": 1e-6, "iters": 50}
+    gen = make_generator("workload", hp, epsilon=2.0, transformer=tr)
+    ledger = Ledger(total_epsilon=2.0, total_delta=1e-6)
+    data = tr.forward(make_wide_table(3000, seed=5))
+    sigmas: list[float] = []
+    real = PrivacyRNG.discrete_gaussian
+
+    def spy(self, counts, *, sigma):
+        sigmas.append(float(sigma))
+        return real(self, counts, sigma=sigma)
+
+    with pytest.MonkeyPatch.context() as mp:
+        draws = record_draws(mp)
+        mp.setattr(PrivacyRNG, "discrete_gaussian", spy)
+        gen.fit(data, domain=tr.domain, ledger=ledger, rng=PrivacyRNG.from_seed(2))
+    (charge,) = ledger.charges
+    assert (charge.epsilon, charge.delta) == (2.0, 1e-6)
+    em = [x for x in draws if x.kind == "exponential"]
+    d = gen.design(tr.domain)
+    assert len(em) == len(gen.tree_) == d.tree_steps >= 1
+    assert all(x.sensitivity == tree_score_sensitivity() for x in em)
+    assert len(sigmas) == len(d.plan) + len(gen.tree_)
+    rho = math.fsum(1 / s**2 for s in sigmas) + math.fsum(x.epsilon**2 / 8 for x in em)
+    assert zcdp.zcdp_epsilon(rho, delta=1e-6) <= 2.0 * (1 + 1e-9)
+    assert zcdp.zcdp_epsilon(rho, delta=1e-6) > 0.98 * 2.0  # nothing left unspent
+    forest = _Forest(tr.domain.names)
+    for cl in [m.clique for m in d.plan] + list(d.zeros) + list(gen.tree_):
+        forest.union(cl)
+    assert len({forest.find(c) for c in tr.domain.names}) == 1
+
+
 def test_births_is_not_in_tree_mode(births_spec):
     tr = Transformer(births_spec, {"mother_age": "b"})
     d = make_generator("workload", {}, epsilon=4.0, transformer=tr).design(tr.domain)
