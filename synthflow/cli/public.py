@@ -60,6 +60,14 @@ def _affairs(out: str, public_share: float, seed: int) -> int:
     return 0
 
 
+def _randhie(out: str, public_share: float, seed: int) -> int:
+    from synthflow.public.randhie import write_randhie  # statsmodels
+
+    for path in write_randhie(out, public_share=public_share, seed=seed):
+        print(Path(path).resolve())
+    return 0
+
+
 def _wide(out: str, rows: int, seed: int) -> int:
     from synthflow.public.wide import write_wide_table
 
@@ -145,6 +153,17 @@ def register(subparsers: Any) -> None:
     p.add_argument("--public-share", type=float, default=0.3, help="share of rows made public")
     p.add_argument("--seed", type=int, default=1978, help="seed of the split")
     p.set_defaults(func=lambda args: _affairs(args.out, args.public_share, args.seed))
+
+    p = add_command(
+        sub,
+        "randhie",
+        help="the RAND Health Insurance Experiment (statsmodels, 20,190 rows, 10 columns), "
+        "split into public.csv and private.csv (configs/randhie.yaml)",
+    )
+    p.add_argument("--out", required=True, metavar="DIR", help="directory for the two CSV files")
+    p.add_argument("--public-share", type=float, default=0.3, help="share of rows made public")
+    p.add_argument("--seed", type=int, default=1987, help="seed of the split")
+    p.set_defaults(func=lambda args: _randhie(args.out, args.public_share, args.seed))
 
     p = add_command(
         sub, "wide", help="a generated 15-column census-like table (configs/wide_census.yaml)"

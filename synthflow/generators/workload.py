@@ -303,6 +303,65 @@ def select_tree(
     return chosen
 
 
+def model_scores(
+    codes: np.ndarray, domain: Domain, candidates: Sequence[Clique], synthetic: np.ndarray
+) -> np.ndarray:
+    """L1 distance of each pair's counts in ``codes`` from its counts in ``synthetic``.
+
+    ``synthetic`` is drawn from a model of released measurements (fixed given them), so
+    replacing one record of ``codes`` moves each score by at most 2.
+    """
+    index = {c: i for i, c in enumerate(domain.names)}
+    out = np.empty(len(candidates))
+    for k, (x, y) in enumerate(candidates):
+        axes = (index[x], index[y])
+        real = marginal_counts(codes, axes, domain.sizes)
+        out[k] = np.abs(real - marginal_counts(synthetic, axes, domain.sizes)).sum()
+    return out
+
+
+def select_extra(
+    codes: np.ndarray,
+    domain: Domain,
+    design: WorkloadDesign,
+    measured: Sequence[Sequence[str]],
+    *,
+    interim: TreeSampler,
+    rng: PrivacyRNG,
+) -> list[Clique]:
+    """``design.extra_steps`` more pairs, each where the interim model errs most (AIM).
+
+    The interim model is fitted to the released measurements only; ``n`` rows drawn
+    from it (post-processing) give each candidate pair's model counts, and a pair's
+    score is the L1 distance of the data's counts from them: sensitivity 2 under
+    replace-one, as for the tree (:func:`tree_score_sensitivity`). A pair stays
+    eligible while the model with it stays within ``max_model_size`` (public sizes).
+    """
+    synthetic = interim.sample(len(codes), rng.generator())
+    taken = {frozenset(c) for c in measured}
+    candidates = [p for p in design.tree_candidates if frozenset(p) not in taken]
+    scores = dict(zip(candidates, model_scores(codes, domain, candidates, synthetic), strict=True))
+    cliques = [tuple(c) for c in measured]  # the zeros' cliques among them
+    chosen: list[Clique] = []
+    for _ in range(design.extra_steps):
+        ok = [
+            p
+            for p in candidates
+            if p not in chosen
+            and model_size(domain.names, domain.sizes, [*cliques, *chosen, p])[0]
+            <= design.max_megabytes
+        ]
+        if not ok:
+            break
+        pick = rng.exponential_mechanism(
+            [scores[p] for p in ok],
+            sensitivity=tree_score_sensitivity(),
+            epsilon=design.select_epsilon,
+        )
+        chosen.append(ok[pick])
+    return chosen
+
+
 @dataclass(frozen=True, kw_only=True)
 class WorkloadDesign:
     """The fit's public design: fixed measurements and, on wide tables, the tree."""
@@ -311,6 +370,8 @@ class WorkloadDesign:
     zeros: dict[Clique, np.ndarray]
     tree_steps: int = 0
     """Pairs the spanning tree adds (0: not in tree mode)."""
+    extra_steps: int = 0
+    """Pairs drawn after the tree where an interim model errs most (``extra_pairs``)."""
     tree_candidates: tuple[Clique, ...] = ()
     select_epsilon: float = 0.0
     """Epsilon of each exponential-mechanism draw."""
@@ -326,9 +387,14 @@ class WorkloadDesign:
     @property
     def total_epsilon(self) -> float:
         """Everything the fit charges (pure DP; a Gaussian fit charges its (eps, delta))."""
-        return math.fsum(m.epsilon for m in self.plan) + self.tree_steps * (
+        return math.fsum(m.epsilon for m in self.plan) + self.picks * (
             self.select_epsilon + self.tree_epsilon
         )
+
+    @property
+    def picks(self) -> int:
+        """Pairs drawn by the exponential mechanism: the tree's, then the extra ones."""
+        return self.tree_steps + self.extra_steps
 
 
 def gaussian_tree(design: WorkloadDesign, epsilon: float, delta: float) -> WorkloadDesign:
@@ -349,7 +415,7 @@ def gaussian_tree(design: WorkloadDesign, epsilon: float, delta: float) -> Workl
         return marginal_l2_sensitivity() / math.sqrt(2.0 * rho * e / epsilon)
 
     plan = tuple(dataclasses.replace(m, sigma=sigma(m.epsilon)) for m in design.plan)
-    if not design.tree_steps:
+    if not design.picks:
         return dataclasses.replace(design, plan=plan, rho=rho)
     return dataclasses.replace(
         design,
@@ -434,6 +500,8 @@ class WorkloadGenerator(GeneratorBase):
         megabytes, largest = model_size(domain.names, domain.sizes, fixed_cliques)
         self._refuse_if_too_large(domain, megabytes, largest)
         steps = _forest_steps(domain.names, fixed_cliques, optional)
+        extra = min(hp.extra_pairs, len(optional) - steps)  # public: sizes and settings
+        picks = steps + extra
         a = hp.one_way_share
         b = hp.constrained_share if fixed.constrained else 0.0
         rest = 1.0 - a - b - hp.select_share
@@ -443,7 +511,7 @@ class WorkloadGenerator(GeneratorBase):
                 f"({a} + {b} + {hp.select_share}) leave nothing to measure pairs; lower them"
             )
         eps = self.epsilon
-        n_pairs = len(fixed.pairs) + steps
+        n_pairs = len(fixed.pairs) + picks
         plan = _split("one_way", fixed.one_way, eps * a, domain, hp.cell_power)
         plan += _split("constrained", fixed.constrained, eps * b, domain, hp.cell_power)
         pair_eps = eps * rest * len(fixed.pairs) / n_pairs if n_pairs else 0.0
@@ -454,9 +522,10 @@ class WorkloadGenerator(GeneratorBase):
             plan=tuple(plan),
             zeros=zeros,
             tree_steps=steps,
+            extra_steps=extra,
             tree_candidates=optional,
-            select_epsilon=eps * hp.select_share / steps if steps else 0.0,
-            tree_epsilon=eps * rest / n_pairs if steps else 0.0,
+            select_epsilon=eps * hp.select_share / picks if picks else 0.0,
+            tree_epsilon=eps * rest / n_pairs if picks else 0.0,
             base_megabytes=megabytes,
             max_megabytes=hp.max_model_size,
         )
@@ -523,7 +592,7 @@ class WorkloadGenerator(GeneratorBase):
         for m in plan:
             counts = marginal_counts(codes, tuple(index[c] for c in m.clique), domain.sizes)
             measurements.append(m.measure(counts, rng))
-        if design.tree_steps:
+        if design.picks:
             chosen = select_tree(codes, domain, design, measurements, rng)
             cliques = [m.clique for m in plan] + list(design.zeros)
             while chosen and model_size(domain.names, domain.sizes, cliques + chosen)[0] > (
@@ -539,6 +608,24 @@ class WorkloadGenerator(GeneratorBase):
                 )
                 counts = marginal_counts(codes, tuple(index[c] for c in clique), domain.sizes)
                 measurements.append(m.measure(counts, rng))
+            if design.extra_steps:
+                interim = estimate(
+                    domain.names, domain.sizes, measurements, total=len(data),
+                    zeros=design.zeros, iters=self.hyperparameters.iters,
+                )  # fmt: skip
+                more = select_extra(
+                    codes, domain, design, cliques + chosen, interim=interim, rng=rng
+                )
+                for clique in more:
+                    m = PlannedMeasurement(
+                        family="extra",
+                        clique=clique,
+                        epsilon=design.tree_epsilon,
+                        sigma=design.tree_sigma,
+                    )
+                    counts = marginal_counts(codes, tuple(index[c] for c in clique), domain.sizes)
+                    measurements.append(m.measure(counts, rng))
+                chosen += more
             self.tree_ = tuple(chosen)
         del codes
         self.sampler_: TreeSampler = estimate(
@@ -563,9 +650,9 @@ class WorkloadGenerator(GeneratorBase):
             ledger.charge(
                 f"workload: {len(plan)} marginal(s)"
                 + (
-                    f", then a spanning tree of up to {design.tree_steps} pair(s) chosen by the "
-                    "exponential mechanism and measured"
-                    if design.tree_steps
+                    f", then a spanning tree and more: up to {design.picks} pair(s) chosen by "
+                    "the exponential mechanism and measured"
+                    if design.picks
                     else ""
                 )
                 + f", discrete Gaussian, rho {design.rho:.6g}-zCDP as (epsilon, delta) = "
@@ -586,17 +673,21 @@ class WorkloadGenerator(GeneratorBase):
                 mechanism="discrete_laplace",
                 sensitivity=marginal_sensitivity(),
             )
-        if design.tree_steps and design.rho == 0:  # a Gaussian tree is in the one charge
+        if design.picks and design.rho == 0:  # a Gaussian tree is in the one charge
             ledger.charge(
-                f"workload tree: {design.tree_steps} pair selection(s) by the exponential "
-                "mechanism on L1 distance from independence",
-                epsilon=design.select_epsilon * design.tree_steps,
+                f"workload tree: {design.picks} pair selection(s) by the exponential "
+                "mechanism on L1 distance from independence"
+                + (
+                    f" (then from an interim model: {design.extra_steps})"
+                    * bool(design.extra_steps)
+                ),
+                epsilon=design.select_epsilon * design.picks,
                 mechanism="exponential",
                 sensitivity=tree_score_sensitivity(),
             )
             ledger.charge(
-                f"workload tree: up to {design.tree_steps} selected pair marginal(s)",
-                epsilon=design.tree_epsilon * design.tree_steps,
+                f"workload tree: up to {design.picks} selected pair marginal(s)",
+                epsilon=design.tree_epsilon * design.picks,
                 mechanism="discrete_laplace",
                 sensitivity=marginal_sensitivity(),
             )

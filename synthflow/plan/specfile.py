@@ -9,6 +9,8 @@ differing is a bug and raises rather than writing a wrong spec.
 from __future__ import annotations
 
 import dataclasses
+import json
+import os
 import re
 from pathlib import Path
 
@@ -83,6 +85,15 @@ def write_planned_spec(
     text = planned_spec_text(
         source, generator_epsilon=generator_epsilon, epsilons=epsilons, header=header
     )
+    sample = _moved_public_sample(spec, out)
+    if sample is not None:  # a file beside the input spec: named from the new place
+        text, n = re.subn(
+            r"(?m)^public_sample:.*$",
+            lambda _: f"public_sample: {json.dumps(sample)}  # relative to this file",
+            text,
+        )
+        if n != 1:
+            raise ConfigError("cannot find the spec's 'public_sample:' line to move it")
     with replaced_atomically(out) as tmp:  # replaced only once the planned spec checks out
         tmp.write_text(text, encoding="utf-8")
         try:
@@ -93,6 +104,7 @@ def write_planned_spec(
             ) from exc
         expected = dataclasses.replace(
             spec,
+            public_sample=spec.public_sample if sample is None else sample,
             privacy=dataclasses.replace(spec.privacy, generator_epsilon=generator_epsilon),
             criteria=tuple(dataclasses.replace(c, epsilon=epsilons[c.name]) for c in spec.criteria),
             path=planned.path,
@@ -104,3 +116,20 @@ def write_planned_spec(
                 "written (please report this)"
             )
     return dataclasses.replace(planned, path=str(out))
+
+
+def _moved_public_sample(spec: ReleaseSpec, out: Path) -> str | None:
+    """``public_sample`` as seen from ``out``'s folder, or None when it need not change.
+
+    It changes when the input spec names a file beside itself that the new place would
+    not find (a bundled public data file is found by name from anywhere).
+    """
+    if not spec.public_sample:
+        return None
+    beside = Path(spec.path).parent / spec.public_sample
+    if not beside.is_file():
+        return None  # a bundled public data file: found by name from anywhere
+    there = out.parent / spec.public_sample
+    if there.is_file() and there.resolve() == beside.resolve():
+        return None
+    return os.path.relpath(beside.resolve(), out.parent.resolve())

@@ -71,18 +71,6 @@ def write_affairs(
         ConfigError: If a file exists, the share is outside (0, 1) or statsmodels is
             missing.
     """
-    if not 0 < public_share < 1:
-        raise ConfigError(f"public_share ({public_share}) must be in (0, 1)")
-    d = Path(directory)
-    public, private = d / "public.csv", d / "private.csv"
-    for p in (public, private):
-        if p.exists():
-            raise ConfigError(f"{str(p)!r} exists; it is never overwritten: choose a new --out")
-    frame = affairs_frame()
-    rng = np.random.default_rng(seed)
-    is_public = np.zeros(len(frame), dtype=bool)
-    is_public[rng.permutation(len(frame))[: round(public_share * len(frame))]] = True
-    d.mkdir(parents=True, exist_ok=True)
-    frame[is_public].to_csv(public, index=False)
-    frame[~is_public].to_csv(private, index=False)
-    return public, private
+    from synthflow.public.split import write_split  # noqa: PLC0415
+
+    return write_split(affairs_frame(), directory, public_share=public_share, seed=seed)

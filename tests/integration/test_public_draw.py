@@ -36,6 +36,9 @@ def _one_configuration_spec(path: Path) -> Path:
                     "constrained_share": 0.05,
                     "select_share": 0.05,
                     "cell_power": 1.0,
+                    # the configuration measured below (pass rates 2 in 5): the tree
+                    # only, as before extra pairs became the default
+                    "extra_pairs": 0,
                 },
             }
         ],

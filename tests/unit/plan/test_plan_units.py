@@ -187,3 +187,35 @@ def test_plan_prices_a_pure_shortlist_by_liu_talwar(mixed_shortlist) -> None:
     cost, problem = _exact_cost(spec, _chosen(spec, pure), 600, 0.3, None)
     assert cost.theorem == LIU_TALWAR and problem == ""
     assert cost.total == pytest.approx(2 * cost.attempt_epsilon)
+
+
+def test_planned_spec_names_a_public_sample_beside_the_input_from_its_new_place(
+    tmp_path: Path,
+) -> None:
+    """[wide] general path: init writes ``public_sample: "public.csv"`` beside the spec;
+    plan writes its spec into ``plan/``, where that name found nothing ("neither beside
+    the spec nor bundled"). The planned spec names the same file from its own folder; a
+    bundled name is left as it is (births: the line is unchanged, tested above)."""
+    from synthflow.acceptance.noise_check import public_sample_path
+
+    work = tmp_path / "work"
+    (work / "data").mkdir(parents=True)
+    sample = work / "data" / "public.csv"
+    sample.write_text("x\n")
+    text = (REPO / "configs" / "example_small.yaml").read_text()
+    text = text.replace("privacy:", 'public_sample: "data/public.csv"  # mine\n\nprivacy:', 1)
+    (work / "spec.yaml").write_text(text)
+    spec = load_spec(work / "spec.yaml")
+    assert public_sample_path(spec) == sample
+    eps = {c.name: 0.05 for c in spec.criteria}
+    (work / "plan").mkdir()  # as 'synthflow plan --out plan' makes it
+    out = write_planned_spec(
+        spec, work / "plan" / "spec.yaml", generator_epsilon=1.5, epsilons=eps, header=""
+    )
+    assert out.public_sample == "../data/public.csv"
+    assert public_sample_path(out).resolve() == sample.resolve()
+    # Written beside the input, nothing moves.
+    again = write_planned_spec(
+        spec, work / "spec2.yaml", generator_epsilon=1.5, epsilons=eps, header=""
+    )
+    assert again.public_sample == "data/public.csv"
