@@ -137,7 +137,7 @@ def _render(
         line("  neighbouring: replace_one", "# neighbours replace one record; n is public"),
         line("  total_epsilon: 10.0", "# REVIEW: default: the dataset's whole budget"),
         line("  generator_epsilon: 4.0", "# REVIEW: default: one generator fit"),
-        "  # total_delta: 1.0e-6                     # only MST, AIM and the GANs spend delta",
+        line("  total_delta: 1.0e-6", "# REVIEW: the Gaussian generators spend delta"),
     ]
     dates = [c for c in cols if c.source]
     if dates:
@@ -180,8 +180,8 @@ def _render(
         "space:",
         line("  min_count: [1, 2]", "# REVIEW: default: every record appears this often"),
         "  models:",
-        line("    - model: workload", "# REVIEW: default grids"),
-        "      grid: {one_way_share: [0.1, 0.2]}",
+        line("    - model: workload", "# REVIEW: default grids; on any table, Gaussian"),
+        "      grid: {one_way_share: [0.1, 0.2], noise: gaussian, delta: 5.0e-7}",
         "    - model: privbayes",
         "      grid: {flavor: degree, epsilon_split: 0.3, degree: [1, 2]}",
         "",
