@@ -52,18 +52,12 @@ def _from_nvss(natality: str, out: str, rows: int | None, seed: int) -> int:
     return 0
 
 
-def _affairs(out: str, public_share: float, seed: int) -> int:
-    from synthflow.public.affairs import write_affairs  # statsmodels
+def _split(table: str, out: str, public_share: float, seed: int) -> int:
+    import importlib
 
-    for path in write_affairs(out, public_share=public_share, seed=seed):
-        print(Path(path).resolve())
-    return 0
-
-
-def _randhie(out: str, public_share: float, seed: int) -> int:
-    from synthflow.public.randhie import write_randhie  # statsmodels
-
-    for path in write_randhie(out, public_share=public_share, seed=seed):
+    module = importlib.import_module(f"synthflow.public.{table}")  # statsmodels
+    write = getattr(module, f"write_{table}")
+    for path in write(out, public_share=public_share, seed=seed):
         print(Path(path).resolve())
     return 0
 
@@ -143,27 +137,19 @@ def register(subparsers: Any) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the sample (with --rows)")
     p.set_defaults(func=lambda args: _from_nvss(args.data, _out(args), args.rows, args.seed))
 
-    p = add_command(
-        sub,
-        "affairs",
-        help="Fair's 1974 survey (statsmodels), split into public.csv and private.csv "
-        "(configs/affairs.yaml)",
-    )
-    p.add_argument("--out", required=True, metavar="DIR", help="directory for the two CSV files")
-    p.add_argument("--public-share", type=float, default=0.3, help="share of rows made public")
-    p.add_argument("--seed", type=int, default=1978, help="seed of the split")
-    p.set_defaults(func=lambda args: _affairs(args.out, args.public_share, args.seed))
-
-    p = add_command(
-        sub,
-        "randhie",
-        help="the RAND Health Insurance Experiment (statsmodels, 20,190 rows, 10 columns), "
-        "split into public.csv and private.csv (configs/randhie.yaml)",
-    )
-    p.add_argument("--out", required=True, metavar="DIR", help="directory for the two CSV files")
-    p.add_argument("--public-share", type=float, default=0.3, help="share of rows made public")
-    p.add_argument("--seed", type=int, default=1987, help="seed of the split")
-    p.set_defaults(func=lambda args: _randhie(args.out, args.public_share, args.seed))
+    for table, seed, help_text in (
+        ("affairs", 1978, "Fair's 1974 survey (statsmodels), split into public.csv and "
+         "private.csv (configs/affairs.yaml)"),
+        ("randhie", 1987, "the RAND Health Insurance Experiment (statsmodels, 20,190 rows, "
+         "10 columns), split into public.csv and private.csv (configs/randhie.yaml)"),
+    ):  # fmt: skip
+        p = add_command(sub, table, help=help_text)
+        p.add_argument(
+            "--out", required=True, metavar="DIR", help="directory for the two CSV files"
+        )
+        p.add_argument("--public-share", type=float, default=0.3, help="share of rows made public")
+        p.add_argument("--seed", type=int, default=seed, help="seed of the split")
+        p.set_defaults(func=lambda args, t=table: _split(t, args.out, args.public_share, args.seed))
 
     p = add_command(
         sub, "wide", help="a generated 15-column census-like table (configs/wide_census.yaml)"

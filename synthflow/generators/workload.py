@@ -599,15 +599,9 @@ class WorkloadGenerator(GeneratorBase):
                 self.hyperparameters.max_model_size
             ):  # post-processing: a junction tree larger than the bridge estimate
                 chosen.pop()
-            for clique in chosen:
-                m = PlannedMeasurement(
-                    family="tree",
-                    clique=clique,
-                    epsilon=design.tree_epsilon,
-                    sigma=design.tree_sigma,
-                )
-                counts = marginal_counts(codes, tuple(index[c] for c in clique), domain.sizes)
-                measurements.append(m.measure(counts, rng))
+            measurements += _measure_pairs(
+                "tree", chosen, design, codes=codes, domain=domain, rng=rng
+            )
             if design.extra_steps:
                 interim = estimate(
                     domain.names, domain.sizes, measurements, total=len(data),
@@ -616,15 +610,9 @@ class WorkloadGenerator(GeneratorBase):
                 more = select_extra(
                     codes, domain, design, cliques + chosen, interim=interim, rng=rng
                 )
-                for clique in more:
-                    m = PlannedMeasurement(
-                        family="extra",
-                        clique=clique,
-                        epsilon=design.tree_epsilon,
-                        sigma=design.tree_sigma,
-                    )
-                    counts = marginal_counts(codes, tuple(index[c] for c in clique), domain.sizes)
-                    measurements.append(m.measure(counts, rng))
+                measurements += _measure_pairs(
+                    "extra", more, design, codes=codes, domain=domain, rng=rng
+                )
                 chosen += more
             self.tree_ = tuple(chosen)
         del codes
@@ -702,6 +690,28 @@ class WorkloadGenerator(GeneratorBase):
         return pd.DataFrame(
             {name: rows[:, i].astype(np.int16) for i, name in enumerate(self.domain_.names)}
         )
+
+
+def _measure_pairs(
+    family: str,
+    pairs: Sequence[Clique],
+    design: WorkloadDesign,
+    *,
+    codes: np.ndarray,
+    domain: Domain,
+    rng: PrivacyRNG,
+) -> list[Measurement]:
+    """The selected pairs' noisy marginals, each at the design's tree budget (charged)."""
+    index = {n: i for i, n in enumerate(domain.names)}
+    out = []
+    for clique in pairs:
+        m = PlannedMeasurement(
+            family=family, clique=clique, epsilon=design.tree_epsilon, sigma=design.tree_sigma
+        )
+        out.append(
+            m.measure(marginal_counts(codes, tuple(index[c] for c in clique), domain.sizes), rng)
+        )
+    return out
 
 
 def _check_pgm(design: WorkloadDesign, domain: Domain) -> None:

@@ -25,8 +25,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from synthflow.errors import ConfigError
-
 __all__ = ["AFFAIRS_COLUMNS", "affairs_frame", "write_affairs"]
 
 AFFAIRS_COLUMNS = (
@@ -48,13 +46,9 @@ def affairs_frame() -> pd.DataFrame:
     Raises:
         ConfigError: If statsmodels is not installed.
     """
-    try:
-        from statsmodels.datasets import fair  # noqa: PLC0415  (optional dependency)
-    except ImportError as exc:
-        raise ConfigError(
-            "the affairs dataset ships with statsmodels: pip install statsmodels (or the dev extra)"
-        ) from exc
-    raw = fair.load_pandas().data
+    from synthflow.public.split import statsmodels_table  # noqa: PLC0415
+
+    raw = statsmodels_table("fair", "affairs")
     out = pd.DataFrame({c: np.floor(raw[c]).astype(int) for c in AFFAIRS_COLUMNS[:-1]})
     out["had_affair"] = np.where(raw["affairs"] > 0, "yes", "no")
     return out

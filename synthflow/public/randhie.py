@@ -35,8 +35,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from synthflow.errors import ConfigError
-
 __all__ = ["RANDHIE_COLUMNS", "randhie_frame", "write_randhie"]
 
 RANDHIE_COLUMNS = (
@@ -59,14 +57,9 @@ def randhie_frame() -> pd.DataFrame:
     Raises:
         ConfigError: If statsmodels is not installed.
     """
-    try:
-        from statsmodels.datasets import randhie  # noqa: PLC0415  (optional dependency)
-    except ImportError as exc:
-        raise ConfigError(
-            "the RAND HIE dataset ships with statsmodels: pip install statsmodels (or the "
-            "dev extra)"
-        ) from exc
-    raw = randhie.load_pandas().data
+    from synthflow.public.split import statsmodels_table  # noqa: PLC0415
+
+    raw = statsmodels_table("randhie", "RAND HIE")
 
     physlm = raw["physlm"].to_numpy()
     return pd.DataFrame(

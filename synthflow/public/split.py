@@ -17,7 +17,20 @@ from synthflow.errors import ConfigError
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["write_split"]
+__all__ = ["statsmodels_table", "write_split"]
+
+
+def statsmodels_table(name: str, what: str) -> pd.DataFrame:
+    """The rows of ``statsmodels.datasets.<name>`` (ConfigError naming the install if absent)."""
+    import importlib  # noqa: PLC0415
+
+    try:
+        module = importlib.import_module(f"statsmodels.datasets.{name}")
+    except ImportError as exc:
+        raise ConfigError(
+            f"the {what} dataset ships with statsmodels: pip install statsmodels (or the dev extra)"
+        ) from exc
+    return module.load_pandas().data
 
 
 def write_split(

@@ -150,11 +150,8 @@ def test_extra_pair_score_sensitivity_neighbours(wide, seed, n):
     from synthflow.generators.workload import model_scores
 
     _spec, tr = wide
-    rng = np.random.default_rng(seed)
+    rng, codes, other = _neighbours(tr, seed, n)
     sizes = tr.domain.sizes
-    codes = np.column_stack([rng.integers(0, s, n) for s in sizes])
-    other = codes.copy()
-    other[rng.integers(n)] = [rng.integers(0, s) for s in sizes]
     synthetic = np.column_stack([rng.integers(0, s, n) for s in sizes])
     pairs = [("age", "income"), ("country", "commute"), ("sex", "disability")]
     a = model_scores(codes, tr.domain, pairs, synthetic)
@@ -240,15 +237,22 @@ def test_tree_fit_charges_exactly_epsilon_and_connects_every_column(wide, fitted
     assert list(out.columns) == list(tr.domain.names) and len(out) == 2000
 
 
-@settings(max_examples=40, deadline=None)
-@given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 60))
-def test_tree_score_sensitivity_neighbours(wide, seed, n):
-    _spec, tr = wide
+def _neighbours(tr, seed, n):
+    """``n`` random rows of the wide domain and a neighbour (one row replaced)."""
     rng = np.random.default_rng(seed)
     sizes = tr.domain.sizes
     codes = np.column_stack([rng.integers(0, s, n) for s in sizes])
     other = codes.copy()
     other[rng.integers(n)] = [rng.integers(0, s) for s in sizes]
+    return rng, codes, other
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 60))
+def test_tree_score_sensitivity_neighbours(wide, seed, n):
+    _spec, tr = wide
+    rng, codes, other = _neighbours(tr, seed, n)
+    sizes = tr.domain.sizes
     one_way = {c: rng.dirichlet(np.ones(s)) for c, s in zip(tr.domain.names, sizes, strict=True)}
     pairs = [("age", "income"), ("country", "commute"), ("sex", "disability")]
     a = tree_scores(codes, tr.domain, pairs, one_way)
