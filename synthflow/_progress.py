@@ -8,13 +8,17 @@ which Jupyter renders fine.
 :func:`elapsed_line` is the line of work whose progress is private (private selection:
 the number of attempts depends on the data): it shows only how long the work has run,
 redrawn every second by its own clock, never by the work's events, so the moments the
-line changes say nothing about when an attempt ended.
+line changes say nothing about when an attempt ended. When its stream is not a terminal
+(a log file, CI), a redrawn line would run together into one; it is written as plain
+lines instead, one every ``plain_interval`` seconds by the same clock ([ux] 4).
 """
 
 from __future__ import annotations
 
 import importlib.util
+import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -55,15 +59,62 @@ def ticking(bar: Any, interval: float = 1.0) -> Iterator[Any]:
         thread.join()
 
 
+def _is_terminal(stream: Any) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty is not None and isatty())
+
+
+@contextmanager
+def _plain_lines(desc: str, stream: Any, interval: float) -> Iterator[None]:
+    """``desc: running for MM:SS`` as whole lines, by the line's own clock.
+
+    One at the start, one every ``interval`` seconds, one at the end (which is when the
+    command returns anyway).
+    """
+    start = time.monotonic()
+    stop = threading.Event()
+
+    def write() -> None:
+        elapsed = tqdm.format_interval(time.monotonic() - start)
+        stream.write(ELAPSED_FORMAT.format(desc=desc, elapsed=elapsed) + "\n")
+        stream.flush()
+
+    def tick() -> None:
+        while not stop.wait(interval):
+            write()
+
+    write()
+    thread = threading.Thread(target=tick, name="synthflow-progress", daemon=True)
+    thread.start()
+    try:
+        yield None
+    finally:
+        stop.set()
+        thread.join()
+        write()
+
+
 @contextmanager
 def elapsed_line(
-    desc: str, *, disable: bool = False, interval: float = 1.0, **kw: Any
+    desc: str,
+    *,
+    disable: bool = False,
+    interval: float = 1.0,
+    plain_interval: float = 30.0,
+    **kw: Any,
 ) -> Iterator[Any]:
     """A progress line showing ``desc`` and the elapsed time only, redrawn every second.
 
     The bar it yields is for nothing but display: do not ``update`` it (an update would
-    redraw it at the moment of a private event). ``kw`` goes to tqdm (``file``).
+    redraw it at the moment of a private event). ``kw`` goes to tqdm (``file``). On a
+    stream that is not a terminal, plain lines every ``plain_interval`` seconds instead
+    (and None is yielded).
     """
+    stream = kw.get("file") or sys.stderr
+    if not disable and not _is_terminal(stream):
+        with _plain_lines(desc, stream, plain_interval):
+            yield None
+        return
     bar = tqdm(desc=desc, disable=disable, bar_format=ELAPSED_FORMAT, **kw)
     try:
         with ticking(bar, interval):
