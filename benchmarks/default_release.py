@@ -10,6 +10,8 @@ many of the selections released and passed their audit, and the median time.
     python benchmarks/default_release.py                      # the embedded 167K-row file
     python benchmarks/default_release.py --data ../shared/public_data/nvss2019_singleton_160k.csv.gz
     python benchmarks/default_release.py --spec births-pure   # the pure-DP plan
+    python benchmarks/default_release.py --data NVSS_160K --shifted 120000 --force
+                                  # a population unlike the public one, at another n
 
 Neither file is the one the shipped plan was swept on (a seeded simulated draw).
 """
@@ -35,7 +37,21 @@ def main() -> None:
     ap.add_argument("--spec", default="births", help="a bundled spec with a shipped plan")
     ap.add_argument("--data", type=Path, default=REPO / "public_data" / "nvss_like_2019.csv.gz")
     ap.add_argument("--selections", type=int, default=10)
+    ap.add_argument("--shifted", type=int, metavar="ROWS", default=None,
+                    help="release on ROWS rows of --data reweighted to more high-parity, "
+                    "older and preterm births (benchmarks/_shifted.py)")  # fmt: skip
+    ap.add_argument(
+        "--force", action="store_true", help="release past the pre-flight (a plan for another n)"
+    )
     args = ap.parse_args()
+    if args.shifted:
+        from _shifted import shifted_births  # noqa: PLC0415
+
+        out = (
+            Path(tempfile.mkdtemp()) / f"shifted_{args.shifted}_{args.data.name.split('.')[0]}.csv"
+        )
+        print(f"a shifted population of {args.shifted:,} rows of {args.data.name}:")
+        args.data = shifted_births(args.data, out, rows=args.shifted, seed=1)
     exe = str(Path(sys.executable).with_name("synthflow"))
     released, seconds = 0, []
     head = ("selection", "outcome", "epsilon", "delta", "audit", "wall s")
@@ -48,7 +64,7 @@ def main() -> None:
             proc = subprocess.run(
                 [exe, "release", args.spec, "--data", str(args.data), "--ledger",
                  str(work / "ledger.jsonl"), "--out", str(work / "release"), "--private-dir",
-                 str(work / "enclave"), "--quiet"],
+                 str(work / "enclave"), "--quiet", *(["--force"] * args.force)],
                 capture_output=True, text=True, check=False,
             )  # fmt: skip
             seconds.append(time.perf_counter() - t0)

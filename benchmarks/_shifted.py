@@ -1,0 +1,37 @@
+"""A births population unlike the public one ([lower]): the NVSS rows, reweighted.
+
+The release must hold on populations other than the public sample it was planned on
+(another country's births). :func:`shifted_births` draws ``rows`` rows without
+replacement from a births file, each row's weight raised for higher parity, older
+mothers and preterm births, so that those 1-way shares move by 5-15 points; it prints
+the shares before and after. Public data in, a file out: nothing here is private.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["shifted_births"]
+
+TILTS = {"parity >= 3": 1.5, "mother_age >= 35": 1.3, "gestation_week < 37": 1.2}
+"""Log-weight added to a row for each condition it meets."""
+
+
+def shifted_births(source: Path, out: Path, *, rows: int, seed: int) -> Path:
+    """Write ``rows`` reweighted rows of ``source`` (NVSS sample format) to ``out``."""
+    frame = pd.read_csv(source)
+    logw = np.zeros(len(frame))
+    for condition, tilt in TILTS.items():
+        logw += tilt * frame.eval(condition).to_numpy()
+    p = np.exp(logw - logw.max())
+    gen = np.random.default_rng(seed)  # public data: seeded
+    take = gen.choice(len(frame), size=min(rows, len(frame)), replace=False, p=p / p.sum())
+    shifted = frame.iloc[np.sort(take)]
+    for condition in TILTS:
+        before, after = frame.eval(condition).mean(), shifted.eval(condition).mean()
+        print(f"  {condition}: {before:.1%} -> {after:.1%} ({100 * (after - before):+.1f} points)")
+    shifted.to_csv(out, index=False)
+    return out
