@@ -35,6 +35,24 @@ ELAPSED_FORMAT = "{desc}: running for {elapsed}"
 
 
 @contextmanager
+def _every(interval: float, action: Callable[[], None]) -> Iterator[None]:
+    """Call ``action`` every ``interval`` seconds from a thread of its own, until exit."""
+    stop = threading.Event()
+
+    def tick() -> None:
+        while not stop.wait(interval):
+            action()
+
+    thread = threading.Thread(target=tick, name="synthflow-progress", daemon=True)
+    thread.start()
+    try:
+        yield None
+    finally:
+        stop.set()
+        thread.join()
+
+
+@contextmanager
 def ticking(bar: Any, interval: float = 1.0) -> Iterator[Any]:
     """Redraw ``bar`` every ``interval`` seconds from a thread of its own, until exit.
 
@@ -44,19 +62,8 @@ def ticking(bar: Any, interval: float = 1.0) -> Iterator[Any]:
     if getattr(bar, "disable", False):
         yield bar
         return
-    stop = threading.Event()
-
-    def tick() -> None:
-        while not stop.wait(interval):
-            bar.refresh()
-
-    thread = threading.Thread(target=tick, name="synthflow-progress", daemon=True)
-    thread.start()
-    try:
+    with _every(interval, bar.refresh):
         yield bar
-    finally:
-        stop.set()
-        thread.join()
 
 
 def _is_terminal(stream: Any) -> bool:
@@ -72,25 +79,17 @@ def _plain_lines(desc: str, stream: Any, interval: float) -> Iterator[None]:
     command returns anyway).
     """
     start = time.monotonic()
-    stop = threading.Event()
 
     def write() -> None:
         elapsed = tqdm.format_interval(time.monotonic() - start)
         stream.write(ELAPSED_FORMAT.format(desc=desc, elapsed=elapsed) + "\n")
         stream.flush()
 
-    def tick() -> None:
-        while not stop.wait(interval):
-            write()
-
     write()
-    thread = threading.Thread(target=tick, name="synthflow-progress", daemon=True)
-    thread.start()
     try:
-        yield None
+        with _every(interval, write):
+            yield None
     finally:
-        stop.set()
-        thread.join()
         write()
 
 
