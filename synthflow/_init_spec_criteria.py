@@ -87,7 +87,7 @@ def calibrate(draft: str, public_file: Path, rows: int) -> Calibration:
     ``draft`` is the spec's text with every criterion active and ``public_sample`` naming
     ``public_file`` by its absolute path; it is loaded from a temporary directory.
     """
-    from synthflow.acceptance.attainable import without_noise  # noqa: PLC0415
+    from synthflow.acceptance.attainable import pairs  # noqa: PLC0415
     from synthflow.acceptance.noise_check import public_sample  # noqa: PLC0415
     from synthflow.loader import load_spec  # noqa: PLC0415
     from synthflow.transform import Transformer  # noqa: PLC0415
@@ -110,7 +110,7 @@ def calibrate(draft: str, public_file: Path, rows: int) -> Calibration:
             if any(t.name == letter for t in col.transformations)
         }
         tr = Transformer(spec, chosen)
-        draws = [without_noise(spec, tr, rows, sample, seed=seed) for seed in range(DRAWS)]
+        draws = pairs(spec, tr, rows, sample, seeds=range(DRAWS))
         for c in spec.criteria:
             values = np.array([d[c.name] for d in draws], dtype=float)
             values = values[~np.isnan(values)]  # a draw with no value here: left out

@@ -27,7 +27,14 @@ if TYPE_CHECKING:
     from synthflow.space import Configuration
     from synthflow.transform import Transformer
 
-__all__ = ["DRAWS", "attainability_warnings", "typical", "unattainable", "without_noise"]
+__all__ = [
+    "DRAWS",
+    "attainability_warnings",
+    "pairs",
+    "typical",
+    "unattainable",
+    "without_noise",
+]
 
 DRAWS = 5
 """Pairs of samples drawn (seeds 0 to DRAWS - 1); their median is the figure judged."""
@@ -42,17 +49,32 @@ def without_noise(
     more, else two samples with replacement (rows may then repeat across the two, which
     flatters faithfulness: the figure is then a lower bound).
     """
+    return pairs(spec, transformer, n, public, seeds=[seed])[0]
+
+
+def pairs(
+    spec: ReleaseSpec,
+    transformer: Transformer,
+    n: int,
+    public: pd.DataFrame,
+    *,
+    seeds: Iterable[int],
+) -> list[dict[str, float]]:
+    """:func:`without_noise` for each seed, the public sample binned once."""
     codes = transformer.forward(public)
-    gen = np.random.default_rng(seed)  # a public computation: seeded
     m = len(codes)
-    if m >= 2 * n:
-        order = gen.permutation(m)
-        a, b = order[:n], order[n : 2 * n]
-    else:
-        a, b = gen.integers(0, m, n), gen.integers(0, m, n)
-    first = codes.iloc[a].reset_index(drop=True)
-    second = codes.iloc[b].reset_index(drop=True)
-    return exact_values(spec, transformer, first, second)
+    out = []
+    for seed in seeds:
+        gen = np.random.default_rng(seed)  # a public computation: seeded
+        if m >= 2 * n:
+            order = gen.permutation(m)
+            a, b = order[:n], order[n : 2 * n]
+        else:
+            a, b = gen.integers(0, m, n), gen.integers(0, m, n)
+        first = codes.iloc[a].reset_index(drop=True)
+        second = codes.iloc[b].reset_index(drop=True)
+        out.append(exact_values(spec, transformer, first, second))
+    return out
 
 
 def typical(
@@ -63,7 +85,7 @@ def typical(
     One pair varies too much: births' regression coefficients differ by 35 to 168 grams
     between pairs of 944 rows (40 pairs).
     """
-    draws = [without_noise(spec, transformer, n, public, seed=s) for s in range(DRAWS)]
+    draws = pairs(spec, transformer, n, public, seeds=range(DRAWS))
     return {c.name: float(np.nanmedian([d[c.name] for d in draws])) for c in spec.criteria}
 
 
