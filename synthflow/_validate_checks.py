@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import math
-import sys
 from typing import TYPE_CHECKING, Any
 
+from synthflow._notices import say
 from synthflow.cost import delta_of, selection_cost
 from synthflow.criteria import releasable_once
 from synthflow.errors import ConfigError
@@ -41,12 +41,11 @@ def check_affordable(spec: ReleaseSpec, configs: list[Any]) -> None:
     )
     if single <= total:
         if many:
-            print(
+            say(
                 f"note: private selection of many attempts costs at least epsilon "
                 f"{min(many):g} (twice one attempt), above total_epsilon "
                 f"{spec.privacy.total_epsilon:g}; a single attempt costs {single:g}: release "
-                "it with a plan that chooses one (synthflow plan) or --stop-probability 1",
-                file=sys.stderr,
+                "it with a plan that chooses one (synthflow plan) or --stop-probability 1"
             )
         return
     raise ConfigError(

@@ -25,6 +25,7 @@ from synthflow.errors import (
     NotEnoughRowsError,
     SelectionPaused,
     SpentError,
+    StoreError,
     SweepWorkerError,
 )
 
@@ -112,6 +113,7 @@ def main(argv: Sequence[str] | None = None) -> int:  # noqa: PLR0911  (one per o
         InfeasibleConfigurationError,
         NotEnoughRowsError,
         SweepWorkerError,
+        StoreError,
         FileNotFoundError,
     ) as exc:
         if _charged() > before:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from synthflow._notices import say
 from synthflow.acceptance.noise_check import public_sample, space_noise_warning
 from synthflow.errors import (
     ConfigError,
@@ -231,7 +231,7 @@ def _unconfirmed_provenance(spec: Any, datasheet: Any) -> str | None:
     if bundled is None:
         return None
     warning = provenance_warning(bundled, spec.datasheet)
-    print(f"synthflow release: warning: {warning}", file=sys.stderr)
+    say(f"synthflow release: warning: {warning}")
     return warning
 
 

@@ -13,8 +13,10 @@ public frame and the evaluator reach every worker once, not with every run.
   runs at 160K, ``python benchmarks/cli.py --only sweep``) the first run started at
   1.5-1.6 s instead of 0.9-1.1 s, and two workers spent 11% more time per run than one
   (3-9% here: the cores' shared cache and memory bandwidth).
-* :class:`DaskWorkers` (``--address``): a client of a running Dask scheduler; the data are
-  scattered to its workers once and runs go through ``client.get_executor()``.
+* :class:`DaskWorkers` (``--address``): a client of a running Dask scheduler; the
+  command's plug-ins are loaded on every worker (:mod:`synthflow.jobs._dask_plugins`),
+  the data are scattered to its workers once and runs go through
+  ``client.get_executor()``.
 """
 
 from __future__ import annotations
@@ -251,6 +253,9 @@ class DaskWorkers:
     def __init__(
         self, client: Any, spec: ReleaseSpec, frame: pd.DataFrame, evaluator: Evaluator
     ) -> None:
+        from synthflow.jobs._dask_plugins import load_on_cluster  # noqa: PLC0415
+
+        load_on_cluster(client, tuple(LOADED))  # before the spec that may name them
         self._spec = client.scatter(spec, broadcast=True)
         self._frame = client.scatter(frame, broadcast=True)
         self._evaluator = evaluator

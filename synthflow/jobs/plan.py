@@ -9,7 +9,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -107,7 +106,7 @@ def plan_budget(
 
     def say(msg: str) -> None:
         if show_progress:
-            print(f"plan: {msg}", file=sys.stderr, flush=True)
+            say(f"plan: {msg}")
 
     frame = load_data(public, spec, public=True).frame
     planner = Planner(spec, arms, frame, options, progress=say)

@@ -6,10 +6,10 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
+from synthflow._notices import say
 from synthflow._outputs import check_output_dir, removed_if_refused
 from synthflow._progress import private_count_line
 from synthflow.acceptance import fit_dp_regression
@@ -157,21 +157,20 @@ def run_release(
     if refuse and not hopeless:
         hopeless = sized
     elif sized:
-        print(f"synthflow release: warning: {sized}", file=sys.stderr)
+        say(f"synthflow release: warning: {sized}")
     if hopeless and not force:
         raise ConfigError(
             f"{hopeless}\nNothing was spent. Change the spec (or the shortlist), or add "
             "--force to spend the budget anyway"
         )
     if hopeless:
-        print(f"synthflow release: warning (--force given): {hopeless}", file=sys.stderr)
+        say(f"synthflow release: warning (--force given): {hopeless}")
     affordable = cost.total <= spec.privacy.total_epsilon * (1 + 1e-12)  # else refused below
     if stop_probability >= 1 and not resuming and affordable:  # said before the charge
-        print(
+        say(
             f"synthflow release: a single attempt: epsilon {cost.total:.6g} (delta "
             f"{cost.total_delta:.3g}) is charged now; if the attempt fails, nothing is "
-            "released and the budget stays spent",
-            file=sys.stderr,
+            "released and the budget stays spent"
         )
     shared = job.open_ledger(ledger_path) if ledger_path is not None or not public else None
     _check_dataset_budget(shared, cost, ledger_path, resuming=resuming)  # before the enclave

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import math
-import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from synthflow._notices import say
 from synthflow._readers import read_header
 from synthflow.config.model import ReleaseSpec
 from synthflow.data import load_data
@@ -134,20 +134,18 @@ def draw_public_file(
     needed = set(spec.column_names) | {c.source.source for c in spec.columns if c.source}
     extra = [c for c in read_header(public) if c not in needed]
     if extra:
-        print(
+        say(
             f"public-data draw: {str(public)!r} has column(s) the spec does not name, "
-            f"not drawn: {extra}",
-            file=sys.stderr,
+            f"not drawn: {extra}"
         )
     model = fit_public_model(spec, loaded.frame)
     if seed is None:
         seed = int(np.random.SeedSequence().generate_state(1)[0])
-        print(f"public-data draw: seed {seed} (pass --seed {seed} to repeat)", file=sys.stderr)
+        say(f"public-data draw: seed {seed} (pass --seed {seed} to repeat)")
     frame = draw(model, rows, np.random.default_rng(seed))
-    print(
+    say(
         f"public-data draw: {rows} rows from a model of {model.rows} public rows "
-        "(Chow-Liu tree: " + ", ".join(f"{a}->{b}" for a, b in model.tree_edges) + ")",
-        file=sys.stderr,
+        "(Chow-Liu tree: " + ", ".join(f"{a}->{b}" for a, b in model.tree_edges) + ")"
     )
     frame.to_csv(out, index=False)
     return Path(out)

@@ -115,3 +115,29 @@ def test_a_criterion_from_outside_the_package_runs_from_the_cli(tmp_path, nvss_1
     assert evaluated.returncode in (0, 1), evaluated.stderr  # 1: some criterion failed
     criteria = {c["name"]: c for c in json.loads(report.read_text())["criteria"]}
     assert criteria["mean_birth_weight"]["value"] == 0.0  # a table against itself
+
+
+def test_a_dask_clusters_workers_load_the_commands_plugins(tmp_path, nvss_10k):
+    """--address: the cluster's workers import the plug-in before they read the spec."""
+    from distributed import LocalCluster
+
+    (tmp_path / "independent.py").write_text(_page_code("adding-a-generator.md"))
+
+    def independent_only(raw):
+        raw["space"]["models"] = [{"model": "independent", "grid": {}}]
+
+    spec = _spec(tmp_path, independent_only)
+    store = tmp_path / "dask.db"
+    with LocalCluster(
+        n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as cluster:
+        swept = _synthflow(
+            "--plugin", "independent.py", "sweep", str(spec), "--data", str(nvss_10k),
+            "--public", "--seed", "1", "--repeats", "1", "--store", str(store), "--quiet",
+            "--address", cluster.scheduler_address, cwd=tmp_path,
+        )  # fmt: skip
+    assert swept.returncode == 0, swept.stderr[-2000:]
+    with SweepStore.open_existing(store) as db:
+        runs = db.runs()
+    assert len(runs) > 0 and set(runs.model) == {"independent"}
+    assert (runs.status == "ok").all(), runs.error.dropna().tolist()

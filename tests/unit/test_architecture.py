@@ -181,3 +181,37 @@ def test_each_long_function_says_why_at_its_top():
             if not lines[top].strip().startswith("# Long: "):
                 missing.append(f"{name}.{node.name}")
     assert missing == []
+
+
+def _prints(tree: ast.Module) -> list[int]:
+    """Lines of ``print(...)`` calls, those under ``if __name__ == "__main__":`` left out."""
+    main_blocks = [
+        n
+        for n in tree.body
+        if isinstance(n, ast.If)
+        and isinstance(n.test, ast.Compare)
+        and isinstance(n.test.left, ast.Name)
+        and n.test.left.id == "__name__"
+    ]
+    skipped = {id(x) for b in main_blocks for x in ast.walk(b)}
+    return [
+        n.lineno
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Call)
+        and isinstance(n.func, ast.Name)
+        and n.func.id == "print"
+        and id(n) not in skipped
+    ]
+
+
+def test_only_the_cli_prints():
+    # [shape]: a job tells its user through synthflow._notices.say (a logger with its
+    # own stderr handler, which a library user can silence); cli/ parses and prints.
+    found = {
+        name: _prints(ast.parse(path.read_text()))
+        for name, path in _modules().items()
+        if not name.startswith("synthflow.cli")
+    }
+    assert {k: v for k, v in found.items() if v} == {}
+    # The probe finds what it looks for: the CLI prints.
+    assert any(_prints(ast.parse(p.read_text())) for n, p in _modules().items() if ".cli" in n)

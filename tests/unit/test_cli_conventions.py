@@ -198,3 +198,17 @@ def test_only_a_local_sweep_starts_its_workers_before_parsing() -> None:
     assert not _is_local_sweep(["sweep", "--help"])
     assert not _is_local_sweep(["shortlist", "--store", "sweep"])
     assert not _is_local_sweep([])
+
+
+def test_a_store_of_another_spec_is_an_error_line_not_a_traceback(tmp_path, capsys):
+    """ship-plan --store with another spec's sweep: exit 2, one line, the store untouched."""
+    from synthflow.resources import public_data_file
+
+    other = tmp_path / "pure.sweep.db"
+    other.write_bytes(public_data_file("births-pure.sweep.db").read_bytes())
+    before = other.read_bytes()
+    code = main(["ship-plan", "births", "--store", str(other), "--out", str(tmp_path / "o"), "-q"])
+    err = capsys.readouterr().err
+    assert code == EXIT_USAGE
+    assert "holds runs of another spec" in err and "Traceback" not in err
+    assert other.read_bytes() == before
