@@ -31,7 +31,6 @@ false passes at twice a threshold). It reads no private data and charges nothing
 from __future__ import annotations
 
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -47,6 +46,7 @@ from synthflow.criteria.noise import (
     regression_draws,
 )
 from synthflow.errors import ConfigError
+from synthflow.public_sample import public_sample, public_sample_path
 from synthflow.space import Configuration
 from synthflow.transform import Transformer
 
@@ -65,14 +65,6 @@ __all__ = [
     "regression_draws",
     "space_noise_warning",
 ]
-
-
-def public_sample(spec: ReleaseSpec) -> pd.DataFrame | None:
-    """The spec's ``public_sample``, cleaned (None if it names none; :func:`public_sample_path`)."""
-    from synthflow.data import load_data  # noqa: PLC0415
-
-    path = public_sample_path(spec)
-    return None if path is None else load_data(path, spec, public=True).frame
 
 
 def check_public_sample_is_public(spec: ReleaseSpec, private: pd.DataFrame) -> None:
@@ -114,29 +106,6 @@ def public_sample_source(spec: ReleaseSpec) -> dict[str, str] | None:
 
     path = public_sample_path(spec)
     return None if path is None else {"file": path.name, "sha256": file_sha256(path)}
-
-
-def public_sample_path(spec: ReleaseSpec) -> Path | None:
-    """Where the spec's ``public_sample`` is (None if it names none), without reading it.
-
-    Raises:
-        ConfigError: If the named file is neither beside the spec nor bundled.
-    """
-    from synthflow.resources import public_data_file  # noqa: PLC0415
-
-    if not spec.public_sample:
-        return None
-    beside = Path(spec.path).parent / spec.public_sample
-    if beside.is_file():
-        return beside
-    try:
-        return public_data_file(spec.public_sample)
-    except ConfigError:
-        raise ConfigError(
-            f"the spec's public_sample {spec.public_sample!r} is neither beside the spec "
-            f"({str(beside)!r}) nor a bundled public data file: put the file there or fix "
-            "public_sample"
-        ) from None
 
 
 def noise_figures(

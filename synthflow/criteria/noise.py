@@ -68,11 +68,13 @@ def regression_draws(
 
 def reference_errors(c: CriterionSpec, transformer: Transformer, n: int) -> np.ndarray:
     """A perfect candidate's coefficient errors on the reference design (no public sample)."""
+    from synthflow.criteria.fit_law import fit_law
+
     empty = np.zeros((0, len(transformer.domain.names)), dtype=np.int64)
     _, _, feats, xb, yb = regression.design(empty, transformer, str(c.column), c.features)
     std = regression.Standardization.from_bounds(xb, yb)
-    u_box, y_box = std.box(xb, yb)
-    noise = regression.fit_noise(u_box, y_box, c.epsilon, kind=c.noise, delta=c.delta)
+    u_box, _ = std.box(xb, yb)
+    noise = fit_law(c, transformer, std, xb, yb)
     k = len(feats) + 1
     lo, hi = u_box
     mean = (lo + hi) / 2

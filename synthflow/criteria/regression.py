@@ -50,6 +50,7 @@ __all__ = [
     "mae",
     "mae_many",
     "model_from_noisy_statistics",
+    "noise_weights",
     "ols",
     "solve_objective",
     "solve_objectives",
@@ -227,60 +228,93 @@ def functional_mechanism_sensitivity(u_box: np.ndarray, y_box: np.ndarray) -> np
 class FitNoise:
     """The functional mechanism's noise at one budget: Laplace (pure) or Gaussian (zCDP).
 
-    *Laplace*: scale ``L1 / epsilon`` on every coefficient, epsilon-DP.
-    *Gaussian*: the coefficients are snapped to a grid of ``granularity`` g (a power of 2,
-    about 1e-3 of the L2 sensitivity per coordinate), which can move each coordinate of
-    a neighbour's difference by at most g more: L2 sensitivity ``sqrt(sum r_j^2) + g
-    sqrt(m)`` for the ``m`` coefficients of ranges ``r_j``. Discrete Gaussian noise (OpenDP's
-    exact sampler in release mode) of parameter ``sigma / g`` on the integer grid makes
-    it ``rho``-zCDP with ``sigma = L2 / sqrt(2 rho)``; ``rho`` is the largest whose
-    (epsilon, delta) conversion is at most epsilon (:func:`synthflow.zcdp.zcdp_rho`).
-    The snapping keeps floating-point rounding out of the noise (no low-bit leak).
+    *Weights* ``w_j > 0`` (public; all 1 unless the criterion sets ``noise_weights``,
+    :func:`noise_weights`) shape the noise: coefficient ``j`` gets ``w_j`` times the base
+    noise. This is the plain mechanism applied to the rescaled vector ``s_j / w_j``,
+    whose coordinate ``j`` moves by at most ``r_j / w_j`` between neighbours, so its
+    sensitivity is taken over ``r_j / w_j`` (docs/privacy.md, "The weighted fit").
+
+    *Laplace*: scale ``L1 / epsilon`` on every rescaled coefficient, epsilon-DP.
+    *Gaussian*: the rescaled coefficients are snapped to a grid of ``granularity`` g (a
+    power of 2, about 1e-3 of the L2 sensitivity per coordinate), which can move each
+    coordinate of a neighbour's difference by at most g more: L2 sensitivity
+    ``sqrt(sum (r_j / w_j)^2) + g sqrt(m)`` for the ``m`` coefficients of ranges ``r_j``.
+    Discrete Gaussian noise (OpenDP's exact sampler in release mode) of parameter
+    ``sigma / g`` on the integer grid makes it ``rho``-zCDP with ``sigma = L2 / sqrt(2
+    rho)``; ``rho`` is the largest whose (epsilon, delta) conversion is at most epsilon
+    (:func:`synthflow.zcdp.zcdp_rho`). The snapping keeps floating-point rounding out of
+    the noise (no low-bit leak).
     """
 
     kind: str
     epsilon: float
     delta: float
     sensitivity: float
-    """L1 (Laplace) or the snapped L2 (Gaussian) sensitivity of the coefficients."""
+    """L1 (Laplace) or the snapped L2 (Gaussian) sensitivity of the rescaled coefficients."""
     rho: float = 0.0
     granularity: float = 0.0
+    weights: tuple[float, ...] = ()
+    """Per-coefficient noise multipliers ``w_j`` (empty: all 1)."""
 
     @property
     def sd(self) -> float:
-        """Standard deviation of the noise on each coefficient."""
+        """Standard deviation of the base noise (a coefficient of weight 1)."""
         if self.kind == "gaussian":
             return self.sensitivity / math.sqrt(2.0 * self.rho)
         return math.sqrt(2.0) * self.sensitivity / self.epsilon
 
+    def _w(self, m: int) -> np.ndarray:
+        return np.asarray(self.weights, dtype=float) if self.weights else np.ones(m)
+
     def simulate(self, gen: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
         """Noise of this law for a *public* simulation (seeded numpy, not a release)."""
+        w = self._w(shape[-1])
         if self.kind == "gaussian":
-            return gen.normal(0.0, self.sd, size=shape)
-        return gen.laplace(0.0, self.sensitivity / self.epsilon, size=shape)
+            return gen.normal(0.0, self.sd, size=shape) * w
+        return gen.laplace(0.0, self.sensitivity / self.epsilon, size=shape) * w
 
     def release(self, stats: np.ndarray, rng: PrivacyRNG) -> np.ndarray:
         """The noisy coefficients (the caller has charged the ledger)."""
+        stats = np.asarray(stats, dtype=float)
+        w = self._w(stats.shape[-1])
         if self.kind == "gaussian":
             g = self.granularity
-            grid = np.round(np.asarray(stats, dtype=float) / g).astype(np.int64)
-            return rng.discrete_gaussian(grid, sigma=self.sd / g).astype(float) * g
-        return np.asarray(rng.laplace(stats, sensitivity=self.sensitivity, epsilon=self.epsilon))
+            grid = np.round(stats / w / g).astype(np.int64)
+            return rng.discrete_gaussian(grid, sigma=self.sd / g).astype(float) * g * w
+        scaled = rng.laplace(stats / w, sensitivity=self.sensitivity, epsilon=self.epsilon)
+        return np.asarray(scaled, dtype=float) * w
 
 
 def fit_noise(
-    u_box: np.ndarray, y_box: np.ndarray, epsilon: float, *, kind: str = "laplace", delta: float = 0
+    u_box: np.ndarray,
+    y_box: np.ndarray,
+    epsilon: float,
+    *,
+    kind: str = "laplace",
+    delta: float = 0,
+    weights: np.ndarray | None = None,
 ) -> FitNoise:
-    """The functional mechanism's :class:`FitNoise` for the public boxes (public)."""
+    """The functional mechanism's :class:`FitNoise` for the public boxes (public).
+
+    ``weights``: public per-coefficient noise multipliers (:func:`noise_weights`), all
+    1 when None.
+    """
     ranges = functional_mechanism_sensitivity(u_box, y_box)
+    w = np.ones(len(ranges)) if weights is None else np.asarray(weights, dtype=float)
+    if w.shape != ranges.shape or not np.all(np.isfinite(w)) or np.any(w <= 0):
+        raise ValueError(f"weights must be {len(ranges)} finite numbers > 0")
+    kept = tuple(map(float, w)) if weights is not None else ()
+    scaled = ranges / w
     if kind == "laplace":
-        return FitNoise(kind=kind, epsilon=epsilon, delta=0.0, sensitivity=float(ranges.sum()))
+        return FitNoise(
+            kind=kind, epsilon=epsilon, delta=0.0, sensitivity=float(scaled.sum()), weights=kept
+        )
     if kind != "gaussian":
         raise ValueError(f"noise ({kind!r}) must be 'laplace' or 'gaussian'")
     from synthflow.zcdp import zcdp_rho
 
     m = len(ranges)
-    l2 = float(np.sqrt((ranges**2).sum()))
+    l2 = float(np.sqrt((scaled**2).sum()))
     g = 2.0 ** math.floor(math.log2(1e-3 * l2 / math.sqrt(m)))
     return FitNoise(
         kind=kind,
@@ -289,7 +323,62 @@ def fit_noise(
         sensitivity=l2 + g * math.sqrt(m),
         rho=zcdp_rho(epsilon, delta=delta),
         granularity=g,
+        weights=kept,
     )
+
+
+WEIGHT_FLOOR = 1e-3
+"""A coefficient's influence is floored at this share of the largest (:func:`noise_weights`):
+no coefficient gets more than about 6 times the base noise, so weights made on public
+data stay sound where the private data's slopes differ."""
+
+
+def noise_weights(
+    public_stats: np.ndarray,
+    std: Standardization,
+    judge: Standardization,
+    ranges: np.ndarray,
+    kind: str,
+) -> np.ndarray:
+    """Noise multipliers that minimise the fit's coefficient error at a fixed budget.
+
+    Public inputs only: ``public_stats`` are :func:`functional_mechanism_statistics` of
+    a *public* sample in the fit's standardisation ``std``; ``judge`` is the
+    standardisation the error is read in (the public sample's moments); ``ranges`` the
+    coefficients' ranges. Linearised at the public sample's fit ``w = A^-1 b``, noise
+    ``e_j`` on coefficient ``j`` moves the error's coordinates by ``T J_j e_j``
+    (``J_j`` = ``A^-1 e_j`` for ``b``, ``-A^-1 dA_j w`` for ``A``), so the error's
+    variance is ``sum a_j sd_j^2`` with ``a_j = |T J_j|^2``. At a fixed budget
+    (Gaussian: ``sum r_j^2 / sd_j^2``; Laplace: ``sum r_j / b_j``) the minimum is at
+    ``sd_j^2 ~ r_j / sqrt(a_j)`` (Gaussian) or ``b_j ~ (r_j / a_j)^(1/3)`` (Laplace).
+    The result is scaled so the rescaled sensitivity equals the unweighted one.
+    """
+    k = (math.isqrt(9 + 8 * len(public_stats)) - 3) // 2
+    iu = _upper(k)
+    m = len(iu[0])
+    a = np.zeros((k, k))
+    a[iu] = public_stats[:m]
+    a = a + a.T - np.diag(np.diag(a))
+    a_inv = np.linalg.pinv(a)
+    w = a_inv @ public_stats[m:]
+    c, s = np.asarray(std.center), np.asarray(std.scale)
+    to_error = np.zeros((k, k))  # standardised weight change -> the error's coordinates
+    to_error[0, 0] = std.y_scale
+    to_error[0, 1:] = std.y_scale * (np.asarray(judge.center) - c) / s
+    to_error[1:, 1:] = np.diag(std.y_scale * np.asarray(judge.scale) / s)
+    jac = np.zeros((k, m + k))
+    for idx, (p, q) in enumerate(zip(*iu, strict=True)):
+        jac[:, idx] = -(a_inv[:, p] * w[q] + (a_inv[:, q] * w[p] if p != q else 0.0))
+    jac[:, m:] = a_inv
+    influence = ((to_error @ jac) ** 2).sum(axis=0)
+    influence = np.maximum(influence, WEIGHT_FLOOR * influence.max())
+    if kind == "gaussian":
+        out = np.where(ranges > 0, np.sqrt(ranges / np.sqrt(influence)), 1.0)
+        out *= math.sqrt(((ranges / out) ** 2).sum() / (ranges**2).sum())
+    else:
+        out = np.where(ranges > 0, np.cbrt(ranges / influence), 1.0)
+        out *= (ranges / out).sum() / ranges.sum()
+    return out
 
 
 def solve_objective(stats: np.ndarray, k: int) -> np.ndarray:

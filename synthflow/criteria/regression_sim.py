@@ -14,6 +14,7 @@ import numpy as np
 
 from synthflow.criteria import regression
 from synthflow.criteria._common import code_matrix
+from synthflow.criteria.fit_law import fit_law
 from synthflow.rng import PrivacyRNG
 from synthflow.transform import Transformer
 
@@ -55,6 +56,7 @@ class RegressionSim:
 
     def __init__(self, codes: np.ndarray, tr: Transformer, coef: CriterionSpec) -> None:
         target = str(coef.column)
+        self.coef, self.tr = coef, tr
         self.noise, self.delta = str(coef.noise), float(coef.delta)
         self.x, self.y, self.features, self.xb, self.yb = regression.design(
             codes, tr, target, coef.features
@@ -93,13 +95,9 @@ class RegressionSim:
                 self.x, self.y, std, self.xb, self.yb
             )
         stats = self._stats[key]
-        noise = regression.fit_noise(
-            *std.box(self.xb, self.yb), epsilon, kind=self.noise, delta=self.delta
-        )
+        noise = fit_law(self.coef, self.tr, std, self.xb, self.yb, epsilon=epsilon)
         if noise.kind == "laplace":  # the release's own Laplace sampler, seeded
-            noisy = PrivacyRNG.from_seed(seed).laplace(
-                np.tile(stats, (count, 1)), sensitivity=noise.sensitivity, epsilon=epsilon
-            )
+            noisy = noise.release(np.tile(stats, (count, 1)), PrivacyRNG.from_seed(seed))
         else:  # a normal of the discrete Gaussian's sd (sigma / g is in the thousands)
             noisy = stats + noise.simulate(np.random.default_rng(seed), (count, len(stats)))
         intercepts, coefs = regression.fits_from_noisy_statistics(
