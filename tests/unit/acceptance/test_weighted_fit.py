@@ -190,3 +190,20 @@ def test_weights_without_a_public_sample_are_refused_before_any_charge(tmp_path)
     with pytest.raises(ConfigError, match=refused):
         fit_law(c, tr, Standardization.from_bounds(xb, yb), xb, yb)
     assert ledger.spent_epsilon == 0 and not (tmp_path / "ledger.jsonl").exists()
+
+
+@pytest.mark.parametrize("kind", ["gaussian", "laplace"])
+def test_any_weights_are_charged_on_the_rescaled_sums(kind):
+    """Weights not normalised (all 0.5): the sensitivity doubles, and the noise on each
+    sum is the unweighted noise, as it must be (the rescaled sums move twice as far)."""
+    box = STD.box(XB, YB)
+    delta = 1e-6 if kind == "gaussian" else 0.0
+    plain = fit_noise(*box, 0.7, kind=kind, delta=delta)
+    ranges = functional_mechanism_sensitivity(*box)
+    halved = fit_noise(*box, 0.7, kind=kind, delta=delta, weights=np.full(len(ranges), 0.5))
+    if kind == "gaussian":  # the snapping term g sqrt(m) scales with the grid, not exactly
+        assert halved.sensitivity == pytest.approx(2 * plain.sensitivity, rel=2e-3)
+        assert halved.sd * 0.5 == pytest.approx(plain.sd, rel=2e-3)
+    else:
+        assert halved.sensitivity == pytest.approx(2 * plain.sensitivity, rel=1e-12)
+        assert halved.sd * 0.5 == pytest.approx(plain.sd, rel=1e-12)
