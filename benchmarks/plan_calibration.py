@@ -70,7 +70,7 @@ def _flow(args: tuple[str, str, str, int, int, bool]) -> tuple[str, int, int, fl
             exact=False,
             ledger=big,
             rng=rng,
-            regression_fit=fit,
+            released_once=fit,
         )
         passes += rep.passed
     return config_id, passes, evals, time.perf_counter() - t0

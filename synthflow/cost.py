@@ -51,7 +51,7 @@ SELECTION_REF = "selection:"
 """Prefix of the ``ref`` of a selection's charges: ``selection:<random id>``, the id in
 the enclave's start record."""
 FIT_CHARGE = "once per release"
-"""Marker in the ledger entry of the once-per-release regression fit."""
+"""Marker in the ledger entry of the statistic released once per release (the fit)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -61,7 +61,7 @@ class SelectionCost:
     generator_epsilon: float
     evaluation_epsilon: float
     fit_epsilon: float
-    """Budget of the regression fit when computed once per release, else 0."""
+    """Budget of the statistic released once per release (births: the regression fit), else 0."""
     theorem: str = LIU_TALWAR
     """``liu-talwar`` (all candidates pure DP), ``papernot-steinke`` or ``single-attempt``."""
     stop_probability: float = 0.0
@@ -88,7 +88,7 @@ class SelectionCost:
 
     @property
     def fit_once(self) -> bool:
-        """Whether the regression fit is computed once, before the loop."""
+        """Whether the once-per-release statistic (the fit) is released once, before the loop."""
         return self.fit_epsilon > 0
 
     @property
@@ -224,7 +224,7 @@ def selection_cost(
     probability of 1 is a single attempt (module docstring), whatever the candidates.
 
     Raises:
-        ConfigError: If ``fit_once`` but the spec has no regression criterion; for an
+        ConfigError: If ``fit_once`` but no criterion is released once per release; for an
             (epsilon, delta) candidate, if the stop probability is 0, the spec has no
             ``privacy.total_delta``, ``rows`` is missing, or a candidate has no Renyi curve.
     """
@@ -232,14 +232,17 @@ def selection_cost(
 
     fit = releasable_once(spec.criteria)
     if fit_once and not fit:
-        raise ConfigError("--fit-once needs a 'regression_coefficients' criterion in the spec")
+        raise ConfigError(
+            "--fit-once needs a criterion released once per release (a kind with "
+            "once_per_release, e.g. regression_coefficients); the spec has none"
+        )
     base = SelectionCost(
         generator_epsilon=spec.privacy.generator_epsilon,
         evaluation_epsilon=spec.evaluation_epsilon,
         fit_epsilon=fit[0].epsilon if fit_once else 0.0,
     )
     deltas = {c.id: delta_of(c) for c in candidates}
-    gauss = [c for c in spec.criteria if c.impl.delta(c) > 0]  # a Gaussian regression fit
+    gauss = [c for c in spec.criteria if c.impl.delta(c) > 0]  # e.g. a Gaussian regression fit
     fit_delta = math.fsum(c.impl.delta(c) for c in gauss)
     per_attempt = [c for c in gauss if not (fit_once and c in fit)]
     if stop_probability == 1:

@@ -24,7 +24,14 @@ import pandas as pd
 from synthflow.acceptance.results import AcceptanceReport, CriterionResult
 from synthflow.config.model import CriterionSpec, ReleaseSpec
 from synthflow.criteria import regression
-from synthflow.criteria.context import Context, Released, context, exact_of, laplace_terms
+from synthflow.criteria.context import (
+    RELEASED_ONCE,
+    Context,
+    Released,
+    context,
+    exact_of,
+    laplace_terms,
+)
 from synthflow.criteria.marginals import marginal_family
 from synthflow.criteria.one_way_ratio import ratio_min_count, ratio_view
 from synthflow.criteria.regression_coefficients import fit_dp_regression
@@ -60,7 +67,7 @@ def evaluate(
     exact: bool,
     ledger: Ledger | None = None,
     rng: PrivacyRNG | None = None,
-    regression_fit: DPRegressionFit | None = None,
+    released_once: Any = None,
 ) -> AcceptanceReport:
     """Evaluate every criterion of ``spec`` between D_T and D_R (both as codes).
 
@@ -72,15 +79,16 @@ def evaluate(
         exact: Exact values, nothing charged; otherwise DP release.
         ledger: Charged before each release (required unless ``exact``).
         rng: Noise and resize randomness (required unless ``exact``).
-        regression_fit: A once-per-release fit from :func:`fit_dp_regression`; the
-            regression criteria then reuse it and only TSTR is charged.
+        released_once: What :func:`synthflow.criteria.release_once` released once for
+            the whole release (births: the regression fit); the kind that made it
+            reuses it and is not charged again.
 
     Raises:
         ValueError: If DP mode lacks a ledger or rng, or the tables differ in size.
         BudgetExceededError: If the ledger cannot afford a criterion.
     """
     ctx = context(spec, transformer, original, candidate)
-    return _evaluate_in(ctx, exact=exact, ledger=ledger, rng=rng, regression_fit=regression_fit)
+    return _evaluate_in(ctx, exact=exact, ledger=ledger, rng=rng, released_once=released_once)
 
 
 def _evaluate_in(
@@ -89,7 +97,7 @@ def _evaluate_in(
     exact: bool,
     ledger: Ledger | None,
     rng: PrivacyRNG | None,
-    regression_fit: DPRegressionFit | None,
+    released_once: Any,
 ) -> AcceptanceReport:
     spec = ctx.spec
     if exact:
@@ -109,7 +117,7 @@ def _evaluate_in(
         )
     if ledger is None or rng is None:
         raise ValueError("evaluate(exact=False) needs a ledger and a PrivacyRNG")
-    from synthflow.criteria import released_once  # noqa: PLC0415  (criteria import this package)
+    from synthflow.criteria import released_once as is_released_once  # noqa: PLC0415  (criteria import this package)
 
     if len(ctx.original) != len(ctx.candidate):
         raise ValueError(
@@ -119,7 +127,7 @@ def _evaluate_in(
     needed = math.fsum(
         c.epsilon
         for c in spec.criteria
-        if not released_once(c, fit_once=regression_fit is not None)
+        if not is_released_once(c, fit_once=released_once is not None)
     )
     if not ledger.can_afford(needed):
         raise BudgetExceededError(
@@ -127,8 +135,8 @@ def _evaluate_in(
             f"{ledger.remaining_epsilon:g} remains of the ledger's total {ledger.total_epsilon:g}; "
             "nothing was charged"
         )
-    if regression_fit is not None:
-        ctx.cache["fit"] = regression_fit
+    if released_once is not None:
+        ctx.cache[RELEASED_ONCE] = released_once
     released: dict[str, Released] = {}
     from synthflow.criteria import kind_of  # noqa: PLC0415
 
@@ -155,7 +163,7 @@ def _evaluate_in(
         passed=all(r.passed for r in results),
         epsilon_total=math.fsum(r.epsilon or 0.0 for r in results),
         exact=False,
-        regression_fit_reused=regression_fit is not None,
+        regression_fit_reused=released_once is not None,
     )
 
 
@@ -178,15 +186,15 @@ def evaluate_exact_and_noisy(
     *,
     rng: PrivacyRNG,
     ledger: Ledger,
-    regression_fit: DPRegressionFit | None = None,
+    released_once: Any = None,
 ) -> ExactAndNoisy:
     """Exact values and the would-be DP decision, for public data only.
 
     ``ledger`` is charged the DP releases (a public run's own: budget eps_eval).
     """
     ctx = context(spec, transformer, original, candidate)  # shared: exact values once
-    exact = _evaluate_in(ctx, exact=True, ledger=None, rng=None, regression_fit=None)
-    noisy = _evaluate_in(ctx, exact=False, ledger=ledger, rng=rng, regression_fit=regression_fit)
+    exact = _evaluate_in(ctx, exact=True, ledger=None, rng=None, released_once=None)
+    noisy = _evaluate_in(ctx, exact=False, ledger=ledger, rng=rng, released_once=released_once)
     planning = {
         name: {"statistic": r.statistic, "public": r.public}
         for name, r in ctx.cache["released"].items()

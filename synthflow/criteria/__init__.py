@@ -21,6 +21,7 @@ from synthflow.criteria.registry import (
     parse_criteria,
     register,
     releasable_once,
+    release_once,
     released_once,
 )
 
@@ -31,5 +32,6 @@ __all__ = [
     "parse_criteria",
     "register",
     "releasable_once",
+    "release_once",
     "released_once",
 ]

@@ -28,7 +28,21 @@ if TYPE_CHECKING:
     from synthflow.transform import Transformer
 
 
-__all__ = ["Context", "Released", "context", "exact_of", "laplace_release", "laplace_terms", "need"]
+__all__ = [
+    "RELEASED_ONCE",
+    "Context",
+    "Released",
+    "context",
+    "exact_of",
+    "laplace_release",
+    "laplace_terms",
+    "need",
+]
+
+RELEASED_ONCE = "released_once"
+"""Cache key of what a ``once_per_release`` kind released once for the whole release
+(:meth:`~synthflow.criteria.protocol.CriterionKind.release_once`); the evaluation puts
+it there and the kind reads it instead of releasing its own."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     import numpy as np
+    import pandas as pd
 
     from synthflow.config.model import Column, CriterionSpec, ReleaseSpec
     from synthflow.criteria.context import Context, Released
@@ -48,10 +49,12 @@ class CriterionKind:
     regression's functional mechanism)."""
     once_per_release: ClassVar[bool] = False
     """Whether the original's side can be released once per release (``--fit-once``)
-    and reused by every attempt as post-processing."""
+    and reused by every attempt as post-processing: such a kind implements
+    :meth:`release_once`, which selection, cost, planner and audit call without naming
+    the kind."""
     release_first: ClassVar[bool] = False
-    """Released before the others in an evaluation (the regression fit, which TSTR
-    reuses)."""
+    """Released before the others in an evaluation (what another kind reuses: the
+    regression fit, which TSTR reads)."""
     uses_regression_fit: ClassVar[bool] = False
     """Its release reads the regression fit (TSTR): the planner draws it with the fit."""
     perfect_value: ClassVar[float] = 0.0
@@ -169,6 +172,24 @@ class CriterionKind:
     def release(self, c: CriterionSpec, ctx: Context, ledger: Ledger, rng: PrivacyRNG) -> Released:
         """The DP release: charge ``ledger`` first, then add noise from ``rng``."""
         raise NotImplementedError
+
+    def release_once(
+        self,
+        c: CriterionSpec,
+        spec: ReleaseSpec,
+        transformer: Transformer,
+        original: pd.DataFrame,
+        *,
+        ledger: Ledger,
+        rng: PrivacyRNG,
+    ) -> Any:
+        """A ``once_per_release`` kind's original side, released once for every attempt.
+
+        Charges ``ledger`` first (its ``epsilon``, once), then adds noise. Every
+        attempt's evaluation finds the result under
+        :data:`~synthflow.criteria.context.RELEASED_ONCE` and reuses it (post-processing).
+        """
+        raise NotImplementedError(f"criterion kind {self.name!r} is not released once")
 
     def sensitivity_and_threshold(
         self, c: CriterionSpec, spec: ReleaseSpec, public: dict[str, Any], epsilon: float

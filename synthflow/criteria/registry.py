@@ -23,7 +23,13 @@ from synthflow.errors import ConfigError
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    import pandas as pd
+
+    from synthflow.config.model import ReleaseSpec
     from synthflow.criteria.protocol import CriterionKind
+    from synthflow.ledger import Ledger
+    from synthflow.rng import PrivacyRNG
+    from synthflow.transform import Transformer
 
 __all__ = [
     "KINDS",
@@ -31,6 +37,7 @@ __all__ = [
     "parse_criteria",
     "parse_criterion",
     "releasable_once",
+    "release_once",
     "released_once",
 ]
 
@@ -126,6 +133,33 @@ def parse_criteria(raw: Any, columns: Mapping[str, Column]) -> tuple[CriterionSp
 def releasable_once(spec_criteria: tuple[CriterionSpec, ...]) -> list[CriterionSpec]:
     """The criteria whose original side can be released once per release."""
     return [c for c in spec_criteria if kind_of(c).once_per_release]
+
+
+def release_once(
+    spec: ReleaseSpec,
+    transformer: Transformer,
+    original: pd.DataFrame,
+    *,
+    ledger: Ledger,
+    rng: PrivacyRNG,
+) -> Any:
+    """Release, once for the whole release, what the spec's ``once_per_release`` kind shares.
+
+    The kind's :meth:`~synthflow.criteria.protocol.CriterionKind.release_once` charges
+    ``ledger`` before its noise; pass the result to every attempt's evaluation
+    (:func:`synthflow.acceptance.evaluate.evaluate`'s ``released_once``).
+
+    Raises:
+        ConfigError: If no criterion of the spec is released once per release.
+    """
+    once = releasable_once(spec.criteria)
+    if not once:
+        raise ConfigError(
+            "--fit-once needs a criterion released once per release (a kind with "
+            "once_per_release, e.g. regression_coefficients); the spec has none"
+        )
+    c = once[0]
+    return kind_of(c).release_once(c, spec, transformer, original, ledger=ledger, rng=rng)
 
 
 def released_once(c: CriterionSpec, *, fit_once: bool) -> bool:

@@ -240,6 +240,19 @@ class RegressionCoefficients(RegressionKind):
             out["noise_weights"] = list(noise.weights)
         return out
 
+    def release_once(
+        self,
+        c: CriterionSpec,
+        spec: ReleaseSpec,
+        transformer: Transformer,
+        original: pd.DataFrame,
+        *,
+        ledger: Ledger,
+        rng: PrivacyRNG,
+    ) -> regression.DPRegressionFit:
+        """The functional-mechanism fit of D_T, once per release (:func:`fit_dp_regression`)."""
+        return _fit_once(c, transformer, original, ledger=ledger, rng=rng)
+
     def meaning(self, c: CriterionSpec, spec: ReleaseSpec) -> str:
         """The datasheet sentence."""
         return (
@@ -306,9 +319,11 @@ def _charged_fit(
 def _fit_for(
     c: CriterionSpec, x: Context, ledger: Ledger, rng: PrivacyRNG
 ) -> regression.DPRegressionFit:
-    """The DP fit of this evaluation (given, or released now under ``c``'s budget)."""
-    from synthflow.criteria.context import need
+    """The DP fit of this evaluation (released once per release, or now under ``c``'s budget)."""
+    from synthflow.criteria.context import RELEASED_ONCE, need
 
+    if "fit" not in x.cache and x.cache.get(RELEASED_ONCE) is not None:
+        x.cache["fit"] = x.cache[RELEASED_ONCE]  # reused: charged once, before the attempts
     if "fit" not in x.cache:
         design = x.regression_design("original", need(c.column, "column", c), c.features)
         x.cache["fit"] = _charged_fit(
@@ -355,18 +370,28 @@ def fit_dp_regression(
     The fit does not depend on any candidate, so it is standardised with the public
     bounds (centres at midpoints, scales at half-widths) instead of D_R's moments.
     Charges the ``regression_coefficients`` criterion's budget before any noise.
-    Pass the result to :func:`evaluate` as ``regression_fit``.
+    Pass the result to :func:`evaluate` as ``released_once``.
 
     Raises:
         ConfigError: If the spec has no ``regression_coefficients`` criterion.
     """
+    crits = [c for c in spec.criteria if isinstance(c.impl, RegressionCoefficients)]
+    if not crits:
+        raise ConfigError("the spec has no 'regression_coefficients' criterion to fit once")
+    return _fit_once(crits[0], transformer, original, ledger=ledger, rng=rng)
+
+
+def _fit_once(
+    c: CriterionSpec,
+    transformer: Transformer,
+    original: pd.DataFrame,
+    *,
+    ledger: Ledger,
+    rng: PrivacyRNG,
+) -> regression.DPRegressionFit:
     from synthflow.criteria._common import code_matrix
     from synthflow.criteria.context import need
 
-    crits = [c for c in spec.criteria if c.impl.once_per_release]
-    if not crits:
-        raise ConfigError("the spec has no 'regression_coefficients' criterion to fit once")
-    c = crits[0]
     target = need(c.column, "column", c)
     codes = code_matrix(original, transformer, what="original")
     design = regression.design(codes, transformer, target, c.features)

@@ -2,33 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, MutableMapping
 
 from synthflow.errors import ConfigError
-from synthflow.generators._smartnoise import AIM, MST
-from synthflow.generators.gan import (
-    DPCTGAN,
-    PATECTGAN,
-)
-from synthflow.generators.mwem import MWEM
-from synthflow.generators.pep import PEP
-from synthflow.generators.privbayes import PrivBayes
+from synthflow.generators.hyperparameters import GENERATORS
 from synthflow.generators.protocol import Generator
-from synthflow.generators.workload import WorkloadGenerator
 from synthflow.transform import Transformer
 
 __all__ = ["REGISTRY", "check_public_only", "make_generator", "register"]
 
-REGISTRY: dict[str, type[Generator]] = {
-    "privbayes": PrivBayes,
-    "workload": WorkloadGenerator,
-    "mwem": MWEM,
-    "pep": PEP,
-    "mst": MST,
-    "aim": AIM,
-    "dpctgan": DPCTGAN,
-    "patectgan": PATECTGAN,
-}
+REGISTRY: MutableMapping[str, type[Generator]] = GENERATORS.classes
+"""Generator family -> its class: a view of the one table
+(:data:`~synthflow.generators.hyperparameters.GENERATORS`), each class imported on first use."""
 
 
 def make_generator(
@@ -80,18 +65,16 @@ def check_public_only(models: Iterable[str], *, public: bool, api: bool = False)
 def register(cls: type[Generator]) -> type[Generator]:
     """Add a generator defined outside the package (docs/adding-a-generator.md).
 
-    The one step a plug-in takes: the class joins :data:`REGISTRY` and its
-    ``Hyperparameters`` join the spec loader's light table
-    (:data:`~synthflow.generators.hyperparameters.HYPERPARAMETERS`), so a spec can name
-    it. On the command line, ``synthflow --plugin MODULE_OR_FILE ...`` imports the module
+    The one step a plug-in takes: the class joins the one table
+    (:data:`~synthflow.generators.hyperparameters.GENERATORS`), whose views
+    :data:`REGISTRY` and ``HYPERPARAMETERS`` (what the spec loader reads) then both
+    name it. On the command line, ``synthflow --plugin MODULE_OR_FILE ...`` imports the module
     that calls this. Returns ``cls`` (usable as a class decorator).
 
     Raises:
         ConfigError: A name taken by another generator, or a class without ``name``,
             ``Hyperparameters`` or the protocol's flags.
     """
-    from synthflow.generators.hyperparameters import HYPERPARAMETERS  # noqa: PLC0415
-
     missing = [
         a
         for a in ("name", "Hyperparameters", "requires_public_data", "needs_transformer")
@@ -102,8 +85,7 @@ def register(cls: type[Generator]) -> type[Generator]:
             f"generator class {cls.__name__} lacks {missing}: subclass "
             "synthflow.generators.protocol.GeneratorBase (docs/adding-a-generator.md)"
         )
-    if REGISTRY.get(cls.name, cls) is not cls:
+    if cls.name in GENERATORS.names() and GENERATORS.class_of(cls.name) is not cls:
         raise ConfigError(f"a generator named {cls.name!r} is already registered")
-    REGISTRY[cls.name] = cls
-    HYPERPARAMETERS[cls.name] = cls.Hyperparameters
+    GENERATORS.add(cls.name, cls)
     return cls

@@ -42,7 +42,7 @@ def _attempt_fn(
             exact=False,
             ledger=ledger,
             rng=rng,
-            regression_fit=fit,
+            released_once=fit,
         )
         exact = evaluate(spec, result.transformer, result.original, result.candidate, exact=True)
         transcript = {

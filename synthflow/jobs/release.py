@@ -12,11 +12,11 @@ from typing import Any
 from synthflow._notices import say
 from synthflow._outputs import check_output_dir, removed_if_refused
 from synthflow._progress import private_count_line
-from synthflow.acceptance import fit_dp_regression
 from synthflow.acceptance.noise_check import check_public_sample_is_public
 from synthflow.candidates import read_candidates, read_pass_rates
 from synthflow.config.model import DatasheetSpec
 from synthflow.cost import selection_cost
+from synthflow.criteria import release_once
 from synthflow.errors import (
     ConfigError,
     SpentError,
@@ -186,7 +186,7 @@ def run_release(
         original = tr.forward(raw)
 
         def fit(ledger: Ledger, r: PrivacyRNG) -> Any:
-            return fit_dp_regression(spec, tr, original, ledger=ledger, rng=r)
+            return release_once(spec, tr, original, ledger=ledger, rng=r)
 
     # The number of attempts is private: by default the line shows only for how long
     # selection runs, redrawn every second by its own clock (never as an attempt ends);

@@ -25,7 +25,7 @@ evaluation's; the theorem turns it into the selection's curve, which is converte
 epsilon at the spec's ``privacy.total_delta`` and charged once, before the first
 attempt. gamma must be > 0 here (the bound needs a finite mean number of attempts).
 
-The selection lives in an enclave directory: its ledger, the regression fit (when it is
+The selection lives in an enclave directory: its ledger, the fit released once (when it is
 computed once per release), and a transcript of every configuration draw and released
 value. A crash loses nothing that was paid for and redoes nothing: re-running continues
 the same selection (the same ledger, the same fit, the attempt counter) and never
@@ -131,7 +131,7 @@ def private_selection(
         spec: The release spec (budgets).
         candidates: The candidate configurations (pre-screened on public data).
         attempt: Runs one flow and its DP evaluation for a configuration, charging the
-            per-attempt ledger it is given; gets the regression fit (or None).
+            per-attempt ledger it is given; gets what was released once (or None).
         enclave_dir: Private directory for the ledger, fit and transcript.
         enclave_ledger: The selection's own ledger, ``enclave_dir / "ledger.jsonl"``
             with the spec's totals, opened by the release job (read again once the
@@ -139,7 +139,8 @@ def private_selection(
         rng: Privacy-critical randomness (secure in a release).
         stop_probability: gamma in [0, 1]: chance to stop empty-handed after a failure
             (1: a single attempt, charged once).
-        fit_once: Compute the regression fit once before the loop (needs ``fit``).
+        fit_once: Release the once-per-release statistic (births: the regression fit)
+            once before the loop (needs ``fit``).
         fit: Computes that fit, charging the ledger it is given.
         max_attempts: Pause (raise) after this many attempts in total; re-running
             continues the same selection. None: unbounded, as in Liu-Talwar.
@@ -178,7 +179,7 @@ def private_selection(
             "raise --stop-probability (fewer attempts on average), lower the budgets, or "
             "shortlist pure-DP candidates only (Liu-Talwar: twice one attempt)"
             if cost.papernot_steinke
-            else "lower the budgets (or the Gaussian parts' delta) or use the regression fit "
+            else "lower the budgets (or the Gaussian parts' delta) or release the fit "
             "once per release"
         )
         raise BudgetExceededError(f"private selection costs {short}; {advice}")
@@ -319,13 +320,13 @@ def _select(
             mechanism=cost.theorem,
             ref=ref,
         )
-    regression_fit = None
+    shared = None
     if fit_once:
         if fit is None:
             raise ConfigError("fit_once needs a fit function")
-        regression_fit = _fit_once(enclave, fit, ledger, rng, cost)
-        if isinstance(regression_fit, SelectionOutcome):
-            return regression_fit
+        shared = _fit_once(enclave, fit, ledger, rng, cost)
+        if isinstance(shared, SelectionOutcome):
+            return shared
     events = enclave.events()
     done = {e["attempt"]: e for e in events if e.get("event") == "attempt"}
     coins = {e["attempt"] for e in events if e.get("event") == "coin"}
@@ -374,7 +375,7 @@ def _select(
             total_delta=cost.attempt_delta,
             path=enclave_dir / "attempts" / f"{number:05d}" / "ledger.jsonl",
         )
-        result = _run_attempt(attempt, cfg, inner, rng, regression_fit)
+        result = _run_attempt(attempt, cfg, inner, rng, shared)
         record = {
             "event": "attempt",
             "attempt": number,
@@ -452,7 +453,7 @@ def _fit_once(
     rng: PrivacyRNG,
     cost: SelectionCost,
 ) -> Any:
-    """The once-per-release regression fit, computed once; a SelectionOutcome if it crashed.
+    """The statistic released once per release (the fit); a SelectionOutcome if it crashed.
 
     A structured record is written before the fit charges: a fit that may have been
     computed is never computed again. One that crashed (an exception, or a process that
@@ -476,7 +477,7 @@ def _fit_once(
         value = fit(ledger, rng)
         write_atomic(enclave.fit_path, pickle.dumps(value))
     except Exception as exc:
-        _warn_crashed(f"the once-per-release regression fit raised {type(exc).__name__}")
+        _warn_crashed(f"the once-per-release fit raised {type(exc).__name__}")
         return _end_without_release(enclave, cost, why="fit")
     return value
 

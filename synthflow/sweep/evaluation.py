@@ -98,10 +98,10 @@ class AcceptanceEvaluator:
     ) -> RunEvaluation:
         """Exact values and the would-be DP decision for ``result``."""
         from synthflow.acceptance import evaluate_exact_and_noisy  # noqa: PLC0415  heavy
-        from synthflow.criteria.regression_coefficients import fit_dp_regression  # noqa: PLC0415
+        from synthflow.criteria import release_once  # noqa: PLC0415
 
         fit = (
-            fit_dp_regression(spec, result.transformer, result.original, ledger=ledger, rng=rng)
+            release_once(spec, result.transformer, result.original, ledger=ledger, rng=rng)
             if self.fit_once
             else None
         )
@@ -112,7 +112,7 @@ class AcceptanceEvaluator:
             result.candidate,
             rng=rng,
             ledger=ledger,
-            regression_fit=fit,
+            released_once=fit,
         )
         noisy = {c.name: c for c in both.noisy.criteria}
         return RunEvaluation(

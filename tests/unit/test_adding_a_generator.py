@@ -14,7 +14,7 @@ import pytest
 
 from synthflow.errors import BudgetExceededError
 from synthflow.generators import registry
-from synthflow.generators.hyperparameters import HYPERPARAMETERS
+from synthflow.generators.hyperparameters import GENERATORS, HYPERPARAMETERS
 from synthflow.ledger import Ledger
 from synthflow.loader import load_spec
 from synthflow.rng import PrivacyRNG
@@ -29,11 +29,11 @@ def independent(monkeypatch):
     code = re.search(r"```python\n(.*?)```", PAGE.read_text(), re.S).group(1)
     module = types.ModuleType("independent_from_docs")
     monkeypatch.setitem(sys.modules, module.__name__, module)  # dataclasses look it up
-    for table in (registry.REGISTRY, HYPERPARAMETERS):  # the page registers: undone after
-        monkeypatch.setitem(table, "independent", None)
-        monkeypatch.delitem(table, "independent")
+    # The page registers into the one table: undone after the test.
+    monkeypatch.setattr(GENERATORS, "_entries", dict(GENERATORS._entries))
     exec(compile(code, str(PAGE), "exec"), module.__dict__)
     assert registry.REGISTRY["independent"] is module.Independent
+    assert HYPERPARAMETERS["independent"] is module.Independent.Hyperparameters  # one table
     return module
 
 

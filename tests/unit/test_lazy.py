@@ -62,7 +62,22 @@ def test_generator_hyperparameters_match_the_registry():
     from synthflow.generators import REGISTRY
     from synthflow.generators.hyperparameters import HYPERPARAMETERS
 
-    assert {m: c.Hyperparameters for m, c in REGISTRY.items()} == HYPERPARAMETERS
+    # Two views of one table: each class's own Hyperparameters is the loader's.
+    assert {m: c.Hyperparameters for m, c in REGISTRY.items()} == dict(HYPERPARAMETERS)
+
+
+def test_the_registry_imports_no_generator_until_one_is_asked_for():
+    code = (
+        "import sys; from synthflow.generators.registry import REGISTRY; "
+        "import synthflow.loader; names = sorted(REGISTRY); "
+        "print([m for m in ('synthflow.generators.gan', 'synthflow.generators.workload', "
+        "'synthflow.generators._smartnoise', 'torch') if m in sys.modules]); "
+        "REGISTRY['workload']; print('synthflow.generators.workload' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.split("\n")
+    assert out[0] == "[]" and out[1] == "True"
 
 
 def test_the_spec_loader_does_not_import_the_space():

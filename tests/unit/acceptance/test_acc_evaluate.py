@@ -77,7 +77,7 @@ def test_fit_once_per_release(spec, transformer, tables):
     fit = fit_dp_regression(spec, transformer, tables[0], ledger=ledger, rng=rng)
     assert ledger.spent_epsilon == pytest.approx(0.43)
     report = evaluate(
-        spec, transformer, *tables, exact=False, ledger=ledger, rng=rng, regression_fit=fit
+        spec, transformer, *tables, exact=False, ledger=ledger, rng=rng, released_once=fit
     )
     assert report.epsilon_total == pytest.approx(0.56)
     assert ledger.spent_epsilon == pytest.approx(0.99)

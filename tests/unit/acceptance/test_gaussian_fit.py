@@ -38,11 +38,10 @@ STD = Standardization(
 )
 
 
-@settings(max_examples=150, deadline=None)
-@given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 30))
-def test_snapped_statistics_move_within_the_l2_sensitivity(seed, n):
+def neighbours(seed: int, n: int):
+    """Two datasets of ``n`` rows (3 features, a target) that differ in one row, some
+    values beyond the public box (clipped), every third time a corner row."""
     rng = np.random.default_rng(seed)
-    noise = fit_noise(*STD.box(XB, YB), 1.0, kind="gaussian", delta=1e-6)
 
     def draw(k):
         x = rng.uniform(XB[:, 0] - 2, XB[:, 1] + 2, (k, 3))  # beyond the box: clipped
@@ -55,6 +54,14 @@ def test_snapped_statistics_move_within_the_l2_sensitivity(seed, n):
     x2[i], y2[i] = nx[0], ny[0]
     if seed % 3 == 0:  # a corner row
         x2[i] = np.where(rng.random(3) < 0.5, XB[:, 0], XB[:, 1])
+    return x, y, x2, y2
+
+
+@settings(max_examples=150, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 30))
+def test_snapped_statistics_move_within_the_l2_sensitivity(seed, n):
+    noise = fit_noise(*STD.box(XB, YB), 1.0, kind="gaussian", delta=1e-6)
+    x, y, x2, y2 = neighbours(seed, n)
     g = noise.granularity
     a = np.round(functional_mechanism_statistics(x, y, STD, XB, YB) / g) * g
     b = np.round(functional_mechanism_statistics(x2, y2, STD, XB, YB) / g) * g

@@ -817,7 +817,7 @@ def test_coefficient_release_fields_with_a_once_per_release_fit(spec, transforme
     rng = PrivacyRNG.from_seed(21)
     fit = fit_dp_regression(spec, transformer, tables[0], ledger=ledger, rng=rng)
     report = evaluate(
-        spec, transformer, *tables, exact=False, ledger=ledger, rng=rng, regression_fit=fit
+        spec, transformer, *tables, exact=False, ledger=ledger, rng=rng, released_once=fit
     )
     coef = report.criterion("regression_coef_error")
     c = spec.criterion("regression_coef_error")

@@ -21,6 +21,7 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_gaussian_fit import STD, XB, YB, neighbours  # the same box and neighbours
 
 from synthflow.criteria import regression
 from synthflow.criteria._common import code_matrix
@@ -41,11 +42,6 @@ from synthflow.resources import bundled_spec
 from synthflow.rng import PrivacyRNG
 from synthflow.transform import Transformer
 
-XB = np.array([[0.0, 1.0], [17.0, 46.0], [1.0, 11.0]])
-YB = (1400.0, 4600.0)
-STD = Standardization(
-    center=(0.5, 30.0, 3.0), scale=(0.5, 6.0, 2.0), y_center=3300.0, y_scale=550.0
-)
 RELEASE_BINS = {
     "birth_month": "a",
     "mother_age": "b",
@@ -86,19 +82,7 @@ def test_rescaled_statistics_move_within_the_weighted_sensitivity(seed, n, kind)
     noise = fit_noise(
         *STD.box(XB, YB), 1.0, kind=kind, delta=1e-6 if kind == "gaussian" else 0, weights=w
     )
-    rng = np.random.default_rng(seed)
-
-    def draw(k):
-        x = rng.uniform(XB[:, 0] - 2, XB[:, 1] + 2, (k, 3))  # beyond the box: clipped
-        return x, rng.uniform(YB[0] - 500, YB[1] + 500, k)
-
-    x, y = draw(n)
-    x2, y2 = x.copy(), y.copy()
-    i = int(rng.integers(n))
-    nx, ny = draw(1)
-    x2[i], y2[i] = nx[0], ny[0]
-    if seed % 3 == 0:  # a corner row
-        x2[i] = np.where(rng.random(3) < 0.5, XB[:, 0], XB[:, 1])
+    x, y, x2, y2 = neighbours(seed, n)
     a = functional_mechanism_statistics(x, y, STD, XB, YB) / w
     b = functional_mechanism_statistics(x2, y2, STD, XB, YB) / w
     if kind == "gaussian":  # the release snaps the rescaled statistics to the grid
@@ -206,3 +190,20 @@ def test_weights_without_a_public_sample_are_refused_before_any_charge(tmp_path)
     with pytest.raises(ConfigError, match=refused):
         fit_law(c, tr, Standardization.from_bounds(xb, yb), xb, yb)
     assert ledger.spent_epsilon == 0 and not (tmp_path / "ledger.jsonl").exists()
+
+
+@pytest.mark.parametrize("kind", ["gaussian", "laplace"])
+def test_any_weights_are_charged_on_the_rescaled_sums(kind):
+    """Weights not normalised (all 0.5): the sensitivity doubles, and the noise on each
+    sum is the unweighted noise, as it must be (the rescaled sums move twice as far)."""
+    box = STD.box(XB, YB)
+    delta = 1e-6 if kind == "gaussian" else 0.0
+    plain = fit_noise(*box, 0.7, kind=kind, delta=delta)
+    ranges = functional_mechanism_sensitivity(*box)
+    halved = fit_noise(*box, 0.7, kind=kind, delta=delta, weights=np.full(len(ranges), 0.5))
+    if kind == "gaussian":  # the snapping term g sqrt(m) scales with the grid, not exactly
+        assert halved.sensitivity == pytest.approx(2 * plain.sensitivity, rel=2e-3)
+        assert halved.sd * 0.5 == pytest.approx(plain.sd, rel=2e-3)
+    else:
+        assert halved.sensitivity == pytest.approx(2 * plain.sensitivity, rel=1e-12)
+        assert halved.sd * 0.5 == pytest.approx(plain.sd, rel=1e-12)
