@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from synthflow._files import write_atomic
+from synthflow._notices import say
 from synthflow._outputs import check_output_dir
 from synthflow.acceptance.noise_check import binning_figures
 from synthflow.candidates import write_candidates
@@ -104,13 +105,13 @@ def plan_budget(
             "give the same public data file"
         )
 
-    def say(msg: str) -> None:
+    def progress(msg: str) -> None:
         if show_progress:
             say(f"plan: {msg}")
 
     frame = load_data(public, spec, public=True).frame
-    planner = Planner(spec, arms, frame, options, progress=say)
-    chosen, paths = planner.search(progress=say)
+    planner = Planner(spec, arms, frame, options, progress=progress)
+    chosen, paths = planner.search(progress=progress)
     out.mkdir(parents=True, exist_ok=True)
     plan: dict[str, Any] = {
         "source_spec": {"path": str(spec.path), "sha256": spec.sha256},

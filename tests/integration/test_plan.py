@@ -344,3 +344,22 @@ def test_cli_no_feasible_plan_is_a_negative_result(
     err = capsys.readouterr().err
     assert "no plan:" in err and "error" not in err
     assert (tmp_path / "p" / "plan.html").is_file()
+
+
+def test_plan_with_progress_says_each_stage_on_stderr(
+    loose_spec: Path, store: Path, nvss_10k: Path, tmp_path: Path, capsys
+) -> None:
+    """The default (progress on) prints the stages as 'plan: ...' lines and plans the same."""
+    plan = plan_budget(
+        loose_spec,
+        store,
+        nvss_10k,
+        tmp_path / "plan",
+        show_progress=True,
+        stop_probability=0.05,
+        release_probability=0.85,
+    )
+    err = capsys.readouterr().err
+    lines = [x for x in err.splitlines() if x.startswith("plan: ")]
+    assert len(lines) >= 3, err[-2000:]  # the stages, then each mode's end
+    assert plan["total_epsilon"] > 0
