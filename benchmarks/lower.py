@@ -45,6 +45,19 @@ def _exe() -> str:
     return str(Path(sys.executable).with_name("synthflow"))
 
 
+def _synthflow(*args: str) -> None:
+    """Run one synthflow command to completion (public data; its output is not needed)."""
+    subprocess.run([_exe(), *args], check=True, capture_output=True, text=True)
+
+
+def _simulate(out: Path, rows: int, seed: int) -> Path:
+    """A seeded public draw from the committed NVSS calibration (what ship-plan sweeps)."""
+    calibration = str(REPO / "public_data" / "nvss2019_calibration.yaml")
+    _synthflow("public-data", "simulate", "--calibration", calibration, "--rows", str(rows),
+               "--seed", str(seed), "--out", str(out))  # fmt: skip
+    return out
+
+
 def _before(where: Path) -> Path:
     """The pre-[lower] plan's files, from git."""
     where.mkdir()
@@ -60,12 +73,9 @@ def _before(where: Path) -> Path:
 def _replanned(where: Path, probability: float) -> Path:
     """The shipped sweep planned again for another release probability (public; minutes)."""
     if not (where / "births.plan.json").exists():
-        subprocess.run(
-            [_exe(), "ship-plan", "births", "--out", str(where), "--quiet", "--store",
-             str(REPO / "public_data" / "births.sweep.db"), "--release-probability",
-             str(probability)],
-            check=True, capture_output=True, text=True,
-        )  # fmt: skip
+        _synthflow("ship-plan", "births", "--out", str(where), "--quiet", "--store",
+                   str(REPO / "public_data" / "births.sweep.db"), "--release-probability",
+                   str(probability))  # fmt: skip
     return where
 
 
@@ -79,26 +89,14 @@ def _old_space(where: Path) -> Path:
     assert old != text, "configs/births.yaml no longer has the space this benchmark edits"
     spec = where / "births.yaml"
     spec.write_text(old)
-    draw = where / "draw.csv.gz"
+    draw = _simulate(where / "draw.csv.gz", 167_000, 2024)
     store = where / "sweep.db"
-    subprocess.run(
-        [_exe(), "public-data", "simulate", "--calibration",
-         str(REPO / "public_data" / "nvss2019_calibration.yaml"), "--rows", "167000",
-         "--seed", "2024", "--out", str(draw)],
-        check=True, capture_output=True, text=True,
-    )  # fmt: skip
-    subprocess.run(
-        [_exe(), "sweep", str(spec), "--data", str(draw), "--public", "--seed", "2024",
-         "--repeats", "10", "--store", str(store), "--generator-epsilon", "0.75,1.0,1.25",
-         "--quiet"],
-        check=True, capture_output=True, text=True,
-    )  # fmt: skip
-    subprocess.run(
-        [_exe(), "plan", str(spec), "--data", str(draw), "--public", "--seed", "2024",
-         "--store", str(store), "--out", str(where / "plan"), "--release-probability", "0.95",
-         "--quiet"],
-        check=True, capture_output=True, text=True,
-    )  # fmt: skip
+    _synthflow("sweep", str(spec), "--data", str(draw), "--public", "--seed", "2024",
+               "--repeats", "10", "--store", str(store), "--generator-epsilon",
+               "0.75,1.0,1.25", "--quiet")  # fmt: skip
+    _synthflow("plan", str(spec), "--data", str(draw), "--public", "--seed", "2024",
+               "--store", str(store), "--out", str(where / "plan"), "--release-probability",
+               "0.95", "--quiet")  # fmt: skip
     for name, made in (("births.plan.json", "plan.json"), ("births.plan.spec.yaml", "spec.yaml"),
                        ("births.plan.candidates.yaml", "candidates.yaml")):  # fmt: skip
         (where / name).write_bytes((where / "plan" / made).read_bytes())
@@ -106,13 +104,7 @@ def _old_space(where: Path) -> Path:
 
 
 def _shifted(tmp: Path) -> Path:
-    draw = tmp / "draw_seed7.csv.gz"
-    subprocess.run(
-        [_exe(), "public-data", "simulate", "--calibration",
-         str(REPO / "public_data" / "nvss2019_calibration.yaml"), "--rows", "220000",
-         "--seed", "7", "--out", str(draw)],
-        check=True, capture_output=True, text=True,
-    )  # fmt: skip
+    draw = _simulate(tmp / "draw_seed7.csv.gz", 220_000, 7)
     print("the shifted population (165,000 rows of a 220,000-row public draw, seed 7):")
     return shifted_births(draw, tmp / "shifted_165k.csv", rows=165_000, seed=1)
 

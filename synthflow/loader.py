@@ -217,6 +217,8 @@ def _build_spec(p: Path, data: bytes, raw: Any) -> ReleaseSpec:
         path=str(p),
         sha256=hashlib.sha256(data).hexdigest(),
     )
+    for c in criteria:  # the kinds' checks that need the whole spec (public_sample, ...)
+        c.impl.check_spec(c, spec)
     over = _over_total(spec, spec.privacy.generator_epsilon)
     if over:
         raise ConfigError(

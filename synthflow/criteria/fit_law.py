@@ -44,7 +44,7 @@ def fit_law(
     box = std.box(x_bounds, y_bounds)
     eps = c.epsilon if epsilon is None else epsilon
     weights = None
-    if getattr(c, "noise_weights", "uniform") == "public_sample":
+    if c.noise_weights == "public_sample":
         x, y = _public_design(c, transformer)
         stats = regression.functional_mechanism_statistics(x, y, std, x_bounds, y_bounds)
         judge = regression.Standardization.from_data(x, y, x_bounds, y_bounds)

@@ -97,6 +97,15 @@ class CriterionKind:
             ConfigError: Naming the criteria and the fix.
         """
 
+    def check_spec(self, c: CriterionSpec, spec: ReleaseSpec) -> None:
+        """Checks against the whole loaded spec (its ``public_sample``, ...); none by default.
+
+        Run by the loader, so a spec that could fail only after a charge is refused first.
+
+        Raises:
+            ConfigError: Naming the key and the fix.
+        """
+
     def delta(self, c: CriterionSpec) -> float:
         """The delta the criterion's release spends (0: pure DP, the default)."""
         return 0.0

@@ -169,6 +169,15 @@ class RegressionCoefficients(RegressionKind):
             noise_weights=str(weights),
         )
 
+    def check_spec(self, c: CriterionSpec, spec: ReleaseSpec) -> None:
+        """``noise_weights: public_sample`` needs the spec's ``public_sample``."""
+        if c.noise_weights == "public_sample" and not spec.public_sample:
+            raise ConfigError(
+                f"acceptance.criteria.{c.name}: noise_weights 'public_sample' reads the "
+                "spec's public_sample, and the spec names none: add 'public_sample: FILE' "
+                "(public data like the private data) or set noise_weights: uniform"
+            )
+
     def delta(self, c: CriterionSpec) -> float:
         """The fit's delta (0 for Laplace)."""
         return float(c.delta)

@@ -92,3 +92,22 @@ def test_a_release_names_the_public_sample_its_figures_came_from(tmp_path, small
     acc["public_sample"]["sha256"] = "0" * 64
     (out / "acceptance.json").write_text(json.dumps(acc))
     assert not audit_release(out, spec_path=spec.path).ok
+
+
+def test_the_api_refuses_it_too_before_any_charge(tmp_path, small_spec, small_csv):
+    # The weighted regression fit (noise_weights: public_sample) shapes its noise from the
+    # public sample, so the API's DP evaluation must refuse the private rows there as well.
+    from synthflow.api import evaluate_candidate
+    from synthflow.data import load_data
+    from synthflow.errors import ConfigError
+
+    spec = _spec_with_sample(tmp_path, small_spec, small_csv.name)
+    original = load_data(small_csv, spec).frame
+    config = expand_space(spec)[0]
+    from synthflow.transform import Transformer
+
+    candidate = Transformer(spec, config.transformations).forward(original)
+    ledger = Ledger(total_epsilon=100, path=tmp_path / "budget.jsonl")
+    with pytest.raises(ConfigError, match="holds the same rows"):
+        evaluate_candidate(spec, config, original, candidate, exact=False, ledger=ledger)
+    assert ledger.charges == ()

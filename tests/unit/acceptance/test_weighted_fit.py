@@ -171,7 +171,9 @@ def test_weights_made_on_public_data_lower_the_error_on_a_shifted_population(
     assert errors["public_sample"] < 0.85 * errors["uniform"], errors
 
 
-def test_weights_without_a_public_sample_are_refused_before_any_charge(tmp_path):
+def test_weights_without_a_public_sample_are_refused_before_any_charge(
+    tmp_path, default_spec, capsys
+):
     text = (
         bundled_spec("births")
         .read_text()
@@ -179,7 +181,15 @@ def test_weights_without_a_public_sample_are_refused_before_any_charge(tmp_path)
     )
     path = tmp_path / "births.yaml"
     path.write_text(text)
-    spec = load_spec(path)
+    # The loader refuses it: a release could otherwise fail at the fit, after its charge.
+    with pytest.raises(ConfigError, match=r"noise_weights 'public_sample'.*names none"):
+        load_spec(path)
+    from synthflow.cli import main
+
+    assert main(["validate", str(path)]) == 2
+    assert "set noise_weights: uniform" in capsys.readouterr().err
+    # The fit's own law refuses it too, should a spec reach it another way.
+    spec = dataclasses.replace(default_spec, public_sample="")
     tr = Transformer(spec, RELEASE_BINS)
     c = spec.criterion("regression_coef_error")
     _, _, _, xb, yb = regression.design(
