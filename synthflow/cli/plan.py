@@ -47,6 +47,18 @@ def _plan(args: argparse.Namespace) -> int:
         f"{len(plan['candidates'])} candidates; P(release) {plan['release_probability']:.3f}",
         file=sys.stderr,
     )
+    levels = plan.get("by_release_probability", [])
+    if levels:  # the price of each release probability (plan.json 'by_release_probability')
+        print(
+            "  cheapest at P(release) "
+            + " / ".join(f"{r['release_probability']:g}" for r in levels)
+            + ": "
+            + " / ".join(
+                "none" if r["total_epsilon"] is None else f"{r['total_epsilon']:.3f}"
+                for r in levels
+            ),
+            file=sys.stderr,
+        )
     if not args.quiet:  # what stops each budget one step lower (plan.json 'binding')
         for name, why in plan.get("binding", {}).items():
             print(f"  binding {name}: {why}", file=sys.stderr)

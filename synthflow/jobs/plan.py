@@ -43,6 +43,51 @@ def _point_json(p: Any) -> dict[str, Any]:
     }
 
 
+RELEASE_LEVELS = (0.8, 0.9, 0.95, 0.99)
+"""P(release) targets whose cheapest plan ``plan`` also reports, beside the one asked for."""
+
+
+def _by_release_probability(
+    planner: Planner,
+    chosen: Any,
+    *,
+    spec: Any,
+    rows: int,
+    options: PlanOptions,
+    progress: Any,
+) -> list[dict[str, Any]]:
+    """The cheapest plan at each of :data:`RELEASE_LEVELS` and the requested target.
+
+    Each total is the exact cost ``release`` would charge (:func:`_exact_cost`); None
+    where no plan within the options (the total cap included) reaches that probability.
+    """
+    out = []
+    for level in sorted({*RELEASE_LEVELS, options.release_probability}):
+        asked = level == options.release_probability
+        point = chosen if asked else planner.cheapest_at(level)
+        row: dict[str, Any] = {"release_probability": level, "requested": asked}
+        problem = "no plan within the options"
+        if point is not None:
+            cost, problem = _exact_cost(
+                spec, point, rows, point.stop_probability, options.max_total
+            )
+        if point is None or problem:
+            row.update(total_epsilon=None, generator_epsilon=None, mode=None)
+        else:
+            row.update(
+                total_epsilon=round(cost.total, 6),
+                generator_epsilon=point.generator_epsilon,
+                mode=point.mode,
+                predicted_release_probability=round(point.release_probability, 4),
+            )
+        progress(
+            f"at P(release) >= {level:g}: "
+            + (f"total {row['total_epsilon']:.3f} ({row['mode']})" if row["mode"] else problem)
+        )
+        out.append(row)
+    return out
+
+
 def _thin_evidence(arms: list[Any]) -> list[str]:
     """A warning when the plan's probabilities rest on few runs per configuration."""
     runs = [len(a.records) for a in arms]
@@ -136,6 +181,9 @@ def plan_budget(
         },
         "warnings": _thin_evidence(arms),
         "frontier": {label: [_point_json(p) for p in path] for label, path in paths.items()},
+        "by_release_probability": _by_release_probability(
+            planner, chosen, spec=spec, rows=len(frame), options=options, progress=progress
+        ),
     }
     if chosen is None:
         ends = [p[-1] for p in paths.values()]
@@ -158,6 +206,13 @@ def plan_budget(
                 f"no generator budget and fit mode meets {wanted}; the best even at the "
                 f"largest budgets ({best.mode}) reaches P(release) "
                 f"{best.release_probability:.3f}, per-attempt pass {best.pass_probability:.3f}"
+            )
+        reachable = [r for r in plan["by_release_probability"] if r["total_epsilon"]]
+        if reachable:  # a lower target the options do allow
+            r = reachable[-1]
+            plan["reason"] += (
+                f" (P(release) >= {r['release_probability']:g} is reachable at total "
+                f"{r['total_epsilon']:.3f}: --release-probability {r['release_probability']:g})"
             )
         _write_json(out / "plan.json", plan)
         write_plan_html(out / "plan.html", plan, paths, None)

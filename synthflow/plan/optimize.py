@@ -586,6 +586,20 @@ class Planner:
         stage.done()
         return best, paths
 
+    def cheapest_at(self, release_probability: float) -> PlanPoint | None:
+        """The plan :meth:`search` would choose were ``release_probability`` the target.
+
+        The other options stay as they are (the total cap included); None if no mode
+        meets them. A search of its own (seconds: the simulations are shared).
+        """
+        saved = self.o
+        self.o = dataclasses.replace(saved, release_probability=release_probability)
+        try:
+            best, _ = self.search()
+        finally:
+            self.o = saved
+        return best
+
     def broken(self, point: PlanPoint) -> list[str]:
         """The constraints of the options that ``point`` breaks, in words (public figures)."""
         o, out = self.o, []

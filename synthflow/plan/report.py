@@ -194,6 +194,7 @@ def _context(
         "per_configuration": "",
         "spec_generator_epsilon": None,
         "spec_total_epsilon": None,
+        "levels": list(plan.get("by_release_probability", [])),
     }
     if chosen is None:
         return ctx

@@ -157,6 +157,46 @@ def test_plan_meets_its_constraints(planned: tuple[Path, dict[str, Any]]) -> Non
         assert totals == sorted(totals, reverse=True)
 
 
+def test_plan_prices_other_release_probabilities(
+    loose_spec: Path,
+    store: Path,
+    nvss_10k: Path,
+    planned: tuple[Path, dict[str, Any]],
+    tmp_path: Path,
+) -> None:
+    # [lower] 4: the frontier's price at P(release) 0.8, 0.9, 0.95 and 0.99 beside the
+    # asked one
+    out, plan = planned
+    rows = plan["by_release_probability"]
+    assert [r["release_probability"] for r in rows] == [0.8, 0.85, 0.9, 0.95, 0.99]
+    asked = [r for r in rows if r["requested"]]
+    assert len(asked) == 1 and asked[0]["release_probability"] == 0.85
+    assert asked[0]["total_epsilon"] == pytest.approx(plan["total_epsilon"], rel=1e-6)
+    priced = [r for r in rows if r["total_epsilon"] is not None and not r["requested"]]
+    assert priced, rows  # the fixture's sweep reaches 0.8 (and about 0.89 at most)
+    for r in priced:
+        assert r["predicted_release_probability"] >= r["release_probability"]
+    # once a level is out of reach, so is every higher one
+    reach = [r["total_epsilon"] is not None for r in rows]
+    assert reach == sorted(reach, reverse=True)
+    # each row is the plan that 'plan --release-probability' gives at that level
+    top = priced[-1]
+    again = plan_budget(
+        loose_spec,
+        store,
+        nvss_10k,
+        tmp_path / "again",
+        show_progress=False,
+        stop_probability=0.05,
+        release_probability=top["release_probability"],
+    )
+    assert again["total_epsilon"] == pytest.approx(top["total_epsilon"], rel=1e-6)
+    assert again["generator_epsilon"] == top["generator_epsilon"]
+    html = (out / "plan.html").read_text()
+    assert "The cheapest plan at other release probabilities" in html
+    assert f"{top['total_epsilon']:.4g}" in html
+
+
 def test_candidates_are_readable_by_release(
     store: Path, planned: tuple[Path, dict[str, Any]]
 ) -> None:
@@ -344,6 +384,45 @@ def test_cli_no_feasible_plan_is_a_negative_result(
     err = capsys.readouterr().err
     assert "no plan:" in err and "error" not in err
     assert (tmp_path / "p" / "plan.html").is_file()
+
+
+def test_cli_plan_prints_the_price_of_each_release_probability(
+    loose_spec: Path,
+    store: Path,
+    nvss_10k: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["plan", str(loose_spec), "--store", str(store), "--data", str(nvss_10k),
+            "--public", "--out", str(tmp_path / "p"), "--release-probability", "0.85",
+            "--quiet"]  # fmt: skip
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    plan = json.loads((tmp_path / "p" / "plan.json").read_text())
+    prices = " / ".join(
+        "none" if r["total_epsilon"] is None else f"{r['total_epsilon']:.3f}"
+        for r in plan["by_release_probability"]
+    )
+    assert f"cheapest at P(release) 0.8 / 0.85 / 0.9 / 0.95 / 0.99: {prices}" in err
+
+
+def test_unreachable_release_probability_names_one_that_is_reachable(
+    loose_spec: Path, store: Path, nvss_10k: Path, tmp_path: Path
+) -> None:
+    # Asking more than the sweep can give says which lower target the options allow.
+    with pytest.raises(ConfigError) as info:
+        plan_budget(
+            loose_spec, store, nvss_10k, tmp_path / "p",
+            release_probability=0.999, show_progress=False,
+        )  # fmt: skip
+    plan = json.loads((tmp_path / "p" / "plan.json").read_text())
+    reachable = [r for r in plan["by_release_probability"] if r["total_epsilon"] is not None]
+    assert reachable
+    best = reachable[-1]
+    assert (
+        f"P(release) >= {best['release_probability']:g} is reachable at total "
+        f"{best['total_epsilon']:.3f}" in str(info.value)
+    )
 
 
 def test_plan_with_progress_says_each_stage_on_stderr(
