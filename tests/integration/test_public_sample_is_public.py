@@ -11,15 +11,23 @@ from __future__ import annotations
 
 import gzip
 import json
+import sys
+from pathlib import Path
 
+import pandas as pd
 import pytest
 import yaml
 
+from synthflow.acceptance.noise_check import chance_shared_rows, shared_rows
 from synthflow.cli import main
+from synthflow.errors import ConfigError
 from synthflow.ledger import Ledger
 from synthflow.loader import load_spec
 from synthflow.release.audit import audit_release
 from synthflow.space import expand_space
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from conftest import make_small_frame  # the helper behind the small_csv fixture
 
 
 def _spec_with_sample(tmp_path, small_spec, sample_name: str):
@@ -67,11 +75,7 @@ def test_the_private_file_as_public_sample_is_refused(
 def test_a_release_names_the_public_sample_its_figures_came_from(tmp_path, small_spec, small_csv):
     # A public sample that is not the private file: the release proceeds, and
     # acceptance.json names the file and its hash; the audit checks them.
-    import pandas as pd
-
-    pd.read_csv(small_csv).sample(frac=1.0, replace=True, random_state=3).to_csv(
-        tmp_path / "public.csv", index=False
-    )
+    make_small_frame(600, seed=8).to_csv(tmp_path / "public.csv", index=False)  # independent
     spec = _spec_with_sample(tmp_path, small_spec, "public.csv")
     for seed in range(30):
         out = tmp_path / f"r{seed}"
@@ -94,12 +98,74 @@ def test_a_release_names_the_public_sample_its_figures_came_from(tmp_path, small
     assert not audit_release(out, spec_path=spec.path).ok
 
 
+def _release_refused(tmp_path, spec, small_csv, capsys) -> str:
+    """Run release with ``spec`` on ``small_csv``; assert exit 2, no charge; its stderr."""
+    ledger = tmp_path / "budget.jsonl"
+    argv = ["release", spec.path, "--data", str(small_csv), "--candidates",
+            str(_cands(tmp_path, spec)), "--out", str(tmp_path / "r"), "--private-dir",
+            str(tmp_path / "e"), "--ledger", str(ledger), "--quiet", "--force"]  # fmt: skip
+    assert main(argv) == 2
+    assert not ledger.exists() or Ledger(total_epsilon=100, path=ledger).charges == ()
+    return capsys.readouterr().err
+
+
+@pytest.mark.parametrize("rows", [300, 590])
+def test_part_of_the_private_file_as_public_sample_is_refused(
+    tmp_path, small_spec, small_csv, capsys, rows
+):
+    # [lower] review: only a copy of the same length was compared, so the private file
+    # with a few rows dropped (or a sample of it) passed as public.
+    private = pd.read_csv(small_csv)
+    private.sample(n=rows, random_state=1).to_csv(tmp_path / "public.csv", index=False)
+    err = _release_refused(tmp_path, _spec_with_sample(tmp_path, small_spec, "public.csv"),
+                           small_csv, capsys)  # fmt: skip
+    assert "is part of --data" in err and "Nothing was spent" in err
+
+
+def test_private_rows_mixed_with_others_are_refused(tmp_path, small_spec, small_csv, capsys):
+    # The private rows plus as many others (e.g. the private year and the one before):
+    # half the sample's rows are private rows, where an independent sample shares 0.17.
+    mixed = pd.concat([pd.read_csv(small_csv), make_small_frame(600, seed=9)])
+    mixed.to_csv(tmp_path / "public.csv", index=False)
+    err = _release_refused(tmp_path, _spec_with_sample(tmp_path, small_spec, "public.csv"),
+                           small_csv, capsys)  # fmt: skip
+    assert "holds rows of --data" in err
+
+
+def test_shared_rows_counts_each_row_as_often_as_both_hold_it() -> None:
+    a = pd.DataFrame({"x": [1, 1, 1, 2, 3], "y": ["a", "a", "a", "b", "c"]})
+    b = pd.DataFrame({"y": ["a", "a", "b", "d"], "x": [1, 1, 2, 3]})  # column order differs
+    assert shared_rows(a, b) == pytest.approx(3 / 5)  # (1, a) twice, (2, b) once
+    assert shared_rows(b, a) == pytest.approx(3 / 4)
+    assert shared_rows(a.iloc[:0], b) == 0.0
+
+
+def test_independent_samples_of_a_coarse_table_are_not_refused(tmp_path, small_spec) -> None:
+    # Coarse values: independent samples share nearly every row, so sharing cannot tell
+    # a copy from a sample, and only the same rows are refused.
+    from synthflow.acceptance.noise_check import check_public_sample_is_public
+    from synthflow.data import load_data
+
+    def coarse(n: int, seed: int) -> pd.DataFrame:
+        frame = make_small_frame(n, seed=seed)
+        return frame.assign(age=30 + frame["age"] % 2, visits=1 + frame["visits"] % 2)
+
+    coarse(400, 1).to_csv(tmp_path / "public.csv", index=False)
+    coarse(5000, 2).to_csv(tmp_path / "private.csv", index=False)
+    spec = _spec_with_sample(tmp_path, small_spec, "public.csv")
+    public = load_data(tmp_path / "public.csv", spec).frame
+    private = load_data(tmp_path / "private.csv", spec).frame
+    assert shared_rows(public, private) > 0.98 and chance_shared_rows(public, len(private)) == 1.0
+    check_public_sample_is_public(spec, private)  # no error
+    with pytest.raises(ConfigError, match="holds the same rows"):
+        check_public_sample_is_public(spec, public.sample(frac=1.0, random_state=2))
+
+
 def test_the_api_refuses_it_too_before_any_charge(tmp_path, small_spec, small_csv):
     # The weighted regression fit (noise_weights: public_sample) shapes its noise from the
     # public sample, so the API's DP evaluation must refuse the private rows there as well.
     from synthflow.api import evaluate_candidate
     from synthflow.data import load_data
-    from synthflow.errors import ConfigError
 
     spec = _spec_with_sample(tmp_path, small_spec, small_csv.name)
     original = load_data(small_csv, spec).frame
