@@ -20,8 +20,19 @@ TILTS = {"parity >= 3": 1.5, "mother_age >= 35": 1.3, "gestation_week < 37": 1.2
 """Log-weight added to a row for each condition it meets."""
 
 
-def shifted_births(source: Path, out: Path, *, rows: int, seed: int) -> Path:
-    """Write ``rows`` reweighted rows of ``source`` (NVSS sample format) to ``out``."""
+COUNTRY = {"birth_weight": (-120, -80), "mother_age": (1, 0)}
+"""``country=True``: (shift of every row, extra shift for first births) per column. A
+reweighting leaves each column's distribution given the tilted ones as it was; another
+country's births differ there too (lighter babies, first births more so; older mothers),
+so the regression and conditional means the criteria read move as well."""
+
+
+def shifted_births(source: Path, out: Path, *, rows: int, seed: int, country: bool = False) -> Path:
+    """Write ``rows`` reweighted rows of ``source`` (NVSS sample format) to ``out``.
+
+    ``country``: also shift birth weight and mother's age (:data:`COUNTRY`), within the
+    spec's public domains.
+    """
     frame = pd.read_csv(source)
     logw = np.zeros(len(frame))
     for condition, tilt in TILTS.items():
@@ -29,7 +40,16 @@ def shifted_births(source: Path, out: Path, *, rows: int, seed: int) -> Path:
     p = np.exp(logw - logw.max())
     gen = np.random.default_rng(seed)  # public data: seeded
     take = gen.choice(len(frame), size=min(rows, len(frame)), replace=False, p=p / p.sum())
-    shifted = frame.iloc[np.sort(take)]
+    shifted = frame.iloc[np.sort(take)].copy()
+    if country:
+        first = (shifted["parity"] == 1).to_numpy()
+        for column, (every, extra) in COUNTRY.items():
+            before = shifted[column].mean()
+            shifted[column] = shifted[column] + every + extra * first
+            print(f"  {column}: mean {before:.1f} -> {shifted[column].mean():.1f}")
+        # within the spec's public domains (mother_age 12-50, birth_weight 227-8165 g)
+        shifted["mother_age"] = shifted["mother_age"].clip(upper=50)
+        shifted["birth_weight"] = shifted["birth_weight"].clip(lower=227)
     for condition in TILTS:
         before, after = frame.eval(condition).mean(), shifted.eval(condition).mean()
         print(f"  {condition}: {before:.1%} -> {after:.1%} ({100 * (after - before):+.1f} points)")

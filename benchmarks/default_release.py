@@ -12,6 +12,8 @@ many of the selections released and passed their audit, and the median time.
     python benchmarks/default_release.py --spec births-pure   # the pure-DP plan
     python benchmarks/default_release.py --data NVSS_160K --shifted 120000 --force
                                   # a population unlike the public one, at another n
+    python benchmarks/default_release.py --draw 220000,7 --shifted 165000 --country
+                                  # ... whose babies and mothers differ too
 
 Neither file is the one the shipped plan was swept on (a seeded simulated draw).
 """
@@ -40,10 +42,22 @@ def main() -> None:
     ap.add_argument("--shifted", type=int, metavar="ROWS", default=None,
                     help="release on ROWS rows of --data reweighted to more high-parity, "
                     "older and preterm births (benchmarks/_shifted.py)")  # fmt: skip
+    ap.add_argument("--draw", metavar="ROWS,SEED", default=None,
+                    help="instead of --data: a seeded public draw simulated from the committed "
+                    "NVSS calibration (what ship-plan sweeps, at another seed)")  # fmt: skip
+    ap.add_argument("--country", action="store_true",
+                    help="with --shifted: also lighter babies (-120 g, first births -200 g) "
+                    "and mothers a year older, as another country's births "
+                    "(benchmarks/_shifted.py COUNTRY)")  # fmt: skip
     ap.add_argument(
         "--force", action="store_true", help="release past the pre-flight (a plan for another n)"
     )
     args = ap.parse_args()
+    if args.draw:
+        from lower import _simulate  # noqa: PLC0415  (the seeded public draw lower.py uses)
+
+        rows, seed = (int(x) for x in args.draw.split(","))
+        args.data = _simulate(Path(tempfile.mkdtemp()) / f"draw{seed}.csv.gz", rows, seed)
     if args.shifted:
         from _shifted import shifted_births  # noqa: PLC0415
 
@@ -51,7 +65,7 @@ def main() -> None:
             Path(tempfile.mkdtemp()) / f"shifted_{args.shifted}_{args.data.name.split('.')[0]}.csv"
         )
         print(f"a shifted population of {args.shifted:,} rows of {args.data.name}:")
-        args.data = shifted_births(args.data, out, rows=args.shifted, seed=1)
+        args.data = shifted_births(args.data, out, rows=args.shifted, seed=1, country=args.country)
     exe = str(Path(sys.executable).with_name("synthflow"))
     released, seconds = 0, []
     head = ("selection", "outcome", "epsilon", "delta", "audit", "wall s")
