@@ -164,8 +164,10 @@ def main() -> None:
                     t0 = time.perf_counter()
                     values = _flows(spec, cfg, raw, eps, args.seeds)
                     rows.append((name, eps, on, values))
-                    print(f"  {name}, eps_gen {eps:g}, prior {'on' if on else 'off'}: "
-                          f"{args.seeds} flows in {time.perf_counter() - t0:.0f} s", flush=True)  # fmt: skip
+                    took = time.perf_counter() - t0
+                    state = "on" if on else "off"
+                    print(f"  {name}, eps_gen {eps:g}, prior {state}: {args.seeds} flows in "
+                          f"{took:.0f} s", flush=True)  # fmt: skip
     print()
     print(f"exact criteria over {args.seeds} flows (mean; reg also its 90th percentile)")
     head = f"{'population':<16} {'eps_gen':>7} {'prior':>5} {'reg':>6} {'reg p90':>7} "

@@ -79,6 +79,9 @@ def _by_release_probability(
                 generator_epsilon=point.generator_epsilon,
                 mode=point.mode,
                 predicted_release_probability=round(point.release_probability, 4),
+                # a failed single attempt spends its total and publishes nothing: what one
+                # published release costs on average when failures are tried again
+                epsilon_per_release=round(cost.total / point.release_probability, 6),
             )
         progress(
             f"at P(release) >= {level:g}: "

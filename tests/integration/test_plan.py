@@ -176,6 +176,9 @@ def test_plan_prices_other_release_probabilities(
     assert priced, rows  # the fixture's sweep reaches 0.8 (and about 0.89 at most)
     for r in priced:
         assert r["predicted_release_probability"] >= r["release_probability"]
+        per = r["total_epsilon"] / r["predicted_release_probability"]
+        # the probability is stored to 4 digits (the ratio's 1e-4 relative error or so)
+        assert r["epsilon_per_release"] == pytest.approx(per, rel=1e-3)
     # once a level is out of reach, so is every higher one
     reach = [r["total_epsilon"] is not None for r in rows]
     assert reach == sorted(reach, reverse=True)
