@@ -17,17 +17,16 @@ from synthflow._notices import say
 from synthflow._outputs import check_output_dir
 from synthflow.acceptance.noise_check import binning_figures
 from synthflow.candidates import write_candidates
-from synthflow.cost import selection_cost
 from synthflow.data import load_data
 from synthflow.errors import ConfigError, NoPlanError
 from synthflow.ledger import file_sha256
 from synthflow.loader import load_spec
 from synthflow.plan import PLAN_FILES
+from synthflow.plan.costing import by_release_probability, exact_cost
 from synthflow.plan.optimize import Planner, PlanOptions
 from synthflow.plan.report import write_plan_html
 from synthflow.plan.simulate import load_arms
 from synthflow.plan.specfile import write_planned_spec
-from synthflow.space import find_configuration
 from synthflow.sweep.shortlist import THIN_RUNS, wilson_interval
 
 __all__ = ["PLAN_FILES", "NoPlanError", "plan_budget"]
@@ -41,54 +40,6 @@ def _point_json(p: Any) -> dict[str, Any]:
         "expected_attempts": round(p.expected_attempts, 3),
         "epsilons": p.epsilons,
     }
-
-
-RELEASE_LEVELS = (0.8, 0.9, 0.95, 0.99)
-"""P(release) targets whose cheapest plan ``plan`` also reports, beside the one asked for."""
-
-
-def _by_release_probability(
-    planner: Planner,
-    chosen: Any,
-    *,
-    spec: Any,
-    rows: int,
-    options: PlanOptions,
-    progress: Any,
-) -> list[dict[str, Any]]:
-    """The cheapest plan at each of :data:`RELEASE_LEVELS` and the requested target.
-
-    Each total is the exact cost ``release`` would charge (:func:`_exact_cost`); None
-    where no plan within the options (the total cap included) reaches that probability.
-    """
-    out = []
-    for level in sorted({*RELEASE_LEVELS, options.release_probability}):
-        asked = level == options.release_probability
-        point = chosen if asked else planner.cheapest_at(level)
-        row: dict[str, Any] = {"release_probability": level, "requested": asked}
-        problem = "no plan within the options"
-        if point is not None:
-            cost, problem = _exact_cost(
-                spec, point, rows, point.stop_probability, options.max_total
-            )
-        if point is None or problem:
-            row.update(total_epsilon=None, generator_epsilon=None, mode=None)
-        else:
-            row.update(
-                total_epsilon=round(cost.total, 6),
-                generator_epsilon=point.generator_epsilon,
-                mode=point.mode,
-                predicted_release_probability=round(point.release_probability, 4),
-                # a failed single attempt spends its total and publishes nothing: what one
-                # published release costs on average when failures are tried again
-                epsilon_per_release=round(cost.total / point.release_probability, 6),
-            )
-        progress(
-            f"at P(release) >= {level:g}: "
-            + (f"total {row['total_epsilon']:.3f} ({row['mode']})" if row["mode"] else problem)
-        )
-        out.append(row)
-    return out
 
 
 def _thin_evidence(arms: list[Any]) -> list[str]:
@@ -184,7 +135,7 @@ def plan_budget(
         },
         "warnings": _thin_evidence(arms),
         "frontier": {label: [_point_json(p) for p in path] for label, path in paths.items()},
-        "by_release_probability": _by_release_probability(
+        "by_release_probability": by_release_probability(
             planner, chosen, spec=spec, rows=len(frame), options=options, progress=progress
         ),
     }
@@ -224,7 +175,7 @@ def plan_budget(
             + f"no plan: {plan['reason']}; see {out / 'plan.html'}. Sweep better "
             "configurations, larger generator budgets, or relax --target-pass / --max-total"
         )
-    cost, problem = _exact_cost(spec, chosen, len(frame), chosen.stop_probability, max_total)
+    cost, problem = exact_cost(spec, chosen, len(frame), chosen.stop_probability, max_total)
     if problem:
         plan["reason"] = problem
         _write_json(out / "plan.json", plan)
@@ -296,48 +247,6 @@ def plan_budget(
     _write_json(out / "plan.json", plan)
     write_plan_html(out / "plan.html", plan, paths, chosen)
     return plan
-
-
-def _exact_cost(
-    spec: Any, chosen: Any, rows: int, stop_probability: float, max_total: float | None
-) -> tuple[Any, str]:
-    """The chosen point's cost as ``release`` computes it, and what is wrong ("" if nothing).
-
-    :func:`~synthflow.cost.selection_cost` at the planned budgets and shortlist,
-    with the public file's row count standing in for the private n: the planner's own
-    total for Liu-Talwar and single attempts (a zCDP shortlist's joint composition
-    included); Papernot-Steinke's for a many-attempt shortlist with a GAN, MST or AIM,
-    whose total the search did not see, checked against the spec's total and
-    ``--max-total``.
-    """
-    budgeted = dataclasses.replace(
-        spec,
-        privacy=dataclasses.replace(spec.privacy, generator_epsilon=chosen.generator_epsilon),
-        criteria=tuple(
-            dataclasses.replace(c, epsilon=chosen.epsilons[c.name]) for c in spec.criteria
-        ),
-    )
-    candidates = [find_configuration(spec, cid) for cid in chosen.candidates]
-    cost = selection_cost(
-        budgeted,
-        fit_once=chosen.fit_once,
-        candidates=candidates,
-        rows=rows,
-        stop_probability=stop_probability,
-    )
-    if not cost.papernot_steinke:
-        return cost, ""
-    cap = min(spec.privacy.total_epsilon, max_total if max_total is not None else math.inf)
-    problem = ""
-    if cost.total > cap:
-        problem = (
-            f"the shortlist holds (epsilon, delta) candidates, so selection is accounted by "
-            f"Papernot-Steinke: at the planned budgets it costs epsilon {cost.total:.3f} "
-            f"(delta {cost.total_delta:g}, stop probability {stop_probability:g}, {rows} "
-            f"rows), above the cap {cap:g}; raise --stop-probability, shortlist pure-DP "
-            "generators only, or raise the spec's total"
-        )
-    return cost, problem
 
 
 def _write_json(path: Path, doc: dict[str, Any]) -> None:

@@ -372,6 +372,13 @@ def test_release_spending_more_than_its_plan_is_refused(
     assert not (tmp_path / "enclave" / "ledger.jsonl").exists()
 
 
+def _cli_plan(loose_spec: Path, store: Path, nvss_10k: Path, out: Path, *extra: str) -> int:
+    """``synthflow plan`` on the module's sweep at P(release) 0.85, quiet; its exit code."""
+    return main(["plan", str(loose_spec), "--store", str(store), "--data", str(nvss_10k),
+                 "--public", "--out", str(out), "--release-probability", "0.85", "--quiet",
+                 *extra])  # fmt: skip
+
+
 def test_cli_no_feasible_plan_is_a_negative_result(
     loose_spec: Path,
     store: Path,
@@ -380,10 +387,7 @@ def test_cli_no_feasible_plan_is_a_negative_result(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     # [inputs] 5: no plan is a finding about the data, like an empty shortlist: exit 1.
-    argv = ["plan", str(loose_spec), "--store", str(store), "--data", str(nvss_10k),
-            "--public", "--out", str(tmp_path / "p"), "--max-total", "0.5",
-            "--release-probability", "0.85", "--quiet"]  # fmt: skip
-    assert main(argv) == 1
+    assert _cli_plan(loose_spec, store, nvss_10k, tmp_path / "p", "--max-total", "0.5") == 1
     err = capsys.readouterr().err
     assert "no plan:" in err and "error" not in err
     assert (tmp_path / "p" / "plan.html").is_file()
@@ -396,10 +400,7 @@ def test_cli_plan_prints_the_price_of_each_release_probability(
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    argv = ["plan", str(loose_spec), "--store", str(store), "--data", str(nvss_10k),
-            "--public", "--out", str(tmp_path / "p"), "--release-probability", "0.85",
-            "--quiet"]  # fmt: skip
-    assert main(argv) == 0
+    assert _cli_plan(loose_spec, store, nvss_10k, tmp_path / "p") == 0
     err = capsys.readouterr().err
     plan = json.loads((tmp_path / "p" / "plan.json").read_text())
     prices = " / ".join(

@@ -157,11 +157,11 @@ def _chosen(spec: ReleaseSpec, ids: list[str], *, generator_epsilon: float = 1.0
 
 def test_plan_recomputes_a_mixed_shortlist_by_papernot_steinke(mixed_shortlist) -> None:
     from synthflow.cost import PAPERNOT_STEINKE, selection_cost
-    from synthflow.jobs.plan import _exact_cost
+    from synthflow.plan.costing import exact_cost
 
     spec, shortlist = mixed_shortlist
     chosen = _chosen(spec, [c.id for c in shortlist])
-    cost, problem = _exact_cost(spec, chosen, 600, 0.3, None)
+    cost, problem = exact_cost(spec, chosen, 600, 0.3, None)
     budgeted = dataclasses.replace(
         spec,
         privacy=dataclasses.replace(spec.privacy, generator_epsilon=1.0),
@@ -174,17 +174,17 @@ def test_plan_recomputes_a_mixed_shortlist_by_papernot_steinke(mixed_shortlist) 
     # Liu-Talwar's total at the same budgets would understate it: the plan must not.
     assert cost.total > selection_cost(budgeted, fit_once=False).total
     assert problem == ""  # within the spec's total of 8
-    _, problem = _exact_cost(spec, chosen, 600, 0.3, 1.0)  # --max-total 1
+    _, problem = exact_cost(spec, chosen, 600, 0.3, 1.0)  # --max-total 1
     assert "Papernot-Steinke" in problem and "above the cap 1" in problem
 
 
 def test_plan_prices_a_pure_shortlist_by_liu_talwar(mixed_shortlist) -> None:
     from synthflow.cost import LIU_TALWAR
-    from synthflow.jobs.plan import _exact_cost
+    from synthflow.plan.costing import exact_cost
 
     spec, shortlist = mixed_shortlist
     pure = [c.id for c in shortlist if c.model == "privbayes"]
-    cost, problem = _exact_cost(spec, _chosen(spec, pure), 600, 0.3, None)
+    cost, problem = exact_cost(spec, _chosen(spec, pure), 600, 0.3, None)
     assert cost.theorem == LIU_TALWAR and problem == ""
     assert cost.total == pytest.approx(2 * cost.attempt_epsilon)
 
