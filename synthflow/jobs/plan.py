@@ -100,7 +100,7 @@ def plan_budget(
     arms, meta = load_arms(spec, store)
     if file_sha256(public) != meta["data_sha256"]:
         raise ConfigError(
-            f"--public {str(public)!r} is not the file the sweep ran on (sha256 differs); "
+            f"--data {str(public)!r} is not the file the sweep ran on (sha256 differs); "
             "give the same public data file"
         )
 

@@ -217,7 +217,7 @@ def test_plan_refuses_to_overwrite_and_foreign_data(
     with pytest.raises(ConfigError, match="overwritten silently"):
         plan_budget(loose_spec, store, nvss_10k, out, show_progress=False)
     assert (out / "plan.json").read_bytes() == before
-    with pytest.raises(ConfigError, match="not the file the sweep ran on"):
+    with pytest.raises(ConfigError, match=r"--data .* is not the file the sweep ran on"):
         plan_budget(
             loose_spec,
             store,
