@@ -41,6 +41,9 @@ def shifted_births(source: Path, out: Path, *, rows: int, seed: int, country: bo
     gen = np.random.default_rng(seed)  # public data: seeded
     take = gen.choice(len(frame), size=min(rows, len(frame)), replace=False, p=p / p.sum())
     shifted = frame.iloc[np.sort(take)].copy()
+    for condition in TILTS:  # the reweighting's own shifts, before any country shift
+        before, after = frame.eval(condition).mean(), shifted.eval(condition).mean()
+        print(f"  {condition}: {before:.1%} -> {after:.1%} ({100 * (after - before):+.1f} points)")
     if country:
         first = (shifted["parity"] == 1).to_numpy()
         for column, (every, extra) in COUNTRY.items():
@@ -50,8 +53,5 @@ def shifted_births(source: Path, out: Path, *, rows: int, seed: int, country: bo
         # within the spec's public domains (mother_age 12-50, birth_weight 227-8165 g)
         shifted["mother_age"] = shifted["mother_age"].clip(upper=50)
         shifted["birth_weight"] = shifted["birth_weight"].clip(lower=227)
-    for condition in TILTS:
-        before, after = frame.eval(condition).mean(), shifted.eval(condition).mean()
-        print(f"  {condition}: {before:.1%} -> {after:.1%} ({100 * (after - before):+.1f} points)")
     shifted.to_csv(out, index=False)
     return out

@@ -37,7 +37,8 @@ REPO = Path(__file__).resolve().parents[1]
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--spec", default="births", help="a bundled spec with a shipped plan")
-    ap.add_argument("--data", type=Path, default=REPO / "public_data" / "nvss_like_2019.csv.gz")
+    ap.add_argument("--data", type=Path, default=None,
+                    help="the file to release (default: the embedded 167K-row file)")  # fmt: skip
     ap.add_argument("--selections", type=int, default=10)
     ap.add_argument("--shifted", type=int, metavar="ROWS", default=None,
                     help="release on ROWS rows of --data reweighted to more high-parity, "
@@ -53,6 +54,11 @@ def main() -> None:
         "--force", action="store_true", help="release past the pre-flight (a plan for another n)"
     )
     args = ap.parse_args()
+    if args.draw and args.data:
+        ap.error("--draw simulates the data: give it or --data, not both")
+    if args.country and not args.shifted:
+        ap.error("--country shifts a reweighted population: give --shifted ROWS too")
+    args.data = args.data or REPO / "public_data" / "nvss_like_2019.csv.gz"
     if args.draw:
         from lower import _simulate  # noqa: PLC0415  (the seeded public draw lower.py uses)
 

@@ -10,13 +10,15 @@ Everything it reads is released (``y``), public (``sigma``, n, the public sample
 post-processing and costs nothing. The 0.1 n / cells term keeps a cell the public sample
 lacks from being pulled to 0.
 
-It is measured here, on three populations, at two generator budgets (the births
+It is measured here, on four populations, at two generator budgets (the births
 shipped space's ``workload`` point one_way_share 0.2, constrained_share 0.1, min_count 2,
 Gaussian, the release binning), each a flow (fit, sample, filter, project) per seed and
 the eight criteria's exact values:
 
 - ``NVSS rows``: the real NVSS 2019 160K sample, the prior from the spec's public sample
   (the embedded file, simulated from NVSS summaries): a population like the public one;
+- ``draw, seed 7``: 165K rows of a public draw from the same simulator at another seed,
+  unshifted: the control for the two below, which are made from it;
 - ``reweighted``: 165K rows of a public draw of another seed, reweighted to more
   high-parity, older and preterm births (``_shifted.py``): 1-way shares move 3-10 points,
   each column's distribution given the tilted ones stays;
@@ -30,7 +32,7 @@ one it does at eps_gen 0.75 what eps_gen 1 does without it, but on another count
 births it makes the regression error worse at the same budget, and a plan made on public
 data cannot tell the two apart (benchmarks/README.md, the [lower] note).
 
-    python benchmarks/public_prior.py                 # 20 seeds per cell (~8 min, 2 cores)
+    python benchmarks/public_prior.py                 # 20 seeds per cell (~10 min, 2 cores)
     python benchmarks/public_prior.py --seeds 5       # a quick look
 """
 
@@ -45,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from _record import record  # benchmarks/ is on sys.path when a script runs
 from _shifted import shifted_births
 
@@ -148,7 +151,11 @@ def main() -> None:
         from lower import _simulate  # noqa: PLC0415  (the seeded public draw lower.py uses)
 
         _simulate(draw, 220_000, 7)
-        populations = {"NVSS rows": NVSS}
+        populations = {"NVSS rows": NVSS, "draw, seed 7": Path(tmp) / "plain.csv"}
+        # the control: the simulator's own rows at another seed, unshifted
+        pd.read_csv(draw).sample(n=165_000, random_state=1).to_csv(
+            populations["draw, seed 7"], index=False
+        )
         for name, country in (("reweighted", False), ("another country", True)):
             print(f"{name} (165,000 rows of a 220,000-row public draw, seed 7):")
             populations[name] = shifted_births(

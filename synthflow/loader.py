@@ -95,6 +95,18 @@ def _unit(value: Any) -> str:
     return value.strip()
 
 
+def _published(raw: dict[str, Any]) -> bool:
+    value = raw.get("public_sample_published", False)
+    if not isinstance(value, bool):
+        raise ConfigError(f"public_sample_published: expected true or false, got {brief(value)}")
+    if value and not raw.get("public_sample"):
+        raise ConfigError(
+            "public_sample_published: true declares the public_sample published before the "
+            "release, but the spec names no public_sample: drop the key or name the file"
+        )
+    return value
+
+
 def load_spec(path: str | Path) -> ReleaseSpec:
     """Read and validate a release spec.
 
@@ -214,6 +226,7 @@ def _build_spec(p: Path, data: bytes, raw: Any) -> ReleaseSpec:
         disclosure=_parse_disclosure(raw.get("disclosure"), columns),
         description=text("description", raw.get("description", ""), 2000),
         public_sample=text("public_sample", raw.get("public_sample", ""), 400),
+        public_sample_published=_published(raw),
         path=str(p),
         sha256=hashlib.sha256(data).hexdigest(),
     )

@@ -216,6 +216,7 @@ ROOT = section(
     {
         "description": {"type": "string", "maxLength": 2000},
         "public_sample": {"type": "string", "maxLength": 400},
+        "public_sample_published": {"type": "boolean"},
         "input": {"anyOf": [ref("input"), {"type": "null"}]},
         "sampling": {"anyOf": [ref("sampling"), {"type": "null"}]},
         "unit": {"type": "string", "maxLength": 40},

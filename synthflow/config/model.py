@@ -226,6 +226,10 @@ class ReleaseSpec:
     public_sample: str = ""
     """A public sample like the private data (a bundled public data file's name, or a
     path relative to the spec): the noise check simulates the regression's design on it."""
+    public_sample_published: bool = False
+    """The public sample was published before this release (e.g. a public-use extract of
+    the same registry), so rows it shares with the private file are public: the check
+    that it holds no private rows is skipped, and the release records the declaration."""
     path: str = ""
     """File the spec was read from."""
     sha256: str = ""

@@ -90,12 +90,11 @@ def evaluate_files(
         original if not public or ledger_path else None,  # a dataset ledger's fingerprint
         public=public,
         seed=seed,
-        ledger=ledger_path,
+        charges=False,  # the ledger is opened below, once the public sample is checked
     )
     if not public and job.frame is not None:
         check_public_sample_is_public(spec, job.frame)  # its figures are published uncharged
-    assert job.ledger is not None
-    ledger, rng = job.ledger, job.rng
+    ledger, rng = job.open_ledger(ledger_path), job.rng
     # Every criterion's charge held at once: refused with nothing charged if not all fit.
     with ledger.reserve(
         spec.evaluation_epsilon,

@@ -161,7 +161,11 @@ def plan_budget(
                 f"largest budgets ({best.mode}) reaches P(release) "
                 f"{best.release_probability:.3f}, per-attempt pass {best.pass_probability:.3f}"
             )
-        reachable = [r for r in plan["by_release_probability"] if r["total_epsilon"]]
+        reachable = [
+            r
+            for r in plan["by_release_probability"]
+            if r["total_epsilon"] and r["release_probability"] < release_probability
+        ]
         if reachable:  # a lower target the options do allow
             r = reachable[-1]
             plan["reason"] += (

@@ -26,8 +26,9 @@ from synthflow.loader import load_spec
 from synthflow.release.audit import audit_release
 from synthflow.space import expand_space
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from conftest import make_small_frame  # the helper behind the small_csv fixture
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "tests"))
+from conftest import make_small_frame  # noqa: E402  (the helper behind small_csv)
 
 
 def _spec_with_sample(tmp_path, small_spec, sample_name: str):
@@ -124,12 +125,90 @@ def test_part_of_the_private_file_as_public_sample_is_refused(
 
 def test_private_rows_mixed_with_others_are_refused(tmp_path, small_spec, small_csv, capsys):
     # The private rows plus as many others (e.g. the private year and the one before):
-    # half the sample's rows are private rows, where an independent sample shares 0.17.
+    # half the sample's rows are private rows, where an independent sample shares about 0.17.
     mixed = pd.concat([pd.read_csv(small_csv), make_small_frame(600, seed=9)])
     mixed.to_csv(tmp_path / "public.csv", index=False)
     err = _release_refused(tmp_path, _spec_with_sample(tmp_path, small_spec, "public.csv"),
                            small_csv, capsys)  # fmt: skip
     assert "holds rows of --data" in err
+    # a resample of the private rows is no more public: its own duplicates must not
+    # raise the chance estimate (it is read from the private file)
+    pd.read_csv(small_csv).sample(frac=1.0, replace=True, random_state=3).to_csv(
+        tmp_path / "public.csv", index=False
+    )
+    err = _release_refused(tmp_path, _spec_with_sample(tmp_path, small_spec, "public.csv"),
+                           small_csv, capsys)  # fmt: skip
+    assert "holds rows of --data" in err
+
+
+def _births_with_sample(tmp_path, name: str):
+    doc = yaml.safe_load((REPO / "configs" / "births.yaml").read_text())
+    doc["public_sample"] = name
+    (tmp_path / "births.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
+    return load_spec(tmp_path / "births.yaml")
+
+
+def test_a_fifth_of_private_births_among_public_ones_is_refused(tmp_path, nvss_10k):
+    # Births' rows are distinctive (an independent sample shares about 1% of its rows
+    # with 10K private ones): 10K private rows pooled with 40K others are refused.
+    from synthflow.acceptance.noise_check import check_public_sample_is_public
+    from synthflow.data import load_data
+
+    others = pd.read_csv(REPO / "public_data" / "nvss_like_2019.csv.gz").sample(
+        n=40_000, random_state=1
+    )
+    pooled = pd.concat([pd.read_csv(nvss_10k), others])
+    pooled.to_csv(tmp_path / "pooled.csv", index=False)
+    spec = _births_with_sample(tmp_path, "pooled.csv")
+    private = load_data(nvss_10k, spec).frame
+    with pytest.raises(ConfigError, match="holds rows of --data") as info:
+        check_public_sample_is_public(spec, private)
+    assert "%" not in str(info.value)  # no share of the private rows is printed
+    others.to_csv(tmp_path / "others.csv", index=False)  # the others alone pass
+    check_public_sample_is_public(_births_with_sample(tmp_path, "others.csv"), private)
+
+
+def test_two_extracts_of_one_national_file_are_not_refused(tmp_path, nvss_10k, nvss_160k):
+    # The NVSS 10K and 160K samples are both drawn from the 2019 national file, so about
+    # 4% of the 10K rows are literally rows of the 160K one, and 5% more match by chance
+    # (0.097 in all): below twice chance (0.052) plus 0.05, so not refused.
+    from synthflow.acceptance.noise_check import check_public_sample_is_public
+    from synthflow.data import load_data
+
+    spec = _births_with_sample(tmp_path, str(nvss_10k))
+    private = load_data(nvss_160k, spec).frame
+    assert 0.05 < shared_rows(load_data(nvss_10k, spec).frame, private) < 0.15
+    check_public_sample_is_public(spec, private)
+
+
+def test_a_published_public_sample_is_declared_not_checked(tmp_path, small_spec, small_csv):
+    # A public-use extract of the same registry is public although its rows are private
+    # rows: the spec says so, the check is skipped and the release records the word.
+    from synthflow.acceptance.noise_check import (
+        check_public_sample_is_public,
+        public_sample_source,
+    )
+    from synthflow.data import load_data
+
+    pd.read_csv(small_csv).sample(n=300, random_state=1).to_csv(
+        tmp_path / "extract.csv", index=False
+    )
+    doc = yaml.safe_load(open(small_spec.path).read())
+    doc |= {"public_sample": "extract.csv", "public_sample_published": True}
+    (tmp_path / "spec.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
+    spec = load_spec(tmp_path / "spec.yaml")
+    private = load_data(small_csv, spec).frame
+    check_public_sample_is_public(spec, private)  # no error
+    assert public_sample_source(spec)["published"] is True
+    undeclared = _spec_with_sample(tmp_path, small_spec, "extract.csv")
+    assert "published" not in public_sample_source(undeclared)
+    with pytest.raises(ConfigError, match="public_sample_published: true"):
+        check_public_sample_is_public(undeclared, private)
+    for bad, match in (("yes", "expected true or false"), (True, "names no public_sample")):
+        doc = yaml.safe_load(open(small_spec.path).read()) | {"public_sample_published": bad}
+        (tmp_path / "bad.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
+        with pytest.raises(ConfigError, match=match):
+            load_spec(tmp_path / "bad.yaml")
 
 
 def test_shared_rows_counts_each_row_as_often_as_both_hold_it() -> None:
@@ -138,6 +217,8 @@ def test_shared_rows_counts_each_row_as_often_as_both_hold_it() -> None:
     assert shared_rows(a, b) == pytest.approx(3 / 5)  # (1, a) twice, (2, b) once
     assert shared_rows(b, a) == pytest.approx(3 / 4)
     assert shared_rows(a.iloc[:0], b) == 0.0
+    # equal values of other number types are equal rows (a frame not read by the spec)
+    assert shared_rows(a.astype({"x": "float64"}), b) == pytest.approx(3 / 5)
 
 
 def test_independent_samples_of_a_coarse_table_are_not_refused(tmp_path, small_spec) -> None:
@@ -155,7 +236,7 @@ def test_independent_samples_of_a_coarse_table_are_not_refused(tmp_path, small_s
     spec = _spec_with_sample(tmp_path, small_spec, "public.csv")
     public = load_data(tmp_path / "public.csv", spec).frame
     private = load_data(tmp_path / "private.csv", spec).frame
-    assert shared_rows(public, private) > 0.98 and chance_shared_rows(public, len(private)) == 1.0
+    assert shared_rows(public, private) > 0.98 and chance_shared_rows(private) == 1.0
     check_public_sample_is_public(spec, private)  # no error
     with pytest.raises(ConfigError, match="holds the same rows"):
         check_public_sample_is_public(spec, public.sample(frac=1.0, random_state=2))
