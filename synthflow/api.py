@@ -241,7 +241,7 @@ def evaluate_candidate(
             )
         return evaluate(spec, transformer, orig, cand, exact=True)
     if not public:  # the fit's noise weights and figures read it: never the private rows
-        from synthflow.acceptance.noise_check import check_public_sample_is_public  # noqa: PLC0415
+        from synthflow.public_sample import check_public_sample_is_public  # noqa: PLC0415
 
         check_public_sample_is_public(spec, original)
     job = open_job(spec, original, public=public, rng=rng, ledger=ledger, api=True)

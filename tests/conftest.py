@@ -77,6 +77,13 @@ def make_small_frame(n: int, seed: int) -> pd.DataFrame:
 
 
 @pytest.fixture(scope="session")
+def make_frame():
+    """:func:`make_small_frame` itself: other draws of the made-up clinic table (a bare
+    ``import conftest`` in a test module may find another directory's conftest)."""
+    return make_small_frame
+
+
+@pytest.fixture(scope="session")
 def small_frame() -> pd.DataFrame:
     """The made-up clinic visits of ``small_csv`` (600 rows), as a frame."""
     return make_small_frame(600, seed=7)

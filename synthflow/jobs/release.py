@@ -12,7 +12,6 @@ from typing import Any
 from synthflow._notices import say
 from synthflow._outputs import check_output_dir, removed_if_refused
 from synthflow._progress import private_count_line
-from synthflow.acceptance.noise_check import check_public_sample_is_public
 from synthflow.candidates import read_candidates, read_pass_rates
 from synthflow.config.model import DatasheetSpec
 from synthflow.cost import selection_cost
@@ -38,6 +37,7 @@ from synthflow.jobs._release_checks import (
 )
 from synthflow.ledger import Ledger, file_sha256
 from synthflow.loader import load_datasheet, load_spec
+from synthflow.public_sample import check_public_sample_is_public
 from synthflow.release.publish import write_release
 from synthflow.release.selection import private_selection
 from synthflow.rng import PrivacyRNG

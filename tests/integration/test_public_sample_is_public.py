@@ -11,24 +11,21 @@ from __future__ import annotations
 
 import gzip
 import json
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 import yaml
 
-from synthflow.acceptance.noise_check import chance_shared_rows, shared_rows
 from synthflow.cli import main
 from synthflow.errors import ConfigError
 from synthflow.ledger import Ledger
 from synthflow.loader import load_spec
+from synthflow.public_sample import chance_shared_rows, shared_rows
 from synthflow.release.audit import audit_release
 from synthflow.space import expand_space
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "tests"))
-from conftest import make_small_frame  # noqa: E402  (the helper behind small_csv)
 
 
 def _spec_with_sample(tmp_path, small_spec, sample_name: str):
@@ -73,10 +70,12 @@ def test_the_private_file_as_public_sample_is_refused(
     assert not ledger.exists() or Ledger(total_epsilon=100, path=ledger).charges == ()
 
 
-def test_a_release_names_the_public_sample_its_figures_came_from(tmp_path, small_spec, small_csv):
+def test_a_release_names_the_public_sample_its_figures_came_from(
+    tmp_path, small_spec, small_csv, make_frame
+):
     # A public sample that is not the private file: the release proceeds, and
     # acceptance.json names the file and its hash; the audit checks them.
-    make_small_frame(600, seed=8).to_csv(tmp_path / "public.csv", index=False)  # independent
+    make_frame(600, seed=8).to_csv(tmp_path / "public.csv", index=False)  # independent
     spec = _spec_with_sample(tmp_path, small_spec, "public.csv")
     for seed in range(30):
         out = tmp_path / f"r{seed}"
@@ -123,10 +122,12 @@ def test_part_of_the_private_file_as_public_sample_is_refused(
     assert "is part of --data" in err and "Nothing was spent" in err
 
 
-def test_private_rows_mixed_with_others_are_refused(tmp_path, small_spec, small_csv, capsys):
+def test_private_rows_mixed_with_others_are_refused(
+    tmp_path, small_spec, small_csv, capsys, make_frame
+):
     # The private rows plus as many others (e.g. the private year and the one before):
     # half the sample's rows are private rows, where an independent sample shares about 0.17.
-    mixed = pd.concat([pd.read_csv(small_csv), make_small_frame(600, seed=9)])
+    mixed = pd.concat([pd.read_csv(small_csv), make_frame(600, seed=9)])
     mixed.to_csv(tmp_path / "public.csv", index=False)
     err = _release_refused(tmp_path, _spec_with_sample(tmp_path, small_spec, "public.csv"),
                            small_csv, capsys)  # fmt: skip
@@ -151,8 +152,8 @@ def _births_with_sample(tmp_path, name: str):
 def test_a_fifth_of_private_births_among_public_ones_is_refused(tmp_path, nvss_10k):
     # Births' rows are distinctive (an independent sample shares about 1% of its rows
     # with 10K private ones): 10K private rows pooled with 40K others are refused.
-    from synthflow.acceptance.noise_check import check_public_sample_is_public
     from synthflow.data import load_data
+    from synthflow.public_sample import check_public_sample_is_public
 
     others = pd.read_csv(REPO / "public_data" / "nvss_like_2019.csv.gz").sample(
         n=40_000, random_state=1
@@ -172,8 +173,8 @@ def test_two_extracts_of_one_national_file_are_not_refused(tmp_path, nvss_10k, n
     # The NVSS 10K and 160K samples are both drawn from the 2019 national file, so about
     # 4% of the 10K rows are literally rows of the 160K one, and 5% more match by chance
     # (0.097 in all): below twice chance (0.052) plus 0.05, so not refused.
-    from synthflow.acceptance.noise_check import check_public_sample_is_public
     from synthflow.data import load_data
+    from synthflow.public_sample import check_public_sample_is_public
 
     spec = _births_with_sample(tmp_path, str(nvss_10k))
     private = load_data(nvss_160k, spec).frame
@@ -184,11 +185,9 @@ def test_two_extracts_of_one_national_file_are_not_refused(tmp_path, nvss_10k, n
 def test_a_published_public_sample_is_declared_not_checked(tmp_path, small_spec, small_csv):
     # A public-use extract of the same registry is public although its rows are private
     # rows: the spec says so, the check is skipped and the release records the word.
-    from synthflow.acceptance.noise_check import (
-        check_public_sample_is_public,
-        public_sample_source,
-    )
+    from synthflow.acceptance.noise_check import public_sample_source
     from synthflow.data import load_data
+    from synthflow.public_sample import check_public_sample_is_public
 
     pd.read_csv(small_csv).sample(n=300, random_state=1).to_csv(
         tmp_path / "extract.csv", index=False
@@ -221,14 +220,16 @@ def test_shared_rows_counts_each_row_as_often_as_both_hold_it() -> None:
     assert shared_rows(a.astype({"x": "float64"}), b) == pytest.approx(3 / 5)
 
 
-def test_independent_samples_of_a_coarse_table_are_not_refused(tmp_path, small_spec) -> None:
+def test_independent_samples_of_a_coarse_table_are_not_refused(
+    tmp_path, small_spec, make_frame
+) -> None:
     # Coarse values: independent samples share nearly every row, so sharing cannot tell
     # a copy from a sample, and only the same rows are refused.
-    from synthflow.acceptance.noise_check import check_public_sample_is_public
     from synthflow.data import load_data
+    from synthflow.public_sample import check_public_sample_is_public
 
     def coarse(n: int, seed: int) -> pd.DataFrame:
-        frame = make_small_frame(n, seed=seed)
+        frame = make_frame(n, seed=seed)
         return frame.assign(age=30 + frame["age"] % 2, visits=1 + frame["visits"] % 2)
 
     coarse(400, 1).to_csv(tmp_path / "public.csv", index=False)
