@@ -1,6 +1,7 @@
-"""A births population unlike the public one ([lower]): the NVSS rows, reweighted.
+"""Births populations for the benchmarks: seeded public draws, and draws unlike them.
 
-The release must hold on populations other than the public sample it was planned on
+:func:`public_draw` simulates a seeded draw from the committed NVSS calibration. The
+release must hold on populations other than the public sample it was planned on
 (another country's births). :func:`shifted_births` draws ``rows`` rows without
 replacement from a births file, each row's weight raised for higher parity, older
 mothers and preterm births, so that those 1-way shares move by 5-15 points; it prints
@@ -9,12 +10,27 @@ the shares before and after. Public data in, a file out: nothing here is private
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["shifted_births"]
+__all__ = ["public_draw", "shifted_births"]
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def public_draw(out: Path, rows: int, seed: int) -> Path:
+    """A seeded public draw from the committed NVSS calibration (what ship-plan sweeps)."""
+    exe = str(Path(sys.executable).with_name("synthflow"))
+    calibration = str(REPO / "public_data" / "nvss2019_calibration.yaml")
+    subprocess.run([exe, "public-data", "simulate", "--calibration", calibration, "--rows",
+                    str(rows), "--seed", str(seed), "--out", str(out)],
+                   check=True, capture_output=True, text=True)  # fmt: skip
+    return out
+
 
 TILTS = {"parity >= 3": 1.5, "mother_age >= 35": 1.3, "gestation_week < 37": 1.2}
 """Log-weight added to a row for each condition it meets."""

@@ -60,10 +60,10 @@ def main() -> None:
         ap.error("--country shifts a reweighted population: give --shifted ROWS too")
     args.data = args.data or REPO / "public_data" / "nvss_like_2019.csv.gz"
     if args.draw:
-        from lower import _simulate  # noqa: PLC0415  (the seeded public draw lower.py uses)
+        from _shifted import public_draw  # noqa: PLC0415
 
         rows, seed = (int(x) for x in args.draw.split(","))
-        args.data = _simulate(Path(tempfile.mkdtemp()) / f"draw{seed}.csv.gz", rows, seed)
+        args.data = public_draw(Path(tempfile.mkdtemp()) / f"draw{seed}.csv.gz", rows, seed)
     if args.shifted:
         from _shifted import shifted_births  # noqa: PLC0415
 

@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 
 from _record import record  # benchmarks/ is on sys.path when a script runs
-from _shifted import shifted_births
+from _shifted import public_draw, shifted_births
 
 REPO = Path(__file__).resolve().parents[1]
 BEFORE = "b1dd725"
@@ -48,14 +48,6 @@ def _exe() -> str:
 def _synthflow(*args: str) -> None:
     """Run one synthflow command to completion (public data; its output is not needed)."""
     subprocess.run([_exe(), *args], check=True, capture_output=True, text=True)
-
-
-def _simulate(out: Path, rows: int, seed: int) -> Path:
-    """A seeded public draw from the committed NVSS calibration (what ship-plan sweeps)."""
-    calibration = str(REPO / "public_data" / "nvss2019_calibration.yaml")
-    _synthflow("public-data", "simulate", "--calibration", calibration, "--rows", str(rows),
-               "--seed", str(seed), "--out", str(out))  # fmt: skip
-    return out
 
 
 def _before(where: Path) -> Path:
@@ -89,7 +81,7 @@ def _old_space(where: Path) -> Path:
     assert old != text, "configs/births.yaml no longer has the space this benchmark edits"
     spec = where / "births.yaml"
     spec.write_text(old)
-    draw = _simulate(where / "draw.csv.gz", 167_000, 2024)
+    draw = public_draw(where / "draw.csv.gz", 167_000, 2024)
     store = where / "sweep.db"
     _synthflow("sweep", str(spec), "--data", str(draw), "--public", "--seed", "2024",
                "--repeats", "10", "--store", str(store), "--generator-epsilon",
@@ -104,7 +96,7 @@ def _old_space(where: Path) -> Path:
 
 
 def _shifted(tmp: Path) -> Path:
-    draw = _simulate(tmp / "draw_seed7.csv.gz", 220_000, 7)
+    draw = public_draw(tmp / "draw_seed7.csv.gz", 220_000, 7)
     print("the shifted population (165,000 rows of a 220,000-row public draw, seed 7):")
     return shifted_births(draw, tmp / "shifted_165k.csv", rows=165_000, seed=1)
 

@@ -49,7 +49,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from _record import record  # benchmarks/ is on sys.path when a script runs
-from _shifted import shifted_births
+from _shifted import public_draw, shifted_births
 
 import synthflow.generators.workload as workload_module
 from synthflow.acceptance import exact_values
@@ -148,9 +148,7 @@ def main() -> None:
     public = transformer.forward(public_sample(spec)).to_numpy(np.int64)
     with tempfile.TemporaryDirectory() as tmp:
         draw = Path(tmp) / "draw.csv.gz"
-        from lower import _simulate  # noqa: PLC0415  (the seeded public draw lower.py uses)
-
-        _simulate(draw, 220_000, 7)
+        public_draw(draw, 220_000, 7)
         populations = {"NVSS rows": NVSS, "draw, seed 7": Path(tmp) / "plain.csv"}
         # the control: the simulator's own rows at another seed, unshifted
         pd.read_csv(draw).sample(n=165_000, random_state=1).to_csv(

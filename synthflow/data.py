@@ -25,7 +25,13 @@ from synthflow.config.model import Column, ReleaseSpec
 from synthflow.errors import DataError
 from synthflow.filtering import raw_violations
 
-__all__ = ["CleaningReport", "LoadedData", "check_release_columns", "load_data", "read_table"]
+__all__ = [
+    "CleaningReport",
+    "LoadedData",
+    "check_release_columns",
+    "load_data",
+    "read_table",
+]
 
 log = logging.getLogger(__name__)
 
