@@ -243,7 +243,7 @@ def evaluate_candidate(
     if not public:  # the fit's noise weights and figures read it: never the private rows
         from synthflow.public_sample import check_public_sample_is_public  # noqa: PLC0415
 
-        check_public_sample_is_public(spec, original)
+        check_public_sample_is_public(spec, original, [transformer])
     job = open_job(spec, original, public=public, rng=rng, ledger=ledger, api=True)
     assert job.ledger is not None
     ledger, rng = job.ledger, job.rng

@@ -14,8 +14,10 @@ from pathlib import Path
 from synthflow.errors import ConfigError
 
 __all__ = [
+    "bundled_public_data",
     "bundled_spec",
     "bundled_specs",
+    "is_bundled_public_data",
     "public_data_file",
     "resolve_spec_path",
 ]
@@ -47,6 +49,22 @@ def bundled_spec_of(sha256: str) -> str | None:
         if hashlib.sha256(bundled_spec(name).read_bytes()).hexdigest() == sha256:
             return name
     return None
+
+
+def bundled_public_data() -> list[str]:
+    """Names of the public data files shipped with synthflow."""
+    return sorted(
+        p.name
+        for p in _directory("synthflow._public_data").iterdir()
+        if p.is_file() and not p.name.startswith("_")
+    )
+
+
+def is_bundled_public_data(path: Path) -> bool:
+    """Whether ``path`` is (resolves to) a file of synthflow's own public data."""
+    root = _directory("synthflow._public_data").resolve()
+    target = Path(path).resolve()
+    return target.parent == root and target.is_file()
 
 
 def bundled_spec(name: str) -> Path:
@@ -85,9 +103,18 @@ def resolve_spec_path(spec: str | Path) -> Path:
 def public_data_file(name: str) -> Path:
     """A file of the default public data (``nvss_like_2019.csv.gz``, ...).
 
+    ``name`` is a bare file name: a path (absolute, or with a folder) names no bundled
+    file, even when it leads to one, so that a user's file never counts as one synthflow
+    ships (a bundled file is public; a user's file must be checked).
+
     Raises:
-        ConfigError: If the installation lacks it.
+        ConfigError: If the installation lacks it, or ``name`` is a path.
     """
+    if not name or Path(name).name != name or name in (".", ".."):
+        raise ConfigError(
+            f"{name!r} is a path, not the name of a public data file synthflow ships; the "
+            f"bundled files are {bundled_public_data()}"
+        )
     path = _directory("synthflow._public_data") / name
     if not path.is_file():
         raise ConfigError(

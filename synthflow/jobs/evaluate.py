@@ -93,7 +93,7 @@ def evaluate_files(
         charges=False,  # the ledger is opened below, once the public sample is checked
     )
     if not public and job.frame is not None:
-        check_public_sample_is_public(spec, job.frame)  # its figures are published uncharged
+        check_public_sample_is_public(spec, job.frame, [transformer])  # published uncharged
     ledger, rng = job.open_ledger(ledger_path), job.rng
     # Every criterion's charge held at once: refused with nothing charged if not all fit.
     with ledger.reserve(

@@ -124,8 +124,11 @@ def run_release(
     rng, raw = job.rng, job.frame
     assert raw is not None
     check_configurations(spec, candidates, len(raw))  # before anything is charged
-    if not public:
-        check_public_sample_is_public(spec, raw)
+    if not public:  # as read and as each candidate's binning reads it
+        binnings = {tuple(sorted(c.transformations.items())) for c in candidates}
+        check_public_sample_is_public(
+            spec, raw, [Transformer(spec, dict(b)) for b in sorted(binnings)]
+        )
     # The selection's accounting (its theorem, gamma, delta) is checked before the
     # progress display starts; private_selection checks it again before charging.
     cost = selection_cost(
