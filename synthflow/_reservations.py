@@ -11,16 +11,23 @@ The reservations live beside the ledger in ``<ledger>.reserved`` (JSON), written
 under the ledger's lock. Each names its process (pid and start time): the reservation of
 a process that has died is dropped when read, so a crash never holds budget for good.
 Reservations are not charges: the ledger file alone records what was spent.
+
+The sidecar is held to the ledger's standard (#58): a reservation only ever lowers what
+can be spent, so one that is not a finite, non-negative epsilon and delta (a hand edit:
+``"epsilon": -100`` once let a command charge 5.1 on a total of 2), or a sidecar that
+is not the JSON synthflow writes, is refused with the fix, never read as nothing.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 from pathlib import Path
 from typing import Any
 
 from synthflow._files import write_atomic
+from synthflow.errors import ConfigError
 
 __all__ = ["add", "consume", "others", "remove", "token"]
 
@@ -55,24 +62,51 @@ def _alive(key: str) -> bool:
     return _start_time(pid) == start
 
 
+def _damaged(path: Path, what: str) -> ConfigError:
+    return ConfigError(
+        f"the ledger's reservation file {str(path)!r} {what}: it is written only by "
+        "synthflow, under the ledger's lock, and a reservation can only lower what may be "
+        "spent. Once no synthflow command is running on this ledger, delete that file "
+        "(reservations are not charges: the ledger alone records what was spent) and run "
+        "the command again. Nothing was charged"
+    )
+
+
+def _amount(value: Any) -> bool:
+    """A reservation's epsilon or delta: a finite, non-negative number (not a bool)."""
+    return (
+        isinstance(value, (int, float))
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and value >= 0
+    )
+
+
 def _read(ledger: Path) -> dict[str, dict[str, Any]]:
+    """The live processes' reservations.
+
+    Raises:
+        ConfigError: If the sidecar is not what synthflow writes (damaged or edited).
+    """
     path = _sidecar(ledger)
     try:
-        doc = json.loads(path.read_text("utf-8"))
+        text = path.read_text("utf-8")
     except FileNotFoundError:
         return {}
-    except (OSError, ValueError):
-        doc = {}  # a damaged sidecar holds nothing: the ledger itself is the record
+    except (OSError, ValueError) as exc:
+        raise _damaged(path, f"cannot be read ({type(exc).__name__})") from None
+    try:
+        doc = json.loads(text, parse_constant=lambda name: None)  # no NaN or Infinity
+    except (ValueError, RecursionError):
+        raise _damaged(path, "is not valid JSON") from None
     if not isinstance(doc, dict):
-        return {}
-    return {
-        k: v
-        for k, v in doc.items()
-        if isinstance(v, dict)
-        and isinstance(v.get("epsilon"), (int, float))
-        and isinstance(v.get("delta"), (int, float))
-        and _alive(k)
-    }
+        raise _damaged(path, "is not a JSON object of reservations")
+    for v in doc.values():
+        if not (isinstance(v, dict) and _amount(v.get("epsilon")) and _amount(v.get("delta"))):
+            raise _damaged(
+                path, "holds a reservation whose epsilon or delta is not a finite number >= 0"
+            )
+    return {k: v for k, v in doc.items() if _alive(k)}
 
 
 def _write(ledger: Path, held: dict[str, dict[str, Any]]) -> None:

@@ -138,3 +138,54 @@ def test_tables_protect_over_the_ledger_charges_nothing(tmp_path, small_csv, cap
     assert "requested epsilon 6" in capsys.readouterr().err
     assert Ledger(total_epsilon=100, path=tmp_path / "budget.jsonl").charges == ()
     assert not (tmp_path / "t").exists() or not any((tmp_path / "t").iterdir())
+
+
+def _start_time(pid: int) -> str:
+    with open(f"/proc/{pid}/stat") as fh:
+        return fh.read().rsplit(")", 1)[-1].split()[19]
+
+
+@pytest.mark.parametrize(
+    "held",
+    [
+        {"epsilon": -100.0, "delta": 0.0},  # the audit's overspend: 5.1 charged of 2
+        {"epsilon": float("nan"), "delta": 0.0},  # was an internal ValueError
+        {"epsilon": 0.0, "delta": -1.0},
+        {"epsilon": True, "delta": 0.0},
+        {"epsilon": "1", "delta": 0.0},
+        "not a reservation",
+    ],
+)
+def test_a_hand_edited_reservation_never_raises_what_can_be_spent(
+    tmp_path, small_csv, capsys, held
+):
+    # #58 (2): a '<ledger>.reserved' line keyed to a live process (pid 1 and its real
+    # start time) with epsilon -100 let 'tables protect --epsilon 5' charge on a total
+    # of 5 (example_small) after a charge of 4 below. Now the sidecar is held to the
+    # ledger's standard: refused, naming the file and the fix, with nothing charged.
+    ledger = tmp_path / "budget.jsonl"
+    tables = tmp_path / "tables.yaml"
+    tables.write_text(yaml.safe_dump({"tables": [{"name": "s", "columns": ["smoker"]}]}))
+
+    def protect(epsilon: str, out: str) -> int:
+        argv = ["tables", "protect", "example_small", "--data", str(small_csv), "--tables",
+                str(tables), "--method", "laplace", "--epsilon", epsilon, "--out",
+                str(tmp_path / out), "--ledger", str(ledger), "--quiet"]  # fmt: skip
+        return main(argv)
+
+    assert protect("4", "t1") == 0
+    before = Ledger(total_epsilon=100, path=ledger).spent_epsilon
+    assert before == pytest.approx(4.0)
+    sidecar = tmp_path / "budget.jsonl.reserved"
+    sidecar.write_text(json.dumps({f"1:{_start_time(1)}": held}))
+    capsys.readouterr()
+    assert protect("4", "t2") == 2
+    err = capsys.readouterr().err
+    assert "budget.jsonl.reserved" in err and "delete that file" in err
+    assert "Traceback" not in err
+    assert Ledger(total_epsilon=100, path=ledger).spent_epsilon == pytest.approx(before)
+    sidecar.write_text("{not json")
+    assert protect("0.5", "t3") == 2
+    assert "is not valid JSON" in capsys.readouterr().err
+    sidecar.unlink()  # the fix the message names
+    assert protect("0.5", "t4") == 0
