@@ -560,6 +560,17 @@ def _ended(
     enclave_dir = enclave.root
     ended = read_outcome(enclave) if enclave.outcome.exists() else None
     stopped = any(e.get("event") == "stopped" for e in events)
+    # A coin that said stop ends the selection, whether or not its 'stopped' record (or
+    # outcome) was written before the process stopped: a re-run must not draw again (#58).
+    coin = next((e for e in events if e.get("event") == "coin" and e.get("stop")), None)
+    if coin is not None and not stopped:
+        enclave.log({"event": "stopped", "attempt": coin["attempt"], "completed": True})
+        if ended is None:
+            write_atomic(
+                enclave.outcome,
+                json.dumps({"selected": None, "attempts": coin["attempt"]}).encode(),
+            )
+        stopped = True
     if stopped or (ended is not None and ended.get("selected") is None):
         raise SelectionEnded(
             f"the selection in {str(enclave_dir)!r} has already ended without a release; use a "

@@ -240,3 +240,48 @@ def test_a_crashed_once_per_release_fit_ends_the_selection(tmp_path, kind):
     with pytest.raises(SelectionEnded):
         private_selection(births, candidates, **kwargs)
     assert fits == [1] and calls == [] and len(dataset.charges) == 1
+
+
+@pytest.mark.parametrize("gamma", [1.0, 0.5])
+def test_a_crash_after_the_stop_coin_ends_the_selection(tmp_path, small_spec, gamma, monkeypatch):
+    # #58 (3): the DP audit's crash window: the process stops after the coin said stop and
+    # before its 'stopped' record. On re-run the selection asked only whether a 'stopped'
+    # record existed, so it drew again: 200 of 200 selections released. Now the coin
+    # ends it: the share released is the share the theorem allows.
+    from synthflow.release.enclave import Enclave
+
+    log = Enclave.log
+
+    def crash_on_stopped(self, event):
+        if event.get("event") == "stopped" and not event.get("completed"):
+            raise KeyboardInterrupt  # the process stops (kill -9, a file-size limit)
+        log(self, event)
+
+    monkeypatch.setattr(Enclave, "log", crash_on_stopped)
+
+    def attempt(cfg, ledger, rng, fit):
+        ledger.charge("toy flow", epsilon=ledger.total_epsilon)
+        return AttemptResult(passed=rng.bernoulli(P_PASS), transcript={}, payload=cfg.id)
+
+    candidates = expand_space(small_spec)
+    rng = PrivacyRNG.from_seed(58)
+    dataset = Ledger(total_epsilon=1e6, path=tmp_path / "dataset.jsonl")
+    released = 0
+    for i in range(SELECTIONS):
+        enclave = tmp_path / f"e{i}"
+        out = _select_until_it_ends(
+            small_spec, candidates, attempt, enclave=enclave, rng=rng, gamma=gamma, dataset=dataset
+        )
+        released += out is not None and out.configuration is not None
+        events = _events(enclave)
+        coins = [e for e in events if e["event"] == "coin"]
+        draws = [e["attempt"] for e in events if e["event"] == "draw"]
+        assert not any(c["stop"] for c in coins[:-1])  # nothing is drawn after a stop
+        if coins and coins[-1]["stop"]:
+            assert draws[-1] == coins[-1]["attempt"]
+            assert json.loads((enclave / "outcome.json").read_text())["selected"] is None
+    assert len(dataset.charges) == SELECTIONS
+    # As in the test above: 0.3 (single attempt) or 0.4615 (gamma 0.5); sd <= 0.029 at
+    # n = 300, so 0.1 is 3.4 sd. With the crash window open both were 1.0.
+    expected = P_PASS if gamma == 1.0 else P_PASS / (1 - (1 - P_PASS) * (1 - gamma))
+    assert abs(released / SELECTIONS - expected) < 0.1, released
