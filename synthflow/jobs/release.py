@@ -38,6 +38,7 @@ from synthflow.jobs._release_checks import (
 from synthflow.ledger import Ledger, file_sha256
 from synthflow.loader import load_datasheet, load_spec
 from synthflow.public_sample import check_public_sample_is_public
+from synthflow.release.preflight import check_ledger_outside_enclave, check_room_for_release
 from synthflow.release.publish import write_release
 from synthflow.release.selection import private_selection
 from synthflow.rng import PrivacyRNG
@@ -96,6 +97,8 @@ def run_release(
             "--ledger must not be inside --out: the dataset's ledger never leaves the enclave "
             "(keep it beside --private-dir)"
         )
+    if ledger_path is not None:  # the enclave's own files are never the dataset's ledger
+        check_ledger_outside_enclave(Path(ledger_path), enc)
     for option, path in (("--out", out), ("--private-dir", private_dir)):
         _check_writable(option, path)  # before anything is charged
     if datasheet is not None and not isinstance(datasheet, DatasheetSpec):
@@ -124,6 +127,7 @@ def run_release(
     rng, raw = job.rng, job.frame
     assert raw is not None
     check_configurations(spec, candidates, len(raw))  # before anything is charged
+    check_room_for_release(spec, candidates, len(raw))  # a file-size limit (ulimit -f)
     if not public:  # as read and as each candidate's binning reads it
         binnings = {tuple(sorted(c.transformations.items())) for c in candidates}
         check_public_sample_is_public(

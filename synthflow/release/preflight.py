@@ -1,0 +1,70 @@
+"""Release pre-flight checks on the files a release will write, made before any charge.
+
+A release charges the dataset's ledger once, then selects, saves and publishes: a file
+it cannot write after the charge loses the budget. These checks read what can be read up
+front (#58): the process's file-size limit, and a --ledger that is one of the enclave's
+own files.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from synthflow.errors import ConfigError
+
+if TYPE_CHECKING:
+    from synthflow.config.model import ReleaseSpec
+    from synthflow.space import Configuration
+
+__all__ = ["ENCLAVE_FILES", "check_ledger_outside_enclave", "check_room_for_release"]
+
+
+def check_room_for_release(spec: ReleaseSpec, candidates: list[Configuration], rows: int) -> None:
+    """Refuse, before any charge, a file-size limit the release's largest file would hit.
+
+    The largest file is the published ``synthetic.csv`` (or the enclave's saved result):
+    at most ``rows`` lines of each column's longest label, quoted, plus separators, for
+    the candidate whose labels are longest (public: the spec's bins).
+    """
+    from synthflow._outputs import check_file_size_limit  # noqa: PLC0415
+    from synthflow.transform import Transformer  # noqa: PLC0415
+
+    widest = 0
+    for letters in {tuple(sorted(c.transformations.items())) for c in candidates}:
+        tr = Transformer(spec, dict(letters))
+        line = sum(
+            3 + max(len(str(x)) for x in tr.transformations[name].labels)
+            for name in tr.domain.names
+        )
+        widest = max(widest, line, 8 * len(tr.domain.names))  # the saved codes' pickle
+    check_file_size_limit(
+        (rows + 1) * (widest + 1) + 65536, what="the release's synthetic data file"
+    )
+
+
+ENCLAVE_FILES = (
+    "ledger.jsonl",
+    "transcript.jsonl",
+    "outcome.json",
+    "selected.pkl",
+    "regression_fit.pkl",
+    ".lock",
+)
+"""The files a selection writes in its --private-dir (synthflow.release.enclave)."""
+
+
+def check_ledger_outside_enclave(ledger: Path, enclave: Path) -> None:
+    """Refuse a dataset --ledger that is one of the enclave's own files (before any charge).
+
+    The dataset's charge would land in the file the selection then opens as its own
+    ledger, whose charge fails on it: the budget would be spent with nothing released.
+    """
+    target = ledger.resolve()
+    attempts = enclave / "attempts"
+    if target in {enclave / name for name in ENCLAVE_FILES} or attempts in target.parents:
+        raise ConfigError(
+            f"--ledger {str(ledger)!r} is a file the selection itself writes in --private-dir "
+            f"({target.name}): the dataset's ledger must be a file of its own, e.g. "
+            f"{str(enclave / 'budget.jsonl')!r} or one beside --private-dir. Nothing was spent"
+        )
