@@ -82,6 +82,30 @@ def check_writable(directory: Path, *, option: str, path: Path | None = None) ->
         ) from None
 
 
+def check_file_size_limit(need: int, *, what: str) -> None:
+    """Refuse when the process's file-size limit (``ulimit -f``) is below ``need`` bytes.
+
+    A write past the limit fails (EFBIG; Python ignores SIGXFSZ), so a command that
+    spends budget and then writes its result checks the limit before the charge, where
+    it can be read: a result lost to it would have spent the budget for nothing.
+
+    Raises:
+        ConfigError: Naming the limit, what needs more and the fix.
+    """
+    try:
+        import resource  # noqa: PLC0415  (POSIX)
+    except ImportError:  # pragma: no cover - no such limit elsewhere
+        return
+    soft, _ = resource.getrlimit(resource.RLIMIT_FSIZE)
+    if soft == resource.RLIM_INFINITY or soft >= need:
+        return
+    raise ConfigError(
+        f"this process's file-size limit (ulimit -f) is {soft:,} bytes, and {what} needs "
+        f"up to {need:,} bytes in one file: the result would be lost after the charge. "
+        "Raise the limit (ulimit -f unlimited) and run the command again. Nothing was spent"
+    )
+
+
 def check_output_dir(
     path: str | Path, *, option: str, own: Iterable[str] = (), force: bool = False
 ) -> Path:
