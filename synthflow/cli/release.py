@@ -118,18 +118,28 @@ def _audit(args: argparse.Namespace) -> int:
             args.json,
             {
                 "passed": report.ok,
+                "complete": report.complete,
+                "audited_against": report.audited_against,
                 "checks": [
                     {"check": name, "passed": ok, "detail": detail}
                     for name, ok, detail in report.checks
                 ],
+                "not_checkable": [{"check": name, "why": why} for name, why in report.unchecked],
                 "warnings": report.warnings,
                 "not_checked": list(NOT_CHECKED),
                 "disclosure_risk": report.risk.to_json() if report.risk else None,
             },
         )
+    if report.audited_against:
+        print(
+            f"audited against {report.audited_against}: the package's spec.yaml is that file "
+            "(by SHA-256), which 'synthflow release' uses with the shipped plan: the spec "
+            "given, with the criteria's epsilons its plan chose"
+        )
     for name, ok, detail in report.checks:
         line = f"{'PASS' if ok else 'FAIL'}  {name}"
         print(line + (f"  ({detail})" if detail and not ok else ""))
+    _print_unchecked(report.unchecked, args.release_dir)
     if report.risk is not None:
         r = report.risk
         print(f"disclosure risk of the released file (key variables {', '.join(r.key_variables)}):")
@@ -142,8 +152,33 @@ def _audit(args: argparse.Namespace) -> int:
     print("not checked (cannot be, from the published files):")
     for item in NOT_CHECKED:
         print(f"  - {item}")
-    print("audit passed" if report.ok else f"audit FAILED: {len(report.failures)} check(s)")
+    if report.failures:
+        more = f"; {len(report.unchecked)} more not run" if report.unchecked else ""
+        print(f"audit FAILED: {len(report.failures)} check(s){more}")
+    elif report.unchecked:
+        print(
+            f"audit INCOMPLETE: the {len(report.checks)} checks that could be run passed; "
+            f"{len(report.unchecked)} could not be run (listed above as NOT CHECKED)"
+        )
+    else:
+        print("audit passed")
     return EXIT_OK if report.ok else EXIT_NEGATIVE
+
+
+def _print_unchecked(unchecked: list[tuple[str, str]], release_dir: str) -> None:
+    """The checks that could not be run, grouped by why, and how to run them."""
+    reasons: dict[str, list[str]] = {}
+    for name, why in unchecked:
+        reasons.setdefault(why, []).append(name)
+    for why, names in reasons.items():
+        for name in names:
+            print(f"NOT CHECKED  {name}")
+        print(f"  ({len(names)} check(s) above: {why})")
+    if unchecked:
+        print(
+            "  to run them, put the public sample beside a copy of the package's spec.yaml "
+            f"and give that copy: synthflow audit {release_dir} DIR/spec.yaml"
+        )
 
 
 def _keygen(args: argparse.Namespace) -> int:

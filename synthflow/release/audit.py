@@ -14,6 +14,14 @@ and configuration, and anything about the enclave (ledger, transcript). Without 
 signature (``release --sign``, ``audit --key``) a tamperer who rewrites every file
 consistently is not detected.
 
+A reviewer who names a bundled spec (``births``) of a package released with that spec's
+shipped plan (``synthflow release births``) is audited against the shipped plan's spec,
+which the package's ``spec.yaml`` is by SHA-256, and the report says so
+(:attr:`AuditReport.audited_against`). A check that needs the spec's ``public_sample``
+when the package does not carry it (a relative name, not one synthflow ships) is listed
+as not checkable (:attr:`AuditReport.unchecked`) and the rest are run: such an audit is
+incomplete and does not pass.
+
 Kept whole: every check a reviewer's audit runs is here, in the order the audit reports
 them.
 """
@@ -70,9 +78,15 @@ _REL_TOL = 1e-9
 
 @dataclass
 class AuditReport:
-    """Every check with its outcome; ``ok`` only when all hold."""
+    """Every check with its outcome; ``ok`` only when all ran and hold."""
 
     checks: list[tuple[str, bool, str]] = field(default_factory=list)
+    unchecked: list[tuple[str, str]] = field(default_factory=list)
+    """Checks that could not be run, and why (the public sample is not in the package):
+    while any is listed the audit is incomplete and ``ok`` is False."""
+    audited_against: str | None = None
+    """Which spec the package was audited against when it is not the one given (the
+    shipped plan's spec of the bundled spec the reviewer named)."""
     warnings: list[str] = field(default_factory=list)
     """What a reader should know that fails no check (placeholders, unconfirmed
     provenance)."""
@@ -83,16 +97,28 @@ class AuditReport:
         """Record one check."""
         self.checks.append((name, bool(ok), detail))
 
+    def skip(self, name: str, why: str) -> None:
+        """Record a check that cannot be run from what the reviewer has."""
+        self.unchecked.append((name, why))
+
     def __repr__(self) -> str:
         if not self.checks:
             return "<AuditReport: no checks yet>"
-        verdict = "passed" if self.ok else f"FAILED ({len(self.failures)} failed)"
+        if self.failures:
+            verdict = f"FAILED ({len(self.failures)} failed)"
+        else:
+            verdict = "passed" if self.ok else f"INCOMPLETE ({len(self.unchecked)} not run)"
         return f"<AuditReport {verdict}: {len(self.checks)} checks>"
 
     @property
+    def complete(self) -> bool:
+        """Whether every check could be run."""
+        return not self.unchecked
+
+    @property
     def ok(self) -> bool:
-        """Whether every check passed."""
-        return bool(self.checks) and all(ok for _, ok, _ in self.checks)
+        """Whether every check ran and passed (an incomplete audit does not pass)."""
+        return bool(self.checks) and self.complete and all(ok for _, ok, _ in self.checks)
 
     @property
     def failures(self) -> list[str]:
@@ -180,21 +206,31 @@ def _provenance_warnings(
         report.warnings.append(f"datasheet placeholder: {item}")
 
 
-def _check_noise_figures(
-    report: AuditReport, acc: dict[str, Any], spec: ReleaseSpec, tr: Transformer, fit_once: bool
+def _check_noise_figures(  # noqa: PLR0917  (the audit's parts)
+    report: AuditReport,
+    acc: dict[str, Any],
+    spec: ReleaseSpec,
+    tr: Transformer,
+    fit_once: bool,
+    missing: str | None,
 ) -> None:
-    """The one noise rule's figures (datasheet flags), recomputed from public facts."""
+    """The one noise rule's figures (datasheet flags), recomputed from public facts.
+
+    ``missing``: why the spec's public sample cannot be read (:func:`_missing_sample`);
+    the figures and the sample's hash are then listed as not checkable.
+    """
     from synthflow.acceptance.noise_check import (  # noqa: PLC0415
         noise_figures,
         public_sample,
         public_sample_source,
     )
 
-    try:
-        sample = public_sample(spec)
-    except ConfigError as exc:  # a public sample beside the publisher's spec, not shipped
-        report.warnings.append(f"noise figures not recomputed: {exc}")
+    if missing is not None:
+        report.skip("noise figures", missing)
+        if "public_sample" in acc:
+            report.skip("public sample", missing)
         return
+    sample = public_sample(spec)
     figures = noise_figures(spec, tr, int(acc["rows"]), sample, fit_once=fit_once)
     ok = _same([f.as_dict() for f in figures], acc.get("noise_figures"))
     report.add("noise figures", ok, "" if ok else "differ from those recomputed (public sample, n)")
@@ -432,6 +468,113 @@ def _close(a: float, b: float) -> bool:
     return math.isclose(a, b, rel_tol=_REL_TOL, abs_tol=1e-15)
 
 
+def _missing_sample(spec: ReleaseSpec, acc: dict[str, Any]) -> str | None:
+    """Why the checks that read the spec's public sample cannot run, or None if they can.
+
+    A relative ``public_sample`` is read beside the spec: the publisher's file, which the
+    package does not carry (only a file synthflow ships is found without it).
+    """
+    from synthflow.public_sample import public_sample_path  # noqa: PLC0415
+
+    try:
+        public_sample_path(spec)
+    except ConfigError:
+        named = acc.get("public_sample")
+        sha = named.get("sha256") if isinstance(named, dict) else None
+        stated = f", SHA-256 {sha} in acceptance.json" if isinstance(sha, str) else ""
+        return (
+            f"not checkable without the public sample {spec.public_sample!r}{stated}, which "
+            f"the package does not carry (it is not beside {str(spec.path)!r})"
+        )
+    return None
+
+
+def _published_parameters(  # noqa: PLR0917  (the audit's parts)
+    report: AuditReport,
+    spec: ReleaseSpec,
+    tr: Transformer,
+    codes: pd.DataFrame,
+    fit_once: bool,
+    missing: str | None,
+) -> dict[str, dict[str, Any] | None]:
+    """Each criterion's public parameters (:func:`public_parameters`), recomputed.
+
+    None for a criterion whose parameters read the public sample when ``missing`` says
+    it cannot be read: its threshold, sensitivity and public parameters are then listed
+    as not checkable, and the other criteria's are computed as usual.
+    """
+    if missing is None:
+        return dict(public_parameters(spec, tr, codes, fit_once=fit_once))
+    from synthflow.criteria import kind_of  # noqa: PLC0415
+    from synthflow.criteria._common import code_matrix  # noqa: PLC0415
+
+    matrix = code_matrix(codes, tr, what="synthetic")
+    out: dict[str, dict[str, Any] | None] = {}
+    for c in spec.criteria:
+        try:
+            out[c.name] = kind_of(c).published(c, spec, tr, matrix, fit_once=fit_once)
+        except ConfigError:  # it reads the sample (noise_weights: public_sample)
+            out[c.name] = None
+            for check in ("threshold", "sensitivity", "public parameters"):
+                report.skip(f"{check} {c.name}", missing)
+    return out
+
+
+def _shipped_planned_spec(root: Path, spec_path: Path) -> tuple[Path, str] | None:
+    """The shipped plan's spec to audit against instead of the reviewer's, or None.
+
+    When the reviewer's spec is a bundled spec (``births``, or a copy of its file) and
+    the package's ``spec.yaml`` is, by SHA-256, the spec of the plan shipped for it (the
+    one ``synthflow release births`` releases with: the bundled spec with the budget
+    split ``synthflow plan`` chose), that shipped file: the package is then audited
+    against a spec synthflow ships, made from the one the reviewer named.
+    """
+    from synthflow.release import shipped  # noqa: PLC0415
+    from synthflow.resources import bundled_spec_of  # noqa: PLC0415
+
+    package_spec = root / "spec.yaml"
+    if not package_spec.is_file() or not spec_path.is_file():
+        return None
+    name = bundled_spec_of(sha256_file(spec_path))
+    sha = sha256_file(package_spec)
+    if name is None or sha == sha256_file(spec_path) or shipped.planned_spec_of(sha) != name:
+        return None
+    try:
+        plan = shipped.shipped_plan(name)  # checked to be made from the bundled spec
+    except ConfigError:
+        return None
+    if plan is None or sha256_file(plan.spec) != sha:
+        return None
+    return plan.spec, name
+
+
+def _check_key_path(key_path: str | Path) -> None:
+    """Refuse a ``--key`` that cannot be the publisher's public key, saying what it is.
+
+    Raises:
+        DataError: A missing path, a directory, or a private key (the ``.key`` file
+            ``synthflow keygen`` writes, which stays in the enclave).
+    """
+    path = Path(key_path)
+    if path.is_dir():
+        raise DataError(
+            f"--key {str(path)!r} is a directory; give the publisher's public key file "
+            "(PEM, e.g. steward.pub), obtained from the publisher"
+        )
+    if not path.is_file():
+        raise DataError(f"--key {str(path)!r} does not exist; pass the publisher's public key")
+    with path.open("rb") as fh:
+        head = fh.read(1 << 16)
+    if b"PRIVATE KEY-----" in head:
+        public = path.with_suffix(".pub").name if path.suffix == ".key" else None
+        give = f"give the public key {public}" if public else "give the public key"
+        raise DataError(
+            f"--key {str(path)!r}: that is the private signing key; {give} (the .pub file "
+            "'synthflow keygen' wrote beside it, which the publisher publishes). The private "
+            "key stays in the enclave: anyone who holds it can sign releases"
+        )
+
+
 def audit_release(
     release_dir: str | Path,
     *,
@@ -468,15 +611,21 @@ def _audit_release(
     root = Path(release_dir)
     if not root.exists():
         raise DataError(f"release directory {str(root)!r} does not exist; check the path")
-    if key_path is not None and not Path(key_path).is_file():
-        raise DataError(f"--key {str(key_path)!r} does not exist; pass the publisher's public key")
+    if key_path is not None:
+        _check_key_path(key_path)
+    report = AuditReport()
     if spec_path is not None:
         from synthflow.resources import resolve_spec_path  # noqa: PLC0415
 
         spec_path = resolve_spec_path(spec_path)  # a file, or a bundled spec's name
         if not Path(spec_path).is_file():
             raise DataError(f"the reviewer's spec {str(spec_path)!r} does not exist")
-    report = AuditReport()
+        planned = _shipped_planned_spec(root, Path(spec_path))
+        if planned is not None:
+            spec_path, name = planned
+            report.audited_against = (
+                f"the shipped plan's spec for {name}, public_data/{spec_path.name}"
+            )
     manifest_path = root / MANIFEST
     if not manifest_path.is_file() or not (root / "acceptance.json").is_file():
         raise DataError(
@@ -627,7 +776,8 @@ def _audit_release(
     elif theorem != LIU_TALWAR:
         report.add("selection theorem", False, f"unknown theorem {theorem!r}")
         return report
-    params = public_parameters(spec, tr, codes, fit_once=cost.fit_once)
+    missing = _missing_sample(spec, acc)
+    params = _published_parameters(report, spec, tr, codes, cost.fit_once, missing)
     fit_once = cost.fit_once
     published = {c["name"]: c for c in acc["criteria"]}
     for crit in spec.criteria:
@@ -635,15 +785,17 @@ def _audit_release(
         if c is None:
             report.add(f"criterion {crit.name}", False, "missing from acceptance.json")
             continue
-        expected_threshold = crit.threshold
-        if "pseudo_threshold" in params[crit.name]:
-            expected_threshold = min(crit.threshold, params[crit.name]["pseudo_threshold"])
-        ok_t = _close(c["threshold"], expected_threshold)
-        report.add(
-            f"threshold {crit.name}",
-            ok_t,
-            "" if ok_t else f"published {c['threshold']}, spec gives {expected_threshold}",
-        )
+        recomputed = params[crit.name]
+        if recomputed is not None:
+            expected_threshold = crit.threshold
+            if "pseudo_threshold" in recomputed:
+                expected_threshold = min(crit.threshold, recomputed["pseudo_threshold"])
+            ok_t = _close(c["threshold"], expected_threshold)
+            report.add(
+                f"threshold {crit.name}",
+                ok_t,
+                "" if ok_t else f"published {c['threshold']}, spec gives {expected_threshold}",
+            )
         decision = c["value"] < c["threshold"]
         report.add(
             f"decision {crit.name}",
@@ -654,14 +806,16 @@ def _audit_release(
             f"published {c['passed']}",
         )
         _check_budget_fields(report, crit, c, fit_once=fit_once)
-        sens = params[crit.name]["sensitivity"]
+        if recomputed is None:  # listed as not checkable
+            continue
+        sens = recomputed["sensitivity"]
         ok_s = c["sensitivity"] is not None and _close(c["sensitivity"], sens)
         report.add(
             f"sensitivity {crit.name}",
             ok_s,
             "" if ok_s else f"published {c['sensitivity']}, recomputed {sens}",
         )
-        pub = {k: v for k, v in params[crit.name].items() if k != "sensitivity"}
+        pub = {k: v for k, v in recomputed.items() if k != "sensitivity"}
         ok_p = json.loads(json.dumps(pub)) == c.get("public_parameters")
         report.add(f"public parameters {crit.name}", ok_p, "" if ok_p else "differ from recomputed")
     report.add(
@@ -678,7 +832,7 @@ def _audit_release(
             spec_cost = None
     _check_statements(report, acc, spec, cfg.to_json(), spec_cost)
     _check_datasheet(report, root, acc, spec, cfg, tr, codes, spec_cost)
-    _check_noise_figures(report, acc, spec, tr, cost.fit_once)
+    _check_noise_figures(report, acc, spec, tr, cost.fit_once, missing)
     # 7. epsilon arithmetic
     eps_eval = math.fsum(crit.epsilon for crit in spec.criteria)
     ok_e = _close(cost.evaluation_epsilon, eps_eval) and _close(
