@@ -27,7 +27,8 @@ def read_table(path: str | Path, *, columns: Collection[str] | None = None) -> p
             ones). A registry extract holds hundreds of columns a release never uses.
 
     Raises:
-        DataError: If the file is missing, empty or unreadable.
+        DataError: If the file is missing, empty or unreadable, or a float column of a
+            Parquet file holds an IEEE NaN (only a null is missing).
     """
     p = Path(path)
     if p.is_dir():
@@ -47,7 +48,9 @@ def read_table(path: str | Path, *, columns: Collection[str] | None = None) -> p
             if columns is not None:
                 names = pq.ParquetFile(p).schema_arrow.names
                 wanted = [c for c in names if c in set(columns)]
-            frame = pd.read_parquet(p, columns=wanted)
+            table = pq.read_table(p, columns=wanted, use_pandas_metadata=True)
+            _refuse_nan_floats(table)
+            frame = table.to_pandas()
         else:
             frame = _read_csv(p, columns)
     except pa.ArrowInvalid as exc:
@@ -147,6 +150,30 @@ def _refuse_nan_text(p: Path, table: pa.Table) -> None:
                 f"column {name!r} holds text such as 'nan' or 'inf' where numbers belong; "
                 "only an empty field means missing: leave missing values empty, or fix the "
                 "data"
+            )
+
+
+def _refuse_nan_floats(table: pa.Table) -> None:
+    """Refuse an IEEE NaN in a Parquet file's float column: only a null is missing.
+
+    pandas reads a null and a NaN alike (NaN), and a missing value's row is dropped; a
+    NaN is a value (a failed computation, a sentinel), never a silently dropped row.
+
+    Raises:
+        DataError: Naming the column and the number of rows, never a value.
+    """
+    import pyarrow.compute as pc  # noqa: PLC0415
+
+    for name in table.column_names:
+        column = table[name]
+        if not pa.types.is_floating(column.type):
+            continue
+        rows = int(pc.sum(pc.fill_null(pc.is_nan(column), False)).as_py() or 0)
+        if rows:
+            raise DataError(
+                f"column {name!r} holds NaN (not-a-number) floats ({rows} "
+                f"row{'s' if rows != 1 else ''}); only a null means missing: write missing "
+                "values as nulls, or fix the data"
             )
 
 

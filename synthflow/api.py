@@ -16,7 +16,6 @@ import pandas as pd
 
 from synthflow.config.model import ReleaseSpec
 from synthflow.cost import delta_of
-from synthflow.data import check_release_columns
 from synthflow.errors import ConfigError
 from synthflow.flow import draw_candidate, fit_generator
 from synthflow.generators.protocol import Generator
@@ -88,8 +87,9 @@ class Synthesizer:
         """Fit the DP generator; charges ``ledger`` the spec's generator budget.
 
         Args:
-            data: Cleaned raw release columns (:func:`synthflow.load_data`), or a data
-                file, which is loaded and cleaned against the spec.
+            data: The raw release columns (:func:`synthflow.load_data`), or a data
+                file; either is cleaned and checked against the spec as the command line
+                does (a value out of domain refused before any charge).
             ledger: The dataset's persistent ledger (:func:`synthflow.dataset_ledger`),
                 required unless ``public``, as on the command line. With ``public=True``
                 the default is a new in-memory ledger of the spec's total budget.
@@ -101,6 +101,7 @@ class Synthesizer:
         Raises:
             ConfigError: A seeded rng without ``public``, a public-only generator, or
                 data not declared public without their dataset ledger.
+            DataError: The data fail the data checks (never quoting a value).
             InfeasibleConfigurationError: Fewer rows than ``min_count`` (nothing spent).
             BudgetExceededError: The ledger cannot afford the generator budget.
         """
@@ -113,9 +114,8 @@ class Synthesizer:
             models=(self.configuration.model,),
             api=True,
         )
-        frame, rng, ledger = job.frame, job.rng, job.ledger
+        frame, rng, ledger = job.frame, job.rng, job.ledger  # a frame cleaned as a file is
         assert frame is not None and ledger is not None
-        check_release_columns(frame, self.spec)
         codes = self.transformer.forward(frame)
         n = len(codes)
         # The whole generator budget held before its first charge (#45), as the CLI's run.
@@ -206,7 +206,8 @@ def evaluate_candidate(
     Args:
         spec: The release spec (object, file or bundled name).
         configuration: The configuration the candidate was made with (id or object).
-        original: Cleaned raw release columns (:func:`synthflow.load_data`).
+        original: The raw release columns (:func:`synthflow.load_data`), cleaned and
+            checked as a data file is (a value out of domain refused, nothing charged).
         candidate: The candidate as bin labels (:meth:`Synthesizer.sample`) or codes.
         exact: ``True``: exact values, nothing charged, for public data only (exact
             values of private data are not private). ``False``: the DP release of each
@@ -218,6 +219,9 @@ def evaluate_candidate(
 
     Returns:
         An :class:`~synthflow.AcceptanceReport` (a table in a notebook).
+
+    Raises:
+        DataError: The original fails the data checks (never quoting a value).
     """
     from synthflow.acceptance.evaluate import evaluate  # noqa: PLC0415
 
@@ -228,23 +232,24 @@ def evaluate_candidate(
         else find_configuration(spec, configuration)
     )
     transformer = Transformer(spec, cfg.transformations)
-    orig = transformer.forward(original)
+    if exact and not public:
+        raise ConfigError(
+            "exact=True gives exact, non-private statistics of the original: for public "
+            "data only (public=True); evaluate private data with exact=False and its "
+            "dataset ledger"
+        )
+    # The original cleaned as a file is (the command line's checks), before any charge.
+    job = open_job(spec, original, public=public, rng=rng, charges=False, api=True)
+    assert job.frame is not None
+    orig = transformer.forward(job.frame)
     names = list(transformer.domain.names)
     is_codes = all(pd.api.types.is_integer_dtype(candidate[c]) for c in names)
     cand = candidate[names] if is_codes else transformer.from_labels(candidate.astype(str))
     if exact:
-        if not public:
-            raise ConfigError(
-                "exact=True gives exact, non-private statistics of the original: for public "
-                "data only (public=True); evaluate private data with exact=False and its "
-                "dataset ledger"
-            )
         return evaluate(spec, transformer, orig, cand, exact=True)
     if not public:  # the fit's noise weights and figures read it: never the private rows
         from synthflow.public_sample import check_public_sample_is_public  # noqa: PLC0415
 
-        check_public_sample_is_public(spec, original, [transformer])
-    job = open_job(spec, original, public=public, rng=rng, ledger=ledger, api=True)
-    assert job.ledger is not None
-    ledger, rng = job.ledger, job.rng
-    return evaluate(spec, transformer, orig, cand, exact=False, ledger=ledger, rng=rng)
+        check_public_sample_is_public(spec, job.frame, [transformer])
+    ledger = job.open_ledger(ledger)  # the dataset's (refused if none), once all is checked
+    return evaluate(spec, transformer, orig, cand, exact=False, ledger=ledger, rng=job.rng)

@@ -1,10 +1,11 @@
 """Reading and cleaning input data against the spec's public domain.
 
-:func:`load_data` reads CSV or Parquet, maps an input format onto the release columns
-(``input.mapping`` of the spec), drops rows with missing values (empty fields only),
-drops rows that a raw constraint on one column removes (that column's declared
-cleaning), checks every value against the public domain (so that a value out of domain
-is refused whatever another column holds), then drops rows that violate the raw
+:func:`load_data` reads CSV or Parquet; :func:`clean_frame` (a frame given to the Python
+API, and every file after reading) maps an input format onto the release columns
+(``input.mapping`` of the spec), drops rows with missing values (empty fields, nulls),
+refuses any value outside its column's public domain but the codes a raw rule on that
+column names (``[birth_weight, "==", 9999]``), drops rows that a raw constraint on one
+column removes (that column's declared cleaning), then rows that violate the raw
 constraints across columns (declared rules, counted per rule). Problems
 raise :class:`~synthflow.errors.DataError` naming the column and the fix; messages
 never contain data values. Per-rule removal counts are private statistics: they are
@@ -20,8 +21,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from synthflow._cleaning import as_integers, coerce, map_column, named_codes, refuse_out_of_domain
 from synthflow._readers import read_header, read_table
-from synthflow.config.model import Column, ReleaseSpec
+from synthflow.config.model import ReleaseSpec
 from synthflow.errors import DataError
 from synthflow.filtering import raw_violations
 
@@ -29,6 +31,7 @@ __all__ = [
     "CleaningReport",
     "LoadedData",
     "check_release_columns",
+    "clean_frame",
     "load_data",
     "read_table",
 ]
@@ -79,89 +82,6 @@ class LoadedData:
     report: CleaningReport
 
 
-def _map_column(frame: pd.DataFrame, col: Column) -> pd.Series:
-    if col.name in frame.columns:
-        return frame[col.name]
-    src = col.source
-    assert src is not None  # load_data checked that every column can be read
-    values = frame[src.source]
-    if src.parse == "month":
-        if pd.api.types.is_datetime64_any_dtype(values):
-            parsed = values
-        else:
-            parsed = pd.to_datetime(values, errors="coerce", format="ISO8601")
-            # Missing means empty: an entry that is present but not an ISO date (another
-            # format, an impossible date) is an error, never a silently dropped row.
-            if (values.notna() & parsed.isna()).any():
-                raise DataError(
-                    f"column {src.source!r} holds entries that are not ISO dates (YYYY-MM-DD) "
-                    f"or are impossible dates; cannot derive {col.name!r}: convert every date "
-                    "to YYYY-MM-DD (leave a missing date empty)"
-                )
-        values = parsed.dt.month.where(parsed.notna())
-    if src.values:
-        mapping = dict(src.values)
-        # Map the distinct values, then index: a column of millions of rows holds few.
-        codes, uniques = pd.factorize(values)  # missing values get code -1
-        text = pd.Index(uniques).astype(str).str.lower()
-        mapped_uniques = text.map(mapping)
-        if pd.isna(mapped_uniques).any():
-            raise DataError(
-                f"column {src.source!r} holds values outside {sorted(mapping)}; cannot derive "
-                f"{col.name!r}: fix the data or extend input.mapping.{col.name}.values"
-            )
-        taken = np.asarray(mapped_uniques, dtype=object).take(np.maximum(codes, 0))
-        values = pd.Series(taken, index=values.index).where(codes >= 0)
-    return values
-
-
-def _coerce(values: pd.Series, col: Column) -> pd.Series:
-    if col.kind == "categorical":
-        # Check and convert the distinct values, then index (millions of rows, few values).
-        codes, uniques = pd.factorize(values)
-        text = pd.Index(uniques).astype(str)
-        if not text.isin(col.categories).all():
-            raise DataError(
-                f"column {col.name!r} holds values outside its public categories "
-                f"{list(col.categories)}; fix the data or the spec's categories"
-            )
-        return pd.Series(np.asarray(text, dtype=object).take(codes), index=values.index)
-    numeric = pd.to_numeric(values, errors="coerce")
-    if numeric.isna().any():
-        raise DataError(
-            f"column {col.name!r} must be integer-valued but holds non-numeric entries; "
-            "fix the data (missing values are dropped, text is an error)"
-        )
-    arr = numeric.to_numpy(dtype=float)
-    if not np.all(np.isfinite(arr)) or not np.all(arr == np.round(arr)):
-        raise DataError(
-            f"column {col.name!r} must hold whole numbers; round or recode the data first"
-        )
-    # Kept as floats until the domain is checked (load_data): a value past int64 would
-    # wrap to a negative number in the cast.
-    return pd.Series(arr, index=values.index)
-
-
-def _check_domain(frame: pd.DataFrame, col: Column) -> pd.Series:
-    """The int column's values checked against its public domain, then cast to integers.
-
-    Raises:
-        DataError: Naming the column and its domain (never a value).
-    """
-    assert col.domain is not None
-    arr = frame[col.name].to_numpy(dtype=float)
-    if ((arr < col.domain[0]) | (arr > col.domain[1])).any():
-        raise DataError(
-            f"column {col.name!r} holds values outside its public domain "
-            f"[{col.domain[0]:g}, {col.domain[1]:g}]; fix the data, or widen "
-            f"columns.{col.name}.domain in the spec if a wider range is public knowledge"
-        )
-    # The smallest of int32/int64 that holds the values (codes fit either; a 4M-row
-    # input then takes half the memory).
-    small = arr.size == 0 or (arr.min() >= -(2**31) and arr.max() < 2**31)
-    return pd.Series(arr.astype(np.int32 if small else np.int64), index=frame.index)
-
-
 def load_data(
     path: str | Path,
     spec: ReleaseSpec,
@@ -183,7 +103,6 @@ def load_data(
         DataError: Missing columns, wrong types, values outside the public domain, an
             empty file, or no rows left after cleaning.
     """
-    # Long: read, map, clean and report: the steps every input goes through.
     needed = {c.name for c in spec.columns} | set(extra_columns)
     needed |= {c.source.source for c in spec.columns if c.source is not None}
     raw = read_table(path, columns=needed)
@@ -214,8 +133,43 @@ def load_data(
     absent = [c for c in extra_columns if c not in raw.columns]
     if absent:
         raise DataError(f"input lacks the requested column(s) {absent}; check the option")
+    held = [raw]
+    del raw  # _clean frees the input once its columns are mapped
+    return _clean(held, spec, public=public, extra_columns=extra_columns, source=repr(str(path)))
+
+
+def clean_frame(
+    frame: pd.DataFrame,
+    spec: ReleaseSpec,
+    *,
+    public: bool = False,
+    extra_columns: tuple[str, ...] = (),
+) -> LoadedData:
+    """Clean a frame for ``spec`` exactly as :func:`load_data` cleans a file it read.
+
+    The Python API's frames go through it (``Synthesizer.fit``, ``evaluate_candidate``),
+    so they get the command line's checks before any charge. A missing value is
+    pandas' (None, NaN, NA): its row is dropped, as an empty field of a file.
+
+    Raises:
+        DataError: As :func:`load_data`: wrong types, values outside the public domain,
+            no rows left after cleaning.
+    """
+    return _clean([frame], spec, public=public, extra_columns=extra_columns, source="the frame")
+
+
+def _clean(
+    held: list[pd.DataFrame],
+    spec: ReleaseSpec,
+    *,
+    public: bool,
+    extra_columns: tuple[str, ...],
+    source: str,
+) -> LoadedData:
+    """:func:`clean_frame`'s steps on ``held``'s one frame (popped: freed once mapped)."""
+    raw = held.pop()
     # Column by column, so that millions of rows are held about twice, not five times.
-    columns = {c.name: _map_column(raw, c) for c in spec.columns}
+    columns = {c.name: map_column(raw, c) for c in spec.columns}
     missing = np.zeros(len(raw), dtype=bool)
     for values in columns.values():
         missing |= values.isna().to_numpy()
@@ -226,21 +180,24 @@ def load_data(
     rows_read = len(raw)
     del raw  # free the input before the cleaned columns grow
     for c in spec.columns:
-        columns[c.name] = _coerce(columns[c.name][keep], c)
+        columns[c.name] = coerce(columns[c.name][keep], c)
     mapped = pd.DataFrame(columns, index=index)
     del columns
-    # A rule on one column is that column's own declared cleaning (e.g. weights above
-    # 5500 g): it runs before the domain check, which then refuses any other value out of
-    # domain whatever another column holds. Rules across columns run on checked data.
+    ints = [c for c in spec.columns if c.kind == "int"]
+    # Any value out of domain is refused, before any rule: a rule drops values inside
+    # the domain, and the codes a rule on one column names (9999 = unknown), no other.
+    for col in ints:
+        refuse_out_of_domain(mapped, col, named_codes(spec, col))
+    # A rule on one column is that column's own declared cleaning (its codes, weights
+    # above 5500 g); rules across columns run on the cast data, every code dropped.
     counts: dict[int, int] = {}
     own = [r for r in spec.raw_constraints if len({c.column for c in r.clauses}) == 1]
     for rule in own:
         drop = raw_violations(mapped, rule)
         counts[rule.id] = int(drop.sum())
         mapped = mapped.loc[~drop]
-    for col in spec.columns:
-        if col.kind == "int":
-            mapped[col.name] = _check_domain(mapped, col)
+    for col in ints:
+        mapped[col.name] = as_integers(mapped, col)
     for rule in spec.raw_constraints:
         if rule not in own:
             drop = raw_violations(mapped, rule)
@@ -248,7 +205,7 @@ def load_data(
             mapped = mapped.loc[~drop]
     removed += [(f"({r.id}) {r.name}", counts[r.id]) for r in spec.raw_constraints]
     if mapped.empty:
-        raise DataError(f"no rows of {str(path)!r} are left after cleaning; check the input")
+        raise DataError(f"no rows of {source} are left after cleaning; check the input")
     report = CleaningReport(
         rows_read=rows_read, removed=tuple(removed), rows_kept=len(mapped), public=public
     )

@@ -10,7 +10,9 @@ so the rules exist once:
 * generators that read their input as public data (``requires_public_data``) run on
   data declared public only;
 * data: a file is read and cleaned against the spec (:func:`synthflow.data.load_data`);
-  a frame is taken as already cleaned;
+  a frame given to the Python API is cleaned the same way (:func:`synthflow.data.clean_frame`:
+  the command line's checks, before any charge); the commands' own frames (a sweep
+  worker's) are taken as already cleaned;
 * the ledger: data not declared public charge their dataset's persistent ledger
   (``--ledger FILE``, or ``ledger=synthflow.dataset_ledger(...)`` in Python) bound to
   these very data; public data may charge a ledger of their own (in memory, or
@@ -100,7 +102,8 @@ def open_job(
 
     Args:
         spec: The release spec.
-        data: A data file (read and cleaned), an already cleaned frame, or None.
+        data: A data file (read and cleaned), a frame (cleaned when ``api``, else taken
+            as already cleaned), or None.
         public: Whether the data are declared public.
         seed: A seed for the noise (public data only; the command line's ``--seed``).
         rng: A :class:`PrivacyRNG` (the Python API's form; seeded: public data only).
@@ -118,6 +121,8 @@ def open_job(
     Raises:
         ConfigError: A seed on data not declared public, a public-only generator on
             them, or data not declared public without their dataset ledger.
+        DataError: The data file, or the API's frame, fails the data checks (a value
+            outside its column's public domain, a wrong type; never quoting a value).
     """
     from synthflow.jobs._rules import check_rng, privacy_rng  # noqa: PLC0415
 
@@ -135,6 +140,11 @@ def open_job(
 
         loaded = load_data(data, spec, public=public, extra_columns=extra_columns)
         frame = loaded.frame
+    elif api and data is not None:  # a frame from the user: the file's checks, not trust
+        from synthflow.data import check_release_columns, clean_frame  # noqa: PLC0415
+
+        check_release_columns(data, spec)
+        frame = clean_frame(data, spec, public=public, extra_columns=extra_columns).frame
     job = Job(
         spec=spec,
         public=public,

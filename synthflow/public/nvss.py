@@ -74,6 +74,10 @@ WEIGHT_LEVELS = (
 )
 """Quantile levels of the birth-weight quantiles by gestation group."""
 GRAMS_PER_OUNCE = 28.349523125
+WEIGHT_RANGE = (227, 8165)
+"""The NVSS public-use file's documented birth weights in grams (``dbwt``; 9999 unknown):
+a simulated weight is kept inside it, as the births specs' domain is (a value outside
+is refused by ``load_data``)."""
 
 
 def default_calibration_path() -> Path:
@@ -171,7 +175,7 @@ def simulate(calibration: Calibration, n_rows: int, rng: np.random.Generator) ->
     ten = ~ounce & (v < c.ounce_share + (1 - c.ounce_share) * c.round10_share)
     weight = np.where(ounce, np.round(weight / GRAMS_PER_OUNCE) * GRAMS_PER_OUNCE, weight)
     weight = np.where(ten, np.round(weight / 10) * 10, weight)
-    weight = np.maximum(np.round(weight), 100).astype(np.int64)
+    weight = np.clip(np.round(weight), *WEIGHT_RANGE).astype(np.int64)
     dates = np.array([f"{c.year}-{m:02d}-15" for m in range(1, 13)], dtype=object)
     frame = pd.DataFrame(
         {
