@@ -30,9 +30,12 @@ total.
 **Checked as read.** Every line is validated as :meth:`Ledger.charge` validates its
 arguments (finite, non-negative epsilon; delta in [0, 1); no unknown field), and every
 line holds the SHA-256 of the line before it (``prev``), so an edited, inserted or
-deleted line (other than the last) is detected and named. The chain is tamper-evidence
-against edits by hand, not a signature: see docs/privacy.md, "What the ledger cannot
-see".
+deleted line (other than the last) is detected and named. A dataset ledger must also
+extend the head recorded under ``$SYNTHFLOW_HOME`` (:mod:`synthflow._ledger_head`); one
+holding charges that this home has no record of is refused until the steward adopts it
+(:func:`adopt_ledger`, ``synthflow ledger adopt``), which is recorded as a line of it.
+The chain is tamper-evidence against edits by hand, not a signature: see
+docs/privacy.md, "What the ledger cannot see".
 
 >>> ledger = Ledger(total_epsilon=1.0)
 >>> ledger.charge("a count", epsilon=0.25, mechanism="laplace", sensitivity=1.0)
@@ -64,8 +67,10 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = [
+    "Adoption",
     "Charge",
     "Ledger",
+    "adopt_ledger",
     "charged_by_ledger",
     "charged_to_datasets",
     "data_fingerprint",
@@ -205,9 +210,14 @@ class Ledger:
 
     def _check_within_total(self) -> None:
         if self._eps > Fraction(self.total_epsilon) + _SLACK:
+            where = (
+                "the dataset's budget is spent (a new ledger for these data would forget it)"
+                if self.header is not None
+                else "use a new output directory"
+            )
             raise BudgetExceededError(
                 f"ledger file {self.path} already records epsilon {self.spent_epsilon}, more "
-                f"than the total {self.total_epsilon}; use a new output directory"
+                f"than the total {self.total_epsilon}; {where}"
             )
 
     def _load(self, text: str) -> None:
@@ -223,7 +233,28 @@ class Ledger:
             self._tip = _line_hash(line)
             self._hashes.append(self._tip)
         if self.header is not None:  # a dataset ledger: it must extend its recorded head
-            _ledger_head.check(self.header["dataset_sha256"], self.path, self._hashes)
+            self._check_head()
+
+    def _check_head(self) -> None:
+        """Refuse a file that does not extend its recorded head (or has none, with charges)."""
+        assert self.path is not None and self.header is not None
+        _ledger_head.check(
+            self.header["dataset_sha256"], self.path, self._hashes, holds=self._holds()
+        )
+
+    def _holds(self) -> str:
+        """What a dataset ledger's file holds: "N charge(s), epsilon X spent of the total T"."""
+        header = self.header or {}
+        total, total_delta = header.get("total_epsilon"), header.get("total_delta", 0.0)
+        delta = (
+            f" (delta {self.spent_delta:.3g} of {total_delta:.3g})"
+            if self.spent_delta or total_delta
+            else ""
+        )
+        return (
+            f"{len(self._charges)} charge(s), epsilon {self.spent_epsilon:.6g} spent of the "
+            f"total {total:g}{delta}"
+        )
 
     @contextmanager
     def _locked(self) -> Iterator[IO[str]]:
@@ -361,21 +392,34 @@ class Ledger:
             return
         with self._locked() as fh:
             self._refuse_unaffordable(what, epsilon, delta)
-            line = json.dumps({**asdict(entry), "prev": self._tip})
-            _write(fh, line)
-            self._append(entry)
-            self._tip = _line_hash(line)
-            self._hashes.append(self._tip)
+            self._write_charge(fh, entry)
             if self.header is not None:
                 _reservations.consume(self.path, _reservations.token(), epsilon, delta)
-                _ledger_head.record(
-                    self.header["dataset_sha256"], self.path, self._hashes, self.spent_epsilon
-                )
+                self._record_head()
                 global _charged_to_datasets  # noqa: PLW0603  (one process-wide figure)
                 _charged_to_datasets += float(epsilon)
                 key = str(self.path.resolve())
                 _, eps0, delta0 = _charged_ledgers.get(key, (self, 0.0, 0.0))
                 _charged_ledgers[key] = (self, eps0 + float(epsilon), delta0 + float(delta))
+
+    def _write_charge(self, fh: IO[str], entry: Charge) -> None:
+        """Append ``entry`` as the file's next line (under the lock), chained to the last."""
+        line = json.dumps({**asdict(entry), "prev": self._tip})
+        _write(fh, line)
+        self._append(entry)
+        self._tip = _line_hash(line)
+        self._hashes.append(self._tip)
+
+    def _record_head(self, *, strict: bool = False) -> None:
+        assert self.path is not None and self.header is not None
+        _ledger_head.record(
+            self.header["dataset_sha256"],
+            self.path,
+            self._hashes,
+            self.spent_epsilon,
+            self.spent_delta,
+            strict=strict,
+        )
 
     def _refuse_unaffordable(self, what: str, epsilon: float, delta: float) -> None:
         if not self.can_afford(epsilon, delta):
@@ -411,7 +455,7 @@ class Ledger:
                 _write(fh, line)
                 self.header, self._tip = dict(header), _line_hash(line)
                 self._hashes = [self._tip]
-                _ledger_head.record(header["dataset_sha256"], self.path, self._hashes, 0.0)
+                self._record_head()
 
     def summary(self) -> dict[str, Any]:
         """JSON-ready totals and the list of charges."""
@@ -617,6 +661,133 @@ def read_ledger(path: str | Path) -> Ledger:
         ConfigError: A damaged file.
     """
     return _LedgerView(total_epsilon=1e300, total_delta=0.999, path=path)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Adoption:
+    """What :func:`adopt_ledger` found and did (budget figures and paths, never data)."""
+
+    path: Path
+    home: Path
+    """The absolute ``SYNTHFLOW_HOME`` whose record now holds the ledger's head."""
+    holds: str
+    """What the file held before: "N charge(s), epsilon X spent of the total T"."""
+    adopted: bool
+    """False: the file already extends its record under this home; nothing was written."""
+    line: int = 0
+    """The ledger's line that records the adoption (and charges what was forgotten)."""
+    recorded: tuple[int, float] | None = None
+    """The record this home had: its number of lines and the epsilon then spent."""
+    agreed_lines: int = 0
+    """The file's first lines that the record this home had agrees with."""
+    carried_epsilon: float = 0.0
+    carried_delta: float = 0.0
+    unreadable: str | None = None
+    """Why this home's record could not be read (it is replaced)."""
+    over_total: bool = False
+
+
+class _Adopting(Ledger):
+    """A dataset ledger read without its head check: only :func:`adopt_ledger` reads so."""
+
+    def _check_head(self) -> None:
+        return
+
+
+def adopt_ledger(path: str | Path) -> Adoption:
+    """Take on the dataset ledger at ``path`` under this ``SYNTHFLOW_HOME``: explicit.
+
+    A ledger holding charges with no record of its head here (another user's, moved,
+    restored into a fresh home) is refused by every command until it is adopted; so is
+    one whose record here cannot be read. Adopting appends one line to the ledger, in
+    its chain, that records the adoption, and records the new head here. A ledger that
+    does not extend the head recorded here (a rollback, then another home charged it)
+    is adopted with the spend it forgot: what the record had spent beyond the lines it
+    agrees with (all of it for a record without line hashes) is charged on that line.
+    A file that extends its record here is left as it is.
+
+    Raises:
+        ConfigError: Not an existing dataset ledger, a damaged file, or a home where
+            the record cannot be written.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(
+            f"the ledger {str(path)!r} does not exist or is not a regular file: give the "
+            "path of the dataset's ledger (a new ledger needs no adoption)"
+        )
+    _ledger_head.check_writable()
+    ledger = _Adopting(total_epsilon=1e300, total_delta=0.999, path=path)
+    with ledger._locked() as fh:
+        if ledger.header is None:
+            raise ConfigError(
+                f"{str(path)!r} is not a dataset ledger (it has no dataset header): nothing "
+                "to adopt"
+            )
+        head, unreadable = _ledger_head.inspect(ledger.header["dataset_sha256"], path)
+        holds, home = ledger._holds(), _ledger_head.home()
+        recorded = None if head is None else (head["lines"], float(head["spent_epsilon"]))
+        if head is not None and _extends(ledger._hashes, head):
+            return Adoption(path=path, home=home, holds=holds, adopted=False, recorded=recorded)
+        agreed = _agreed(ledger._hashes, head)
+        eps, delta = _forgotten(ledger.charges, head, agreed)
+        what = f"adopted with 'synthflow ledger adopt' under SYNTHFLOW_HOME {home}: {holds}"
+        if head is not None:
+            what += (
+                f"; charges the epsilon {eps:.6g} (delta {delta:.3g}) it forgot: the record "
+                f"there had {head['lines']} line(s), epsilon {head['spent_epsilon']:.6g} "
+                f"spent, and agreed with its first {agreed} line(s)"
+            )
+        if unreadable:
+            what += f"; the record there could not be read ({unreadable}) and is replaced"
+        entry = Charge(what=what, epsilon=eps, delta=delta, mechanism="adopt", ref="adopt")
+        ledger._write_charge(fh, entry)
+        ledger._record_head(strict=True)
+        header = ledger.header
+    return Adoption(
+        path=path,
+        home=home,
+        holds=holds,
+        adopted=True,
+        line=len(ledger._hashes),
+        recorded=recorded,
+        agreed_lines=agreed,
+        carried_epsilon=eps,
+        carried_delta=delta,
+        unreadable=unreadable,
+        over_total=ledger._eps > Fraction(header["total_epsilon"]) + _SLACK
+        or ledger._delta > Fraction(header.get("total_delta", 0.0)) + _SLACK,
+    )
+
+
+def _extends(hashes: list[str], head: dict[str, Any]) -> bool:
+    lines = head["lines"]
+    return len(hashes) >= lines and (lines == 0 or hashes[lines - 1] == head["head"])
+
+
+def _agreed(hashes: list[str], head: dict[str, Any] | None) -> int:
+    """How many first lines of the file the record holds (0 without its line hashes)."""
+    recorded = (head or {}).get("hashes") or []
+    agreed = 0
+    for mine, theirs in zip(hashes, recorded, strict=False):
+        if mine != theirs:
+            break
+        agreed += 1
+    return agreed
+
+
+def _forgotten(
+    charges: tuple[Charge, ...], head: dict[str, Any] | None, agreed: int
+) -> tuple[float, float]:
+    """What the record spent beyond the file's first ``agreed`` lines (line 1: the header)."""
+    if head is None:
+        return 0.0, 0.0
+    shared = charges[: max(agreed - 1, 0)]
+    eps = Fraction(head["spent_epsilon"]) - sum((Fraction(c.epsilon) for c in shared), Fraction(0))
+    delta = Fraction(head.get("spent_delta", 0.0)) - sum(
+        (Fraction(c.delta) for c in shared), Fraction(0)
+    )
+    return float(max(eps, Fraction(0))), float(max(delta, Fraction(0)))
 
 
 def command_ledger(

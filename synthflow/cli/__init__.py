@@ -40,6 +40,7 @@ _COMMAND_MODULES = (
     "synthflow.cli.sweep",
     "synthflow.cli.release",
     "synthflow.cli.plan",
+    "synthflow.cli.ledger",
 )
 
 

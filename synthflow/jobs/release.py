@@ -172,13 +172,6 @@ def run_release(
         )
     if hopeless:
         say(f"synthflow release: warning (--force given): {hopeless}")
-    affordable = cost.total <= spec.privacy.total_epsilon * (1 + 1e-12)  # else refused below
-    if stop_probability >= 1 and not resuming and affordable:  # said before the charge
-        say(
-            f"synthflow release: a single attempt: epsilon {cost.total:.6g} (delta "
-            f"{cost.total_delta:.3g}) is charged now; if the attempt fails, nothing is "
-            "released and the budget stays spent"
-        )
     shared = job.open_ledger(ledger_path) if ledger_path is not None or not public else None
     _check_dataset_budget(shared, cost, ledger_path, resuming=resuming)  # before the enclave
     fit = None
@@ -195,6 +188,14 @@ def run_release(
         def fit(ledger: Ledger, r: PrivacyRNG) -> Any:
             return release_once(spec, tr, original, ledger=ledger, rng=r)
 
+    affordable = cost.total <= spec.privacy.total_epsilon * (1 + 1e-12)  # else refused below
+    if stop_probability >= 1 and not resuming and affordable:  # said before the charge,
+        # after every refusal (the dataset ledger's among them): never before one
+        say(
+            f"synthflow release: a single attempt: epsilon {cost.total:.6g} (delta "
+            f"{cost.total_delta:.3g}) is charged now; if the attempt fails, nothing is "
+            "released and the budget stays spent"
+        )
     # The number of attempts is private: by default the line shows only for how long
     # selection runs, redrawn every second by its own clock (never as an attempt ends);
     # --show-attempts shows the count on the steward's terminal inside the enclave.
