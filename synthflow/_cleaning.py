@@ -5,7 +5,8 @@ a rule drops values inside the domain (implausible ones) and the codes it names 
 ``==`` on its own column (``[birth_weight, "==", 9999]``: 9999 means unknown). A range
 rule names no code: weights in ounces, -5 or 99999 are errors of the data, not rows to
 drop (dropping them changes n, which the release publishes, without a word).
-Messages name the column, the domain, the number of rows and the fix, never a value.
+Messages name the column, the domain and the fix, never a value nor how many rows (a
+count of private rows is a statistic of the private data: :mod:`synthflow.errors`).
 """
 
 from __future__ import annotations
@@ -109,12 +110,12 @@ def named_codes(spec: ReleaseSpec, col: Column) -> np.ndarray:
     return np.array(sorted(set(codes)), dtype=float)
 
 
-def _domain_message(col: Column, rows: int) -> str:
+def _domain_message(col: Column) -> str:
     assert col.domain is not None
     lo, hi = col.domain
     return (
-        f"column {col.name!r} holds values outside its public domain [{lo:g}, {hi:g}] "
-        f"({rows} row{'s' if rows != 1 else ''}); a raw rule drops values inside the domain "
+        f"column {col.name!r} holds values outside its public domain [{lo:g}, {hi:g}]; "
+        "a raw rule drops values inside the domain "
         "and the codes it names, no other. Fix the data (e.g. convert values recorded in "
         f"another unit); widen columns.{col.name}.domain if a wider range is public "
         "knowledge; or, if the values are a code for a missing value (e.g. 9999 = "
@@ -127,16 +128,15 @@ def refuse_out_of_domain(frame: pd.DataFrame, col: Column, codes: np.ndarray) ->
     """Refuse values of ``col`` outside its domain, but for the rules' ``codes``.
 
     Raises:
-        DataError: Naming the column, its domain, the number of rows and the fix.
+        DataError: Naming the column, its domain and the fix.
     """
     assert col.domain is not None
     arr = frame[col.name].to_numpy(dtype=float)
     out = (arr < col.domain[0]) | (arr > col.domain[1])
     if codes.size:
         out &= ~np.isin(arr, codes)
-    rows = int(out.sum())
-    if rows:
-        raise DataError(_domain_message(col, rows))
+    if out.any():
+        raise DataError(_domain_message(col))
 
 
 def as_integers(frame: pd.DataFrame, col: Column) -> pd.Series:

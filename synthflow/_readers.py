@@ -168,12 +168,11 @@ def _refuse_nan_floats(table: pa.Table) -> None:
         column = table[name]
         if not pa.types.is_floating(column.type):
             continue
-        rows = int(pc.sum(pc.fill_null(pc.is_nan(column), False)).as_py() or 0)
-        if rows:
+        if pc.any(pc.fill_null(pc.is_nan(column), False)).as_py():
             raise DataError(
-                f"column {name!r} holds NaN (not-a-number) floats ({rows} "
-                f"row{'s' if rows != 1 else ''}); only a null means missing: write missing "
-                "values as nulls, or fix the data"
+                f"column {name!r} holds NaN (not-a-number) floats; only a null means "
+                "missing: write missing values as nulls, or fix the data (how many rows is "
+                "not said: a count of private rows is private)"
             )
 
 

@@ -39,6 +39,7 @@ _COMMAND_MODULES = (
     "synthflow.cli.tables",
     "synthflow.cli.sweep",
     "synthflow.cli.release",
+    "synthflow.cli.audit",
     "synthflow.cli.plan",
     "synthflow.cli.ledger",
 )

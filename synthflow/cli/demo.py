@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from synthflow.cli.conventions import add_command
+from synthflow.cli.conventions import add_command, require_public
 
 __all__ = ["register_demo"]
 
@@ -46,6 +46,10 @@ def _demo(args: argparse.Namespace) -> int:
 def _ship_plan(args: argparse.Namespace) -> int:
     from synthflow._extras import require
 
+    if args.data:
+        require_public(
+            args, "ship-plan sweeps and plans on --data and stores exact statistics of it"
+        )
     require("matplotlib", what="ship-plan (the plan's plan.html)")
     from synthflow.jobs.ship import make_shipped_plan
 
@@ -116,6 +120,7 @@ def register_demo(sub: argparse._SubParsersAction) -> None:
         sub,
         "ship-plan",
         help="remake a bundled spec's shipped plan: a public sweep, then plan (minutes)",
+        options=("public",),
     )
     p.add_argument("name", help="a bundled spec with a recipe in public_data/shipped_plans.yaml")
     p.add_argument(

@@ -164,7 +164,7 @@ def register(subparsers: Any) -> None:
         "draw",
         help="draw N rows from a non-private model of a public sample, to screen at the "
         "private file's size (synthflow.public.draw)",
-        options=("force", "seed"),
+        options=("force", "seed", "public"),
         description="Fit a Chow-Liu tree to a public sample's 1- and 2-way tables over the "
         "spec's bins (every binning alternative, group and constraint edge; no noise: "
         "public data only), each regression criterion's target drawn from its features "
@@ -175,18 +175,31 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("spec", metavar="SPEC", help="release spec (file or bundled name)")
     p.add_argument(
-        "--from", dest="public", required=True, metavar="FILE", help="the public sample (CSV)"
+        "--from", dest="sample", required=True, metavar="FILE", help="the public sample (CSV)"
     )
     p.add_argument("--rows", required=True, type=int, help="rows to draw (the private file's size)")
     p.add_argument("--out", required=True, metavar="PATH", help="CSV(.gz) file to write")
     p.set_defaults(
-        func=lambda args: _draw(args.spec, args.public, args.rows, _out(args), args.seed)
+        func=lambda args: _draw(args.spec, _declared(args), args.rows, _out(args), args.seed)
     )
+
+
+def _declared(args: argparse.Namespace) -> str:
+    """``--from``, declared public: the draw copies its exact 1- and 2-way tables."""
+    if not args.public:
+        from synthflow.errors import ConfigError
+
+        raise ConfigError(
+            "draw fits its model to --from's exact 1- and 2-way tables and writes rows like "
+            "its rows, so --from must be public data: add --public to declare it (never pass "
+            "the private file here; nothing was read)"
+        )
+    return str(args.sample)
 
 
 def _out(args: argparse.Namespace) -> str:
     """``--out``, checked: never overwritten without ``--force``."""
-    inputs = [getattr(args, name, None) for name in ("public", "data", "calibration", "spec")]
+    inputs = [getattr(args, name, None) for name in ("sample", "data", "calibration", "spec")]
     return str(
         check_output_file(
             args.out,

@@ -1,8 +1,7 @@
-"""``synthflow release`` and ``synthflow audit``.
+"""``synthflow release``.
 
-Thin layers over the release job (:mod:`synthflow.jobs.release`) and the audit
-(:mod:`synthflow.release.audit`), imported when the command runs so that the CLI
-starts fast.
+A thin layer over the release job (:mod:`synthflow.jobs.release`), imported when the
+command runs so that the CLI starts fast.
 """
 
 from __future__ import annotations
@@ -100,103 +99,8 @@ def _run(args: argparse.Namespace) -> Path | None:
     )
 
 
-def _audit(args: argparse.Namespace) -> int:
-    from synthflow.release.audit import NOT_CHECKED, audit_release
-
-    check_json(args.json, protected=(args.release_dir,))
-    root = Path(args.release_dir).resolve()
-    if args.json and args.json != "-" and root in Path(args.json).resolve().parents:
-        from synthflow.errors import ConfigError
-
-        raise ConfigError(
-            f"--json {args.json!r} is inside the package it audits: a file added to a "
-            "release fails every later audit (its file set); write the report elsewhere"
-        )
-    report = audit_release(args.release_dir, spec_path=args.spec, key_path=args.key)
-    if args.json:
-        write_json(
-            args.json,
-            {
-                "passed": report.ok,
-                "complete": report.complete,
-                "audited_against": report.audited_against,
-                "checks": [
-                    {"check": name, "passed": ok, "detail": detail}
-                    for name, ok, detail in report.checks
-                ],
-                "not_checkable": [{"check": name, "why": why} for name, why in report.unchecked],
-                "warnings": report.warnings,
-                "not_checked": list(NOT_CHECKED),
-                "disclosure_risk": report.risk.to_json() if report.risk else None,
-            },
-        )
-    if report.audited_against:
-        print(
-            f"audited against {report.audited_against}: the package's spec.yaml is that file "
-            "(by SHA-256), which 'synthflow release' uses with the shipped plan: the spec "
-            "given, with the criteria's epsilons its plan chose"
-        )
-    for name, ok, detail in report.checks:
-        line = f"{'PASS' if ok else 'FAIL'}  {name}"
-        print(line + (f"  ({detail})" if detail and not ok else ""))
-    _print_unchecked(report.unchecked, args.release_dir)
-    if report.risk is not None:
-        r = report.risk
-        print(f"disclosure risk of the released file (key variables {', '.join(r.key_variables)}):")
-        print(f"  sample uniques {r.sample_uniques}; k-anonymity level {r.k_anonymity}", end="")
-        if r.sensitive:
-            print(f"; l-diversity of {r.sensitive} {r.l_diversity}", end="")
-        print(f"; records with special uniques (<= {r.max_msu_size} keys) {r.records_with_msu}")
-    for warning in report.warnings:
-        print(f"WARN  {warning}")
-    print("not checked (cannot be, from the published files):")
-    for item in NOT_CHECKED:
-        print(f"  - {item}")
-    if report.failures:
-        more = f"; {len(report.unchecked)} more not run" if report.unchecked else ""
-        print(f"audit FAILED: {len(report.failures)} check(s){more}")
-    elif report.unchecked:
-        print(
-            f"audit INCOMPLETE: the {len(report.checks)} checks that could be run passed; "
-            f"{len(report.unchecked)} could not be run (listed above as NOT CHECKED)"
-        )
-    else:
-        print("audit passed")
-    return EXIT_OK if report.ok else EXIT_NEGATIVE
-
-
-def _print_unchecked(unchecked: list[tuple[str, str]], release_dir: str) -> None:
-    """The checks that could not be run, grouped by why, and how to run them."""
-    reasons: dict[str, list[str]] = {}
-    for name, why in unchecked:
-        reasons.setdefault(why, []).append(name)
-    for why, names in reasons.items():
-        for name in names:
-            print(f"NOT CHECKED  {name}")
-        print(f"  ({len(names)} check(s) above: {why})")
-    if unchecked:
-        print(
-            "  to run them, put the public sample beside a copy of the package's spec.yaml "
-            f"and give that copy: synthflow audit {release_dir} DIR/spec.yaml"
-        )
-
-
-def _keygen(args: argparse.Namespace) -> int:
-    from synthflow.release.signing import generate_keypair
-
-    private, public = Path(f"{args.out}.key"), Path(f"{args.out}.pub")
-    fp = generate_keypair(private, public)
-    print(
-        f"private key {private} (keep it in the enclave; 'release --sign {private}'), public "
-        f"key {public} (publish it; fingerprint {fp})",
-        file=sys.stderr,
-    )
-    print(public.resolve())
-    return EXIT_OK
-
-
 def register(sub: argparse._SubParsersAction) -> None:
-    """Add ``release`` and ``audit``."""
+    """Add ``release``."""
     # Long: the command's options, one argparse call each.
     p = add_command(
         sub,
@@ -281,29 +185,3 @@ def register(sub: argparse._SubParsersAction) -> None:
         "would need is named) or no candidate that passed on public data."
     )
     p.set_defaults(func=_release)
-
-    p = add_command(
-        sub, "audit", help="check a published release from its files", options=("json",)
-    )
-    p.add_argument("release_dir", metavar="RELEASE_DIR", help="the published release directory")
-    p.add_argument(
-        "spec",
-        nargs="?",
-        help="the reviewer's own copy of the spec (default: the release's spec.yaml)",
-    )
-    p.add_argument(
-        "--key",
-        metavar="PUBLIC_KEY",
-        help="the publisher's Ed25519 public key (PEM), obtained from the publisher: the "
-        "package must carry its valid signature",
-    )
-    p.set_defaults(func=_audit)
-
-    p = add_command(sub, "keygen", help="make an Ed25519 key pair to sign releases with")
-    p.add_argument(
-        "--out",
-        required=True,
-        metavar="PREFIX",
-        help="writes PREFIX.key (private: keep it in the enclave) and PREFIX.pub (publish it)",
-    )
-    p.set_defaults(func=_keygen)

@@ -38,7 +38,11 @@ from synthflow.jobs._release_checks import (
 from synthflow.ledger import Ledger, file_sha256
 from synthflow.loader import load_datasheet, load_spec
 from synthflow.public_sample import check_public_sample_is_public
-from synthflow.release.preflight import check_ledger_outside_enclave, check_room_for_release
+from synthflow.release.preflight import (
+    check_ledger_outside_enclave,
+    check_not_screened_on,
+    check_room_for_release,
+)
 from synthflow.release.publish import write_release
 from synthflow.release.selection import private_selection
 from synthflow.rng import PrivacyRNG
@@ -115,6 +119,8 @@ def run_release(
     fit_once = bool(fit_once)
     stop_probability = 0.0 if stop_probability is None else stop_probability
     candidates = read_candidates(spec, candidates_path)
+    if not public and isinstance(data, (str, Path)):  # a shortlist or plan of these rows
+        check_not_screened_on(Path(data), candidates_path, plan)
     check_output_dir(out, option="--out")  # the one output-directory rule
     job = open_job(
         spec,

@@ -9,7 +9,7 @@ own files.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from synthflow.errors import ConfigError
 
@@ -17,7 +17,12 @@ if TYPE_CHECKING:
     from synthflow.config.model import ReleaseSpec
     from synthflow.space import Configuration
 
-__all__ = ["ENCLAVE_FILES", "check_ledger_outside_enclave", "check_room_for_release"]
+__all__ = [
+    "ENCLAVE_FILES",
+    "check_ledger_outside_enclave",
+    "check_not_screened_on",
+    "check_room_for_release",
+]
 
 
 def check_room_for_release(spec: ReleaseSpec, candidates: list[Configuration], rows: int) -> None:
@@ -68,3 +73,39 @@ def check_ledger_outside_enclave(ledger: Path, enclave: Path) -> None:
             f"({target.name}): the dataset's ledger must be a file of its own, e.g. "
             f"{str(enclave / 'budget.jsonl')!r} or one beside --private-dir. Nothing was spent"
         )
+
+
+def check_not_screened_on(data: Path, candidates: Path, plan: dict[str, Any] | None) -> None:
+    """Refuse private --data that the shortlist or plan was itself made from (by file hash).
+
+    A sweep and a plan read exact statistics of their data (pass rates, budgets, the
+    plan's figures): made from the private file, they publish those statistics
+    uncharged. Their ``public_data_sha256`` names the file they were made from.
+
+    Raises:
+        ConfigError: Naming which was made from --data and the fix.
+    """
+    import yaml  # noqa: PLC0415
+
+    from synthflow.ledger import file_sha256  # noqa: PLC0415
+
+    try:
+        doc = yaml.safe_load(candidates.read_text("utf-8"))
+    except (OSError, ValueError, yaml.YAMLError, RecursionError):
+        doc = None  # read_candidates has refused what it cannot read
+    made = {
+        "--candidates": doc.get("public_data_sha256") if isinstance(doc, dict) else None,
+        "--plan": plan.get("public_data_sha256") if isinstance(plan, dict) else None,
+    }
+    if not any(isinstance(v, str) for v in made.values()):
+        return
+    sha = file_sha256(data)
+    for option, made_from in made.items():
+        if made_from == sha:
+            raise ConfigError(
+                f"the {option} file was made from --data itself (the same file, by its "
+                "SHA-256): a sweep or plan reads exact statistics of its data, so one made "
+                "from the private file publishes them without a charge. Screen and plan on "
+                "public data (a public sample, or a 'synthflow public-data draw' from one), "
+                "or add --public if --data is public. Nothing was spent"
+            )

@@ -10,7 +10,6 @@ any failure, and the share released stays the share of attempts that pass.
 from __future__ import annotations
 
 import json
-import resource
 import subprocess
 import sys
 from pathlib import Path
@@ -150,16 +149,34 @@ def test_a_full_disk_during_a_failed_attempt_is_that_attempt(tiny_disk, tmp_path
     assert len(dataset.charges) == 1
 
 
-def _release_cli(args: list[str], limit: int | None = None) -> subprocess.CompletedProcess:
-    def cap() -> None:  # a file-size limit: writes past it fail with EFBIG
-        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+# A disk that is full when the passing result is saved: selected.pkl's bytes go to
+# /dev/full first, so the kernel's own ENOSPC is raised where a full disk would raise it.
+# (A file-size limit can no longer reach this point: the pre-flight refuses it before
+# the charge, tests/integration/test_release_preflight_files.py.)
+_DISK_FULL_ON_SAVE = """
+import sys
+import synthflow.release.selection as selection
+from synthflow._files import write_atomic
 
+def full(path, data, *args, **kwargs):
+    if path.name == "selected.pkl":
+        with open("/dev/full", "wb", buffering=0) as f:
+            f.write(data)
+    return write_atomic(path, data, *args, **kwargs)
+
+selection.write_atomic = full
+from synthflow.cli import main
+sys.exit(main(["release", *sys.argv[1:]]))
+"""
+
+
+def _release_cli(args: list[str], disk_full_on_save: bool = False) -> subprocess.CompletedProcess:
+    command = ["-c", _DISK_FULL_ON_SAVE] if disk_full_on_save else ["-m", "synthflow", "release"]
     return subprocess.run(
-        [sys.executable, "-m", "synthflow", "release", *args],
+        [sys.executable, *command, *args],
         capture_output=True,
         check=False,
         text=True,
-        preexec_fn=cap if limit else None,
         timeout=300,
     )
 
@@ -167,9 +184,10 @@ def _release_cli(args: list[str], limit: int | None = None) -> subprocess.Comple
 def test_a_passing_result_that_cannot_be_saved_is_a_failure_and_says_what_it_spent(
     tmp_path, small_spec, small_csv
 ):
-    # The reliability catalogue: EFBIG on selected.pkl after a pass. The re-run exited 2
-    # ("nothing spent") while the ledger had grown; now the attempt is a failure (its
-    # result is gone), both runs say what was spent, and neither redraws.
+    # The reliability catalogue: EFBIG on selected.pkl after a pass (now refused before
+    # the charge; a full disk still fails here). The re-run exited 2 ("nothing spent")
+    # while the ledger had grown; now the attempt is a failure (its result is gone), both
+    # runs say what was spent, and neither redraws.
     cands = tmp_path / "candidates.yaml"
     configs = [c.to_json() for c in expand_space(small_spec) if c.letters == "aaaa"]
     cands.write_text(yaml.safe_dump({"spec_sha256": small_spec.sha256, "configurations": configs}))
@@ -183,7 +201,7 @@ def test_a_passing_result_that_cannot_be_saved_is_a_failure_and_says_what_it_spe
         ]  # fmt: skip
 
     seed = next(s for s in range(30) if _release_cli(args(f"free{s}", s)).returncode == 0)
-    limited = _release_cli(args("capped", seed), limit=4_096)
+    limited = _release_cli(args("capped", seed), disk_full_on_save=True)
     assert limited.returncode == 1, limited.stderr
     assert "stopped without a release" in limited.stderr
     # [ux] 2: a single attempt says, before its charge and in one line, what it risks

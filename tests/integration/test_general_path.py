@@ -30,7 +30,7 @@ def _screen_plan_release_audit(
     shortlist, plan, release with the plan, audit."""
     drawn, store, plan = tmp / "drawn.csv", tmp / "sweep.db", tmp / "plan"
     assert main(["validate", str(spec), "--rows", str(rows)]) == 0
-    assert main(["public-data", "draw", str(spec), "--from", str(public), "--rows",
+    assert main(["public-data", "draw", str(spec), "--from", str(public), "--public", "--rows",
                  str(rows), "--seed", "1", "--out", str(drawn)]) == 0  # fmt: skip
     only = []
     if model is not None:

@@ -68,7 +68,7 @@ def test_screening_a_draw_at_the_private_size_shortlists_and_releases(tmp_path: 
 
     # Drawn at the private size from the small sample: the same configuration passes.
     drawn = tmp_path / "drawn.csv"
-    assert main(["public-data", "draw", spec, "--from", str(public), "--rows",
+    assert main(["public-data", "draw", spec, "--from", str(public), "--public", "--rows",
                  str(PRIVATE_ROWS), "--seed", "1", "--out", str(drawn)]) == 0  # fmt: skip
     # Three runs, the shortlist needing one pass (10%). Measured on this draw: 5 of 5
     # runs pass without noise, 2 of 5 with the release's noise (the failures: the

@@ -20,9 +20,9 @@ from synthflow.transform import Transformer
 
 SECRET = "secret-77123"
 BAD_AGES = [
-    (-5, "outside its public domain [0, 99] (1 row)"),
+    (-5, "outside its public domain [0, 99];"),
     (29.5, "must hold whole numbers"),
-    (int(np.iinfo(np.int64).max), "outside its public domain [0, 99] (1 row)"),
+    (int(np.iinfo(np.int64).max), "outside its public domain [0, 99];"),
     (SECRET, "must be integer-valued but holds non-numeric entries"),
 ]
 

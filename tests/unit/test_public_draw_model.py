@@ -179,7 +179,7 @@ def test_cli_writes_refuses_and_explains(tmp_path: Path, capsys: pytest.CaptureF
     frame = make_wide_table(500, seed=2)
     frame.assign(note="x").to_csv(src, index=False)
     out = tmp_path / "draw.csv"
-    argv = ["public-data", "draw", str(WIDE), "--from", str(src), "--rows", "700",
+    argv = ["public-data", "draw", str(WIDE), "--from", str(src), "--public", "--rows", "700",
             "--seed", "3", "--out", str(out)]  # fmt: skip
     assert main(argv) == 0
     captured = capsys.readouterr()
@@ -198,5 +198,5 @@ def test_cli_writes_refuses_and_explains(tmp_path: Path, capsys: pytest.CaptureF
     assert main([*argv[:-1], str(other)]) == 2
     assert "commute" in capsys.readouterr().err and not other.exists()
     # Rows must be positive.
-    assert main([*argv[:5], "--rows", "0", "--out", str(other)]) == 2
+    assert main([*argv[:6], "--rows", "0", "--out", str(other)]) == 2
     assert "--rows" in capsys.readouterr().err and not other.exists()
