@@ -117,7 +117,7 @@ def inspect(digest: str, ledger: Path) -> tuple[dict[str, Any] | None, str | Non
         return None, exc.strerror or type(exc).__name__
     try:
         doc = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None, "not JSON"
     why = _problem(doc)
     return (None, why) if why else (doc, None)

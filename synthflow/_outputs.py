@@ -35,7 +35,7 @@ def check_output_file(
     """
     p = Path(path)
     for other in protected:
-        if p.resolve() == Path(other).resolve():
+        if p.resolve() == Path(other).resolve() or _same_file(p, Path(other)):
             raise ConfigError(
                 f"{option} {str(p)!r} is also an input of this command; choose another file"
             )
@@ -50,6 +50,14 @@ def check_output_file(
         raise ConfigError(f"the directory of {option} {str(p)!r} does not exist; create it first")
     check_writable(p.parent, option=option, path=p)
     return p
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    """Whether two existing paths are one file (a hard link has its own path)."""
+    try:
+        return a.exists() and b.exists() and a.samefile(b)
+    except OSError:
+        return False
 
 
 def check_writable(directory: Path, *, option: str, path: Path | None = None) -> None:

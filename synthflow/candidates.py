@@ -57,11 +57,11 @@ def read_candidates(spec: ReleaseSpec, path: Path) -> list[Configuration]:
         )
     try:
         doc = yaml.safe_load(path.read_text("utf-8"))
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+    except (yaml.YAMLError, UnicodeDecodeError, RecursionError) as exc:
         raise ConfigError(
-            f"{str(path)!r} is not a readable YAML file ({type(exc).__name__}); pass the "
+            f"{str(path)!r} is not a readable YAML file ({_why(exc)}); pass the "
             "candidates.yaml written by 'synthflow shortlist'"
-        ) from exc
+        ) from None
     if not isinstance(doc, dict) or not isinstance(doc.get("configurations"), list):
         raise ConfigError(
             f"{str(path)!r} is not a candidates file (a mapping with a 'configurations' list); "
@@ -119,3 +119,8 @@ def read_pass_rates(path: Path) -> list[float | None]:
         rate = c.get("pass_rate")
         out.append(float(rate) if isinstance(rate, (int, float)) else None)
     return out
+
+
+def _why(exc: BaseException) -> str:
+    """Why a YAML file could not be read, in a few words."""
+    return "nested too deeply" if isinstance(exc, RecursionError) else type(exc).__name__

@@ -129,6 +129,7 @@ def load_data(
         raise DataError(
             f"input lacks column(s) {', '.join(hints)}; {has}: check that the file has a "
             "header row, rename the columns or add input.mapping entries to the spec"
+            + _separator_hint(header)
         )
     absent = [c for c in extra_columns if c not in raw.columns]
     if absent:
@@ -228,3 +229,21 @@ def check_release_columns(frame: pd.DataFrame, spec: ReleaseSpec) -> None:
             "cleaned release columns. Pass the data file instead (it is read, mapped by the "
             "spec's input.mapping and cleaned), or synthflow.load_data(path, spec).frame"
         )
+
+
+def _separator_hint(header: list[str]) -> str:
+    """A hint when one header field holds tabs or semicolons: another separator.
+
+    Says only which character (never a name): a file read as one column whose header
+    splits on it was written with that separator, not commas.
+    """
+    if len(header) != 1:
+        return ""
+    for char, name in (("\t", "tab"), (";", "semicolon"), ("|", "pipe")):
+        if header[0].count(char) >= 1:
+            return (
+                f". The file reads as one column whose header holds {name}s: it looks "
+                f"{name}-separated, and synthflow reads comma-separated CSV (or Parquet); "
+                "convert it, e.g. with pandas: read_csv(f, sep=...).to_csv(new, index=False)"
+            )
+    return ""

@@ -51,6 +51,10 @@ def draft_spec(
     """
     from synthflow._readers import read_table  # noqa: PLC0415
 
+    if rows is not None:
+        from synthflow.public.draw_sample import check_rows  # noqa: PLC0415
+
+        check_rows(rows)  # before the file is read: a row count sizes the drafting's tables
     path = Path(data)
     frame = read_table(path)
     unknown = sorted(set(skip) - {str(c) for c in frame.columns})
@@ -76,8 +80,6 @@ def draft_spec(
         raise DataError(
             f"the drafted columns {twice} would appear twice; rename the file's columns"
         )
-    if rows is not None and rows < 1:
-        raise DataError(f"--rows ({rows}) must be at least 1: the private data's row count")
     stem = path.name.split(".")[0]
     name = name or re.sub(r"[^A-Za-z0-9_-]+", "_", stem).strip("_") or "release"
     sample = os.path.relpath(path.resolve(), Path(spec_dir).resolve())

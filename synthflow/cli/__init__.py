@@ -145,8 +145,8 @@ def main(argv: Sequence[str] | None = None) -> int:  # noqa: PLR0911  (one per o
         if _charged() > before:
             return _spent(args.command, f"{exc.strerror or exc}{where}", before, ledgers)
         print(
-            f"synthflow {args.command}: error: {exc.strerror or exc}{where}; free space or "
-            "choose another path, then re-run the same command",
+            f"synthflow {args.command}: error: {exc.strerror or exc}{where}; "
+            f"{_os_advice(exc)}, then re-run the same command",
             file=sys.stderr,
         )
         return EXIT_USAGE
@@ -236,3 +236,29 @@ def _is_local_sweep(argv: Sequence[str]) -> bool:
 
 if __name__ == "__main__":
     entry()
+
+
+def _os_advice(exc: OSError) -> str:
+    """What to do about an operating-system error, by its cause (not always free space)."""
+    import errno
+
+    by_kind = (
+        (IsADirectoryError, "that path is a directory where a file is expected: give a file path"),
+        (NotADirectoryError, "a part of that path is a file, not a directory: choose another path"),
+        (
+            FileExistsError,
+            "something is already there (a file where a directory is needed, or a file "
+            "that is never overwritten): choose another path",
+        ),
+        (
+            PermissionError,
+            "it is not permitted: choose a path you may write, or fix its permissions",
+        ),
+        (FileNotFoundError, "it does not exist: check the path"),
+    )
+    for kind, advice in by_kind:
+        if isinstance(exc, kind):
+            return advice
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+        return "free space (or raise the file-size limit) or choose another path"
+    return "choose another path"

@@ -13,7 +13,7 @@ from synthflow.errors import ConfigError
 # The rest is imported where it is used, so that 'synthflow --help' and 'synthflow space'
 # start without pandas, scipy or the generators (#16).
 if TYPE_CHECKING:
-    pass
+    from synthflow.config.model import ReleaseSpec
 
 __all__ = ["register"]
 
@@ -62,6 +62,20 @@ def _space(args: argparse.Namespace) -> int:
 
         noise_report(spec, configs, args.rows)
     return 0
+
+
+def _check_public_sample(spec: ReleaseSpec) -> None:
+    """A public_sample that names no file, or no table of the spec's columns: refused here."""
+    from synthflow.errors import DataError
+    from synthflow.public_sample import public_sample
+
+    try:
+        public_sample(spec)  # public data: read and cleaned as the release reads it
+    except DataError as exc:
+        raise ConfigError(
+            f"the spec's public_sample {spec.public_sample!r} cannot be read as the spec's "
+            f"data: {exc}. Name a public sample of these columns, or remove public_sample"
+        ) from None
 
 
 def _say_shipped_plan(spec: str) -> None:
@@ -119,9 +133,7 @@ def _validate(args: argparse.Namespace) -> int:
             "(a criterion passes when its value, an error >= 0, is below the threshold); "
             "give a positive threshold"
         )
-    from synthflow.acceptance.noise_check import public_sample_path
-
-    public_sample_path(spec)  # a public_sample that names no file: refused here, not later
+    _check_public_sample(spec)
     models = sorted({c.model for c in configs})
     print(
         f"{spec.path}: valid; {len(spec.columns)} columns, {len(spec.criteria)} criteria, "

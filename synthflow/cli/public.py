@@ -73,19 +73,11 @@ def _wide(out: str, rows: int, seed: int) -> int:
     return 0
 
 
-MAX_DRAW_ROWS = 100_000_000
-"""The largest public draw: checked before the model allocates rows x columns."""
-
-
 def _draw(spec: str, public: str, rows: int, out: str, seed: int | None) -> int:
     from synthflow.loader import load_spec
-    from synthflow.public.draw_sample import draw_public_file
+    from synthflow.public.draw_sample import check_rows, draw_public_file
 
-    if not 1 <= rows <= MAX_DRAW_ROWS:
-        raise ConfigError(
-            f"--rows must be between 1 and {MAX_DRAW_ROWS:,} (a national register's size is "
-            f"well inside it), not {rows:,}"
-        )
+    check_rows(rows)
     print(Path(draw_public_file(load_spec(spec), public, rows, out, seed=seed)).resolve())
     return 0
 

@@ -38,6 +38,10 @@ def parse_datasheet(raw: Any) -> DatasheetSpec:
     return DatasheetSpec(**values)
 
 
+DATASHEET_BYTES = 200_000
+"""The largest datasheet file: a page of provenance, never a data table."""
+
+
 def load_datasheet(path: str | Path) -> DatasheetSpec:
     """A datasheet file (``release --datasheet``): the spec's ``datasheet`` keys in YAML.
 
@@ -47,14 +51,31 @@ def load_datasheet(path: str | Path) -> DatasheetSpec:
         ConfigError: A missing or malformed file, or an unknown key (named).
     """
     p = Path(path)
+    if p.is_dir():
+        raise ConfigError(f"--datasheet {str(p)!r} is a directory; give the datasheet's YAML file")
     if not p.is_file():
         raise ConfigError(
             f"--datasheet {str(p)!r} does not exist; docs/datasheet-template.yaml is a template"
         )
+    hint = (
+        "a datasheet is a short YAML file of the spec's datasheet keys "
+        "(docs/datasheet-template.yaml), not the data: is this the data file?"
+    )
+    size = p.stat().st_size
+    if size > DATASHEET_BYTES:
+        raise ConfigError(
+            f"--datasheet {str(p)!r} is {size:,} bytes, more than a datasheet's "
+            f"{DATASHEET_BYTES:,}; {hint}"
+        )
     try:
         raw = read_yaml(p.read_bytes())
     except yaml.YAMLError:
-        raise ConfigError(f"--datasheet {str(p)!r} is not valid YAML") from None
+        raise ConfigError(f"--datasheet {str(p)!r} is not valid YAML; {hint}") from None
+    if not isinstance(raw, dict):
+        raise ConfigError(
+            f"--datasheet {str(p)!r} holds no mapping of datasheet keys "
+            f"(it holds {type(raw).__name__}); {hint}"
+        )
     try:
         return parse_datasheet(raw)
     except ConfigError as exc:

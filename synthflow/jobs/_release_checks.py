@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -82,16 +83,26 @@ def _check_writable(option: str, path: Path) -> None:
 
 
 def _check_dataset_budget(
-    shared: Ledger | None, cost: Any, ledger_path: Any, *, resuming: bool
+    shared: Ledger | None, cost: Any, ledger_path: Any, *, resuming: bool, private_dir: Path
 ) -> None:
     """Refuse a new selection the dataset's ledger cannot afford, before its enclave exists.
 
-    A charge refused later would leave a started selection in a new --private-dir.
+    A charge refused later would leave a started selection in a new --private-dir. When
+    the budget is short because a selection is running in ``private_dir`` now (the loser
+    of two identical commands), that is said, not what is left.
     """
+    from synthflow.release.enclave import enclave_busy  # noqa: PLC0415
     from synthflow.release.shortfall import shortfall  # noqa: PLC0415
 
     if shared is None or resuming or shared.can_afford(cost.total, cost.total_delta):
         return
+    if enclave_busy(private_dir):
+        raise ConfigError(
+            f"a selection is running in --private-dir {str(private_dir)!r} now (another "
+            "synthflow release holds its lock) and has charged the dataset's ledger: wait "
+            "for it to finish, then re-run the same command to see its outcome. Nothing "
+            "was spent by this command"
+        )
     short = shortfall(
         cost,
         epsilon=shared.remaining_epsilon,
@@ -175,8 +186,9 @@ def _read_plan(path: str | Path, spec: Any) -> dict[str, Any]:
         raise ConfigError(
             f"--plan {str(p)!r} does not exist; give plan.json from 'synthflow plan'"
         ) from None
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"--plan {str(p)!r} is not a plan.json ({type(exc).__name__})") from exc
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+        why = "nested too deeply" if isinstance(exc, RecursionError) else type(exc).__name__
+        raise ConfigError(f"--plan {str(p)!r} is not a plan.json ({why})") from None
     needed = {"planned_spec_sha256", "fit_once", "options", "total_epsilon", "release_probability"}
     if not isinstance(plan, dict) or not needed <= set(plan):
         raise ConfigError(f"--plan {str(p)!r} is not a plan.json written by 'synthflow plan'")
@@ -193,8 +205,10 @@ def _read_plan(path: str | Path, spec: Any) -> dict[str, Any]:
 def _check_plan_types(path: Path, plan: dict[str, Any]) -> None:
     """Each field release reads has the type 'synthflow plan' writes (else one line, exit 2)."""
 
-    def number(value: Any) -> bool:
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    def number(value: Any) -> bool:  # finite: json reads NaN and Infinity as floats
+        return (
+            isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+        )
 
     options = plan["options"]
     gamma: Any = (

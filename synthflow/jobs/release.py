@@ -179,7 +179,9 @@ def run_release(
     if hopeless:
         say(f"synthflow release: warning (--force given): {hopeless}")
     shared = job.open_ledger(ledger_path) if ledger_path is not None or not public else None
-    _check_dataset_budget(shared, cost, ledger_path, resuming=resuming)  # before the enclave
+    _check_dataset_budget(  # before the enclave
+        shared, cost, ledger_path, resuming=resuming, private_dir=private_dir
+    )
     fit = None
     if fit_once:
         letters = {tuple(sorted(c.transformations.items())) for c in candidates}

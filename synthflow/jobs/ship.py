@@ -23,6 +23,21 @@ from synthflow.release.shipped import (
 __all__ = ["make_shipped_plan"]
 
 
+def _check_counts(
+    *, repeats: int | None, workers: int | None, release_probability: float | None
+) -> None:
+    """Refuse, before the sweep's minutes, an option no sweep or plan can use."""
+    if repeats is not None and repeats < 1:
+        raise ConfigError(f"--repeats ({repeats}) must be at least 1: runs per configuration")
+    if workers is not None and workers < 1:
+        raise ConfigError(f"--workers ({workers}) must be at least 1")
+    if release_probability is not None and not 0 < release_probability <= 1:
+        raise ConfigError(
+            f"--release-probability ({release_probability}) must be in (0, 1]: the least "
+            "probability that the release comes out, e.g. 0.95"
+        )
+
+
 def make_shipped_plan(
     name: str,
     out: Path,
@@ -58,11 +73,15 @@ def make_shipped_plan(
     from synthflow.jobs.sweep import run_sweep  # noqa: PLC0415
     from synthflow.loader import load_spec  # noqa: PLC0415
     from synthflow.public import Calibration, default_calibration_path, simulate, write_sample  # noqa: PLC0415
+    from synthflow.public.draw_sample import check_rows  # noqa: PLC0415
     from synthflow.resources import bundled_spec  # noqa: PLC0415
 
     how = recipe(name)
-    if rows is not None and (data is not None or rows < 1000):
-        raise ConfigError("--rows sizes the seeded public draw: give at least 1000, without --data")
+    if rows is not None and data is not None:
+        raise ConfigError("--rows sizes the seeded public draw: give it without --data")
+    if rows is not None:
+        check_rows(rows, least=1000)
+    _check_counts(repeats=repeats, workers=workers, release_probability=release_probability)
     if how is None:
         raise ConfigError(f"bundled spec {name!r} has no recipe in public_data/{RECIPES}")
     targets = {key: out / ship.format(name=name) for key, ship in FILES.items()}

@@ -211,6 +211,8 @@ class Calibration:
             data = yaml.safe_load(p.read_text(encoding="utf-8"))
         except yaml.YAMLError as exc:
             raise ConfigError(f"calibration file {str(p)!r} is not valid YAML ({exc})") from exc
+        except RecursionError:
+            raise ConfigError(f"calibration file {str(p)!r} is nested too deeply") from None
         if not isinstance(data, dict):
             raise ConfigError(f"calibration file {str(p)!r} must hold a mapping at top level")
         return cls.from_dict(data)

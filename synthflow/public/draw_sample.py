@@ -16,7 +16,27 @@ from synthflow.errors import ConfigError, NotEnoughRowsError
 from synthflow.filtering import raw_violations
 from synthflow.public.draw import PublicModel, _design, fit_public_model
 
-__all__ = ["draw", "draw_public_file"]
+__all__ = ["MAX_ROWS", "check_rows", "draw", "draw_public_file"]
+
+MAX_ROWS = 100_000_000
+"""The most rows a public draw or a row count may name: checked before anything
+allocates rows x columns (a national register's size is well inside it)."""
+
+
+def check_rows(rows: int, option: str = "--rows", least: int = 1) -> None:
+    """Refuse a row count outside ``[least, MAX_ROWS]`` before anything is allocated.
+
+    Raises:
+        ConfigError: Naming the option and the range.
+    """
+    if rows < least:
+        raise ConfigError(f"{option} ({rows:,}) must be at least {least:,}: a count of rows")
+    if rows > MAX_ROWS:
+        raise ConfigError(
+            f"{option} must be between {least:,} and {MAX_ROWS:,} (a national register's "
+            f"size is well inside it), not {rows:,}"
+        )
+
 
 _MAX_ROUNDS = 50
 """Rounds of redrawing rows that break a raw constraint before giving up."""

@@ -637,11 +637,12 @@ def _audit_release(
         acc: dict[str, Any] = json.loads((root / "acceptance.json").read_text("utf-8"))
         if not isinstance(manifest, dict) or not isinstance(acc, dict):
             raise TypeError("not a JSON object")
-    except (ValueError, KeyError, TypeError) as exc:
+    except (ValueError, KeyError, TypeError, RecursionError) as exc:
+        why = "nested too deeply" if isinstance(exc, RecursionError) else type(exc).__name__
         raise DataError(
             f"{str(root)!r}: {MANIFEST} or acceptance.json is not a synthflow release file "
-            f"({type(exc).__name__}); the release is damaged or not a release"
-        ) from exc
+            f"({why}); the release is damaged or not a release"
+        ) from None
     entries = {p.name for p in root.iterdir()}
     signed = signing.SIGNATURE in entries or signing.PUBLIC_KEY in entries or "signed_by" in acc
     expected_files = set(RELEASE_FILES) | (

@@ -15,7 +15,7 @@ from typing import Any
 from synthflow._files import append_whole
 from synthflow.errors import ConfigError
 
-__all__ = ["Enclave", "append_line", "read_outcome"]
+__all__ = ["Enclave", "append_line", "enclave_busy", "read_outcome"]
 
 
 def append_line(path: Path, line: str) -> None:
@@ -38,7 +38,7 @@ def read_outcome(enclave: Enclave) -> dict[str, Any]:
         if not isinstance(doc, dict) or "selected" not in doc:
             raise ValueError("not an outcome record")
         return doc
-    except (ValueError, OSError) as exc:
+    except (ValueError, OSError, RecursionError) as exc:
         raise ConfigError(
             f"{str(enclave.outcome)!r} is damaged ({exc}); the selection's result cannot be "
             "read. Do not start a new selection on these data to replace it (that spends "
@@ -115,3 +115,21 @@ class Enclave:
                     )
                 ) from exc
         return out
+
+
+def enclave_busy(root: Path) -> bool:
+    """Whether another process holds ``root``'s enclave lock now (a selection is running).
+
+    A probe: the lock is taken and let go at once; nothing is created.
+    """
+    import fcntl  # noqa: PLC0415  (POSIX only; enclaves run on Linux)
+
+    path = root / ".lock"
+    if not path.is_file():
+        return False
+    with path.open("a+") as fh:
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return True
+    return False

@@ -276,4 +276,6 @@ def load_tables(path: str | Path, spec: ReleaseSpec) -> tuple[TableSpec, ...]:
         raw = yaml.safe_load(p.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
         raise ConfigError(f"tables file {str(p)!r} is not valid YAML: {exc}") from exc
+    except RecursionError:
+        raise ConfigError(f"tables file {str(p)!r} is nested too deeply") from None
     return parse_tables(raw, spec, where=str(p))
