@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
-    pass
+    from synthflow.pld import Mechanism
     from synthflow.rng import PrivacyRNG
     from synthflow.transform import Transformer
 
@@ -255,6 +255,22 @@ class FitNoise:
     granularity: float = 0.0
     weights: tuple[float, ...] = ()
     """Per-coefficient noise multipliers ``w_j`` (empty: all 1)."""
+    shifts: tuple[int, ...] = ()
+    """Gaussian: the most a neighbour moves each snapped coefficient, in grid units
+    (``floor(r_j / (w_j g) + 1e-6) + 1``: the range, the snapping's one unit, and room
+    for floating-point error in the statistics); empty for Laplace."""
+
+    def mechanisms(self, label: str) -> tuple[Mechanism, ...]:
+        """This fit for exact accounting (:mod:`synthflow.pld`).
+
+        Gaussian: one discrete Gaussian of parameter ``sd / g`` (grid units) whose
+        coordinates move by at most :attr:`shifts`. Laplace: one epsilon-DP mechanism.
+        """
+        from synthflow.pld import Mechanism
+
+        if self.kind == "gaussian":
+            return (Mechanism.discrete_gaussian(label, self.sd / self.granularity, self.shifts),)
+        return (Mechanism.pure(label, self.epsilon),)
 
     @property
     def sd(self) -> float:
@@ -324,6 +340,7 @@ def fit_noise(
         rho=zcdp_rho(epsilon, delta=delta),
         granularity=g,
         weights=kept,
+        shifts=tuple(int(k) for k in np.floor(scaled / g + 1e-6) + 1),
     )
 
 

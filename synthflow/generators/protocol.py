@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 import pandas as pd
@@ -12,6 +12,9 @@ from synthflow.errors import DataError, InfeasibleConfigurationError
 from synthflow.ledger import Ledger
 from synthflow.rng import PrivacyRNG
 from synthflow.transform import Domain
+
+if TYPE_CHECKING:
+    from synthflow.pld import Mechanism
 
 __all__ = [
     "Generator",
@@ -122,6 +125,19 @@ class GeneratorBase:
     def zcdp_rho(self) -> float | None:
         """The rho of one fit if it is rho-zCDP as a whole (composable in zCDP), else None."""
         return None
+
+    def mechanisms(self, domain: Domain) -> tuple[Mechanism, ...] | None:
+        """One fit's mechanisms for exact accounting (:mod:`synthflow.pld`), or None.
+
+        A pure-DP generator is one epsilon-DP mechanism, whatever it does inside; an
+        (epsilon, delta) generator without an override has no PLD (None: the release
+        falls back to its other accounting). Public: the domain and the settings only.
+        """
+        from synthflow.pld import Mechanism  # noqa: PLC0415
+
+        if self.privacy_cost.delta > 0:
+            return None
+        return (Mechanism.pure(f"{self.name} (epsilon-DP)", self.epsilon),)
 
     def renyi(self, n: int) -> np.ndarray:
         """Replace-one Renyi DP curve of one fit on ``n`` (public) rows.

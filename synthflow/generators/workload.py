@@ -48,7 +48,7 @@ import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -61,6 +61,9 @@ from synthflow.generators.protocol import GeneratorBase, check_codes
 from synthflow.ledger import Ledger
 from synthflow.rng import PrivacyRNG
 from synthflow.transform import Domain, Transformer
+
+if TYPE_CHECKING:
+    from synthflow.pld import Mechanism
 
 __all__ = [
     "WorkloadGenerator",
@@ -561,6 +564,40 @@ class WorkloadGenerator(GeneratorBase):
 
         hp = self.hyperparameters
         return zcdp_rho(self.epsilon, delta=hp.delta) if hp.noise == "gaussian" else None
+
+    def mechanisms(self, domain: Domain) -> tuple[Mechanism, ...] | None:
+        """One fit's mechanisms (:mod:`synthflow.pld`): each Gaussian marginal, each selection.
+
+        ``noise: gaussian``: every planned marginal is a discrete Gaussian of its sigma on
+        counts of which a replaced row moves two cells by one (shifts (1, 1)); in tree mode
+        each of the ``picks`` selections is an exponential mechanism at its epsilon
+        (epsilon-DP) and each selected pair a discrete Gaussian of the tree's sigma, all
+        ``picks`` counted (the fit may measure fewer: an upper bound). Discrete Laplace:
+        one epsilon-DP mechanism at the fit's epsilon. Public: the design only.
+        """
+        from synthflow.pld import Mechanism  # noqa: PLC0415
+
+        if self.hyperparameters.noise != "gaussian":
+            return super().mechanisms(domain)
+        design = self.design(domain)
+        out = [
+            Mechanism.discrete_gaussian(f"workload marginal {'x'.join(m.clique)}", m.sigma, (1, 1))
+            for m in design.plan
+            if m.sigma is not None
+        ]
+        if len(out) != len(design.plan):  # every Gaussian measurement has its sigma
+            return None
+        if design.picks:
+            assert design.tree_sigma is not None
+            out.append(
+                Mechanism.pure("workload tree selection", design.select_epsilon, count=design.picks)
+            )
+            out.append(
+                Mechanism.discrete_gaussian(
+                    "workload tree pair", design.tree_sigma, (1, 1), count=design.picks
+                )
+            )
+        return tuple(out)
 
     def renyi(self, n: int) -> np.ndarray:
         """Replace-one Renyi DP curve of one fit: pure epsilon-DP, or ``rho * a`` (Gaussian)."""
