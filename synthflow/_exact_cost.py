@@ -12,20 +12,40 @@ per attempt in a standardisation read off the candidate) there is no exact figur
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from synthflow.pld import Mechanism, worst_epsilon
 
-__all__ = ["attempt_mechanisms", "exact_epsilon", "fit_once_mechanisms"]
+__all__ = [
+    "EXACT_FORMULA",
+    "attempt_mechanisms",
+    "exact_cost",
+    "exact_epsilon",
+    "fit_once_mechanisms",
+    "generator_mechanisms",
+    "planned_epsilon",
+]
+
+EXACT_FORMULA = (
+    "privacy loss distributions (dp_accounting, pessimistic) of every part of one attempt, "
+    "composed at total_delta: the generator's discrete Gaussian measurements, the regression "
+    "fit's discrete Gaussian, and each other criterion and selection as randomized response "
+    "at its epsilon; the worst candidate of a uniform draw (a single attempt)"
+)
+"""acceptance.json's ``formula`` for a single attempt composed exactly (docs/privacy.md)."""
 
 
-def fit_once_mechanisms(c: Any, transformer: Any) -> tuple[Mechanism, ...]:
+def fit_once_mechanisms(
+    c: Any, transformer: Any, epsilon: float | None = None
+) -> tuple[Mechanism, ...]:
     """The once-per-release regression fit of criterion ``c``: its noise law at the bounds.
 
     The law :func:`synthflow.criteria.fit_law.fit_law` makes for the fit once (its
-    standardisation from the public bounds, its weights from the public sample).
+    standardisation from the public bounds, its weights from the public sample), at
+    ``c``'s budget or ``epsilon`` (the planner's grid).
     """
     from synthflow.criteria import regression  # noqa: PLC0415
     from synthflow.criteria.fit_law import fit_law  # noqa: PLC0415
@@ -33,7 +53,7 @@ def fit_once_mechanisms(c: Any, transformer: Any) -> tuple[Mechanism, ...]:
     empty = np.zeros((0, len(transformer.domain.names)), dtype=np.int64)
     _, _, _, xb, yb = regression.design(empty, transformer, str(c.column), c.features)
     std = regression.Standardization.from_bounds(xb, yb)
-    noise = fit_law(c, transformer, std, xb, yb)
+    noise = fit_law(c, transformer, std, xb, yb, epsilon=epsilon)
     return noise.mechanisms(f"acceptance {c.name}: functional-mechanism fit (once per release)")
 
 
@@ -41,8 +61,18 @@ def attempt_mechanisms(
     spec: Any, candidates: Sequence[Any], *, fit_once: bool
 ) -> list[tuple[Mechanism, ...]] | None:
     """Each candidate's single attempt as mechanisms, or None where a part has no PLD."""
+    split = _split_mechanisms(spec, candidates, fit_once=fit_once)
+    if split is None:
+        return None
+    own, shared = split
+    return [m + shared for m in own]
+
+
+def _split_mechanisms(
+    spec: Any, candidates: Sequence[Any], *, fit_once: bool
+) -> tuple[list[tuple[Mechanism, ...]], tuple[Mechanism, ...]] | None:
+    """(each candidate's generator mechanisms, the criteria's: the same for all), or None."""
     from synthflow.criteria import releasable_once  # noqa: PLC0415
-    from synthflow.generators import make_generator  # noqa: PLC0415
     from synthflow.transform import Transformer  # noqa: PLC0415
 
     if not candidates:
@@ -60,26 +90,80 @@ def attempt_mechanisms(
             shared.append(Mechanism.pure(f"acceptance {c.name}", c.epsilon))
     out = []
     for cfg in candidates:
-        transformer = Transformer(spec, dict(cfg.transformations))
-        gen = make_generator(
+        parts = generator_mechanisms(
+            spec,
             cfg.model,
             cfg.hyperparameters,
-            epsilon=spec.privacy.generator_epsilon,
-            transformer=transformer,
+            tuple(sorted(cfg.transformations.items())),
+            spec.privacy.generator_epsilon,
         )
-        own = getattr(gen, "mechanisms", None)
-        parts = own(transformer.domain) if own is not None else None
         if parts is None:
             return None
-        out.append(tuple(parts) + tuple(shared))
-    return out
+        out.append(parts)
+    return out, tuple(shared)
+
+
+def generator_mechanisms(
+    spec: Any,
+    model: str,
+    hyperparameters: Any,
+    letters: tuple[tuple[str, str], ...],
+    epsilon: float,
+) -> tuple[Mechanism, ...] | None:
+    """One fit of a configuration's generator at ``epsilon``, as mechanisms (None: no PLD)."""
+    from synthflow.generators import make_generator  # noqa: PLC0415
+    from synthflow.transform import Transformer  # noqa: PLC0415
+
+    transformer = Transformer(spec, dict(letters))
+    gen = make_generator(model, dict(hyperparameters), epsilon=epsilon, transformer=transformer)
+    own = getattr(gen, "mechanisms", None)
+    parts = own(transformer.domain) if own is not None else None
+    return None if parts is None else tuple(parts)
+
+
+def planned_epsilon(
+    generators: Sequence[tuple[Mechanism, ...] | None],
+    fit: tuple[Mechanism, ...] | None,
+    epsilons: Sequence[float],
+    *,
+    delta: float,
+) -> float | None:
+    """A planned single attempt's epsilon: the worst generator, the fit, the criteria.
+
+    ``generators``: each kept candidate's mechanisms (None: no PLD, so no exact figure);
+    ``fit``: the regression fit's (None: no PLD); ``epsilons``: every other criterion's
+    budget (each epsilon-DP). The planner's search calls this at every budget point, so
+    each generator with the fit is composed once (cached) and the criteria on top.
+    """
+    if fit is None or not generators or any(g is None for g in generators) or delta <= 0:
+        return None
+    pures = tuple(
+        Mechanism.pure(f"criterion {i}", e) for i, e in enumerate(sorted(epsilons)) if e > 0
+    )
+    own = dict.fromkeys(g + fit for g in generators if g is not None)
+    return worst_epsilon(own, delta=delta, shared=pures)
 
 
 def exact_epsilon(
     spec: Any, candidates: Sequence[Any], *, fit_once: bool, delta: float
 ) -> float | None:
     """A single attempt's epsilon at ``delta`` by PLD composition (None: no exact figure)."""
-    attempts = attempt_mechanisms(spec, candidates, fit_once=fit_once)
-    if attempts is None:
+    split = _split_mechanisms(spec, candidates, fit_once=fit_once)
+    if split is None:
         return None
-    return worst_epsilon(attempts, delta=delta)
+    own, shared = split
+    return worst_epsilon(dict.fromkeys(own), delta=delta, shared=shared)
+
+
+def exact_cost(spec: Any, cost: Any, candidates: Sequence[Any]) -> Any:
+    """``cost`` (a single attempt's SelectionCost) composed exactly, where it can be.
+
+    Where every part has a PLD and the figure is below ``cost``'s total: ``cost`` with
+    ``exact_epsilon`` set (its charge and total follow it); else ``cost`` unchanged.
+    """
+    if not candidates or cost.total_delta <= 0:
+        return cost
+    exact = exact_epsilon(spec, candidates, fit_once=cost.fit_once, delta=cost.total_delta)
+    if exact is None or exact >= cost.total:
+        return cost
+    return replace(cost, exact_epsilon=exact)

@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from synthflow import _renyi_cost
+from synthflow._exact_cost import EXACT_FORMULA, exact_cost
 from synthflow._renyi_cost import PAPERNOT_STEINKE, joint_cost
 from synthflow.config.model import ReleaseSpec
 from synthflow.errors import ConfigError
@@ -85,6 +86,9 @@ class SelectionCost:
     rho summed (composed in zCDP, converted once at ``total_delta``); 0 otherwise."""
     joint_parts_epsilon: float = 0.0
     """The standalone epsilons of the parts ``joint_rho`` replaces (eps_gen + eps_fit)."""
+    exact_epsilon: float = 0.0
+    """Single attempt: its epsilon at ``total_delta`` by privacy loss distributions
+    (:mod:`synthflow._exact_cost`); 0: not used (a part without a PLD, or no cheaper)."""
 
     @property
     def fit_once(self) -> bool:
@@ -117,6 +121,8 @@ class SelectionCost:
         if self.papernot_steinke:
             assert self.repeat_epsilon is not None
             return max(self.repeat_epsilon - self.fit_epsilon, 0.0)
+        if self.exact_epsilon > 0:  # single attempt, composed by its PLD
+            return max(self.exact_epsilon - self.fit_epsilon, 0.0)
         if self.joint_epsilon is not None:  # single attempt, zCDP parts composed jointly
             pure = self.generator_epsilon + self.evaluation_epsilon - self.joint_parts_epsilon
             return max(math.fsum([self.joint_epsilon, pure]) - self.fit_epsilon, 0.0)
@@ -179,7 +185,9 @@ class SelectionCost:
         elif self.single_attempt:
             basic = "(eps_gen + eps_eval - eps_fit) + eps_fit" if self.fit_once else None
             formula = (basic or "eps_gen + eps_eval") + " (a single attempt: basic composition)"
-            if self.joint_epsilon is not None:
+            if self.exact_epsilon > 0:
+                formula = EXACT_FORMULA
+            elif self.joint_epsilon is not None:
                 formula = (
                     "zCDP(rho_gen + rho_fit) at total_delta + the other criteria's epsilons (a "
                     "single attempt: the generator and the regression fit composed in zCDP, the "
@@ -192,7 +200,9 @@ class SelectionCost:
                 candidates=list(self.candidates),
                 total_delta=self.total_delta,
             )
-            if self.joint_epsilon is not None:
+            if self.exact_epsilon > 0:
+                doc.update(exact_epsilon=self.exact_epsilon)
+            elif self.joint_epsilon is not None:
                 doc.update(joint_rho=self.joint_rho, joint_epsilon=self.joint_epsilon)
         else:
             doc.update(
@@ -255,7 +265,7 @@ def selection_cost(
             fit_delta=fit_delta - math.fsum(c.impl.delta(c) for c in per_attempt),
             candidates=tuple(c.id for c in candidates),
         )
-        return _joint(spec, one, candidates, gauss)
+        return exact_cost(spec, _joint(spec, one, candidates, gauss), candidates)
     if per_attempt:
         raise ConfigError(
             f"criterion {per_attempt[0].name!r} uses Gaussian noise (delta "

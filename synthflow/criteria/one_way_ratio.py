@@ -59,7 +59,12 @@ class OneWayRatioParams(CriterionParams):
     )
     """p_fp used to derive the pseudo-threshold."""
     assumed_min_count: int | None = param(None, schema={"type": ["integer", "null"], "minimum": 1})
-    """Smallest 1-way count m assumed when deriving the pseudo-threshold."""
+    """Smallest 1-way count m assumed where m is not yet known (the planner, the noise
+    rule); with ``threshold_at: assumed`` also a cap on the release's m (the 2024 rule)."""
+    threshold_at: str = param("assumed", schema={"enum": ["assumed", "actual"]})
+    """Which m the release's pseudo-threshold is derived at: ``actual``, the candidate's
+    smallest 1-way count, the m its noise is scaled to (the paper's rule at the noise
+    actually added); ``assumed``, ``min(assumed_min_count, m)`` (the 2024 release)."""
     columns: tuple[str, ...] = param((), schema=COLUMNS)
     """The columns covered (empty: every column)."""
 
@@ -83,7 +88,15 @@ class OneWayRatio(CriterionKind):
         m = raw.get("assumed_min_count")
         if m is not None and (isinstance(m, bool) or not isinstance(m, int) or m < 1):
             raise ConfigError(f"{where}.assumed_min_count: expected an integer >= 1, got {m!r}")
+        at = raw.get("threshold_at", "assumed")
+        if at not in ("assumed", "actual"):
+            raise ConfigError(
+                f"{where}.threshold_at: expected 'actual' (the pseudo-threshold at the "
+                "candidate's smallest 1-way count) or 'assumed' (at min(assumed_min_count, "
+                f"that count), the 2024 rule), got {at!r}"
+            )
         return OneWayRatioParams(
+            threshold_at=at,
             clip=optional_number(where, raw, "clip", lo=1, lo_open=True),
             false_positive_rate=optional_number(
                 where, raw, "false_positive_rate", lo=0, lo_open=True, hi=0.5, hi_open=True
@@ -124,7 +137,7 @@ class OneWayRatio(CriterionKind):
             clip=clip,
             epsilon=epsilon,
             false_positive_rate=c.false_positive_rate,
-            assumed_min_count=c.assumed_min_count,
+            assumed_min_count=None if c.threshold_at == "actual" else c.assumed_min_count,
             min_count=m,
         )
         return one_way_ratio_sensitivity(m, clip=clip), threshold
@@ -151,6 +164,7 @@ class OneWayRatio(CriterionKind):
             p["pseudo_threshold"] = threshold
             p["false_positive_rate"] = c.false_positive_rate
             p["assumed_min_count"] = c.assumed_min_count
+            p["threshold_at"] = c.threshold_at
         return p
 
     def meaning(self, c: CriterionSpec, spec: ReleaseSpec) -> str:
@@ -291,9 +305,12 @@ def release_threshold(
 
     Without a false-positive rate it is the stakeholders' ``threshold``. With one, it is
     ``min(threshold, t')`` where ``t'`` is the pseudo-threshold for the noise at the
-    smallest 1-way count ``m``: the release assumed m >= ``assumed_min_count`` (50,
-    giving t' ~ 1.4). When D_R's actual smallest count (``min_count``, public) is below
-    the assumption, the noise is larger than the assumption allowed, so ``t'`` is
+    smallest 1-way count ``m``. ``assumed_min_count`` None (a criterion with
+    ``threshold_at: actual``): ``m`` is D_R's actual smallest count, the one the noise
+    is scaled to, so a candidate at the clip passes with probability exactly ``p_fp``.
+    Otherwise the release assumed m >= ``assumed_min_count`` (50, giving t' ~ 1.4, the
+    2024 rule). When D_R's actual smallest count (``min_count``, public) is below the
+    assumption, the noise is larger than the assumption allowed, so ``t'`` is
     computed for the actual count instead: the false-pass control ``P(c + Lap(b) < t')
     <= p_fp`` then holds for every m, including m = 0 (a category missing from D_R),
     where t' falls far below 1 and such a candidate cannot pass. Never above the

@@ -201,6 +201,9 @@ class Planner:
         single-attempt modes: Liu-Talwar's 2x needs pure-DP candidates."""
         self.arm_rho = [r for (_, r), k in zip(privacy, keep, strict=True) if k]
         """Per arm: its generator's zCDP rho (None: not zCDP), for joint composition."""
+        self._arm_mechanisms: dict[int, Any] = {}
+        self._fit_mechanisms: dict[Any, Any] = {}
+        """Exact accounting's parts, made on first use (:meth:`_exact`)."""
         self.spec, self.arms, self.o = spec, arms, options
         self.laplace = [c for c in spec.criteria if planned_by_laplace(c)]
         reg = [c for c in spec.criteria if c.impl.mechanism == "functional"]
@@ -451,6 +454,8 @@ class Planner:
         )
         if fit_delta > 0:
             cost = joint_cost(cost, [self.arm_rho[j] for j in kept], [(fit_eps, fit_delta)])
+        if single and cost.total_delta > 0:  # the release's exact accounting (synthflow.pld)
+            cost = self._exact(cost, kept, letters, fit_eps, epsilons)
         by_config = {self.arms[a].config_id: float(p) for a, p in zip(arms, p_arm, strict=True)}
         return PlanPoint(
             generator_epsilon=generator_epsilon,
@@ -471,6 +476,61 @@ class Planner:
             stop_probability=gamma,
             zcdp_only=zcdp_only,
         )
+
+    def _exact(
+        self,
+        cost: SelectionCost,
+        kept: list[int],
+        letters: tuple[tuple[str, str], ...] | None,
+        fit_eps: float,
+        epsilons: dict[str, float],
+    ) -> SelectionCost:
+        """``cost`` composed by its PLD where every part has one and it is cheaper.
+
+        The figure ``release`` will charge (:func:`synthflow._exact_cost.exact_cost`), so
+        the search weighs each budget at what it costs.
+        """
+        from synthflow import _exact_cost  # noqa: PLC0415  (dp-accounting)
+
+        gens = []
+        for j in kept:
+            if j not in self._arm_mechanisms:
+                a = self.arms[j]
+                cfg = a.configuration
+                self._arm_mechanisms[j] = _exact_cost.generator_mechanisms(
+                    self.spec, cfg["model"], cfg["hyperparameters"], a.letters,
+                    a.generator_epsilon,
+                )  # fmt: skip
+            gens.append(self._arm_mechanisms[j])
+        fit: tuple[Any, ...] | None = ()
+        others = dict(epsilons)
+        if self.coef is not None:
+            others.pop(self.coef.name)
+            key = (letters, fit_eps)
+            if key not in self._fit_mechanisms:
+                self._fit_mechanisms[key] = self._fit_law_mechanisms(letters, fit_eps)
+            fit = self._fit_mechanisms[key]
+        exact = _exact_cost.planned_epsilon(
+            gens, fit, list(others.values()), delta=cost.total_delta
+        )
+        if exact is None or exact >= cost.total:
+            return cost
+        return dataclasses.replace(cost, exact_epsilon=exact)
+
+    def _fit_law_mechanisms(
+        self, letters: tuple[tuple[str, str], ...] | None, fit_eps: float
+    ) -> tuple[Any, ...] | None:
+        """The fit's mechanisms at ``fit_eps``: once from the bounds; Laplace per attempt."""
+        from synthflow import _exact_cost  # noqa: PLC0415
+        from synthflow.pld import Mechanism  # noqa: PLC0415
+
+        assert self.coef is not None
+        if self.coef.impl.delta(self.coef) == 0:  # a Laplace fit: epsilon-DP either way
+            return (Mechanism.pure(self.coef.name, fit_eps),)
+        if letters is None:  # a Gaussian fit per attempt: its law follows the candidate
+            return None
+        transformer = Transformer(self.spec, dict(letters))
+        return _exact_cost.fit_once_mechanisms(self.coef, transformer, fit_eps)
 
     # ------------------------------------------------------------------ search
     def _false_pass_index(self) -> dict[str, np.ndarray]:

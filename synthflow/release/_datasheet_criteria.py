@@ -97,6 +97,8 @@ def _criteria(
 
 
 def _split(cost: SelectionCost, report: AcceptanceReport) -> str:
+    if cost.exact_epsilon:
+        return _exact_split(cost, report)
     if cost.joint_epsilon is not None:
         return _joint_split(cost, report)
     parts = ", ".join(f"`{r.name}` {r.epsilon:g}" for r in report.criteria if r.epsilon)
@@ -108,6 +110,28 @@ def _split(cost: SelectionCost, report: AcceptanceReport) -> str:
     if cost.fit_once:
         text += f", the regression fit made once for all tries ({cost.fit_epsilon:g})"
     return text + "."
+
+
+def _exact_split(cost: SelectionCost, report: AcceptanceReport) -> str:
+    """A single attempt composed by its privacy loss distribution, in words."""
+    laplace = [
+        r for r in report.criteria if r.epsilon and not (r.mechanism or "").startswith("functional")
+    ]
+    parts = ", ".join(f"`{r.name}` {r.epsilon:g}" for r in laplace)
+    basic = cost.generator_epsilon + cost.evaluation_epsilon
+    fit = f", the regression fit's discrete Gaussian ({cost.fit_epsilon:g} on its own)"
+    fit = fit if cost.fit_once else ""
+    return (
+        f"{cost.total:.4g} at delta {cost.total_delta:g}, composed exactly. Each part's "
+        "privacy loss (how much more likely this output is on the data than on the data "
+        "with one record replaced) was described by its distribution, and those "
+        "distributions were combined as the parts ran, one after another: the generator "
+        f"({cost.generator_epsilon:g} on its own)"
+        + fit
+        + f", and the other checks ({parts}), each counted as its worst case at its "
+        "epsilon. Losses were rounded up, so the figure is an upper bound; adding the parts' "
+        f"own epsilons would give {basic:.4g}."
+    )
 
 
 def _joint_split(cost: SelectionCost, report: AcceptanceReport) -> str:

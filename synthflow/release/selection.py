@@ -308,7 +308,11 @@ def _select(
                 + (", once-per-release fit included" if cost.fit_once else "")
                 if cost.papernot_steinke
                 else f"{label}: 1 x {cost.attempt_epsilon:g}, one of {len(candidates)} candidates"
-                if cost.single_attempt and cost.joint_epsilon is None
+                if cost.single_attempt and cost.joint_epsilon is None and not cost.exact_epsilon
+                else f"{label}, every part composed by its privacy loss distribution (epsilon "
+                f"{cost.exact_epsilon:.6g} at delta {cost.total_delta:g}): one of "
+                f"{len(candidates)} candidates"
+                if cost.exact_epsilon
                 else f"{label}, the generator and the Gaussian fit composed in zCDP (rho "
                 f"{cost.joint_rho:.6g}, epsilon {cost.joint_epsilon:.6g}): one of "
                 f"{len(candidates)} candidates"

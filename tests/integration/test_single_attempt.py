@@ -15,6 +15,8 @@ import pytest
 import yaml
 from selection_support import private_selection
 
+from synthflow import pld
+from synthflow._exact_cost import generator_mechanisms
 from synthflow.cli import main
 from synthflow.cost import SINGLE_ATTEMPT
 from synthflow.errors import ConfigError
@@ -182,7 +184,14 @@ def test_a_gaussian_workload_releases_as_a_single_attempt_with_its_delta(
     spec = load_spec(spec_path)
     (cfg,) = [c for c in expand_space(spec) if c.letters == "aaaa"]
     cost = selection_cost(spec, fit_once=False, candidates=[cfg], stop_probability=1.0)
-    assert cost.single_attempt and cost.total == pytest.approx(2.3)
+    # composed exactly (synthflow.pld): the generator's Gaussian marginals and the pure
+    # criteria by their PLDs, below basic composition's 2 + 0.3
+    assert cost.single_attempt and cost.total == cost.exact_epsilon
+    letters = tuple(sorted(cfg.transformations.items()))
+    own = generator_mechanisms(spec, cfg.model, cfg.hyperparameters, letters, 2.0)
+    assert own is not None
+    gaussian = pld.epsilon(own, delta=1e-6)
+    assert gaussian < cost.total < 2.3 - 0.2
     assert cost.total_delta == 1e-6
     # Liu-Talwar cannot carry delta: a many-attempt selection is Papernot-Steinke's.
     assert not selection_cost(
@@ -212,7 +221,13 @@ def test_a_gaussian_workload_releases_as_a_single_attempt_with_its_delta(
             assert acc["budget"]["total_delta"] == pytest.approx(1e-6)
             report = audit_release(out)
             assert report.ok, report.failures
+            assert acc["budget"]["total_epsilon"] == pytest.approx(cost.total)
+            honest = json.dumps(acc)
             acc["budget"]["total_delta"] = 0.0  # a forged pure-DP claim fails the audit
             (out / "acceptance.json").write_text(json.dumps(acc))
             assert not audit_release(out).ok
+            acc = json.loads(honest)  # a total below the recomputed exact one fails too
+            acc["budget"]["total_epsilon"] = cost.total - 0.01
+            (out / "acceptance.json").write_text(json.dumps(acc))
+            assert any("budget total" in f for f in audit_release(out).failures)
     assert released >= 1
