@@ -39,13 +39,18 @@ EXACT_FORMULA = (
 
 
 def fit_once_mechanisms(
-    c: Any, transformer: Any, epsilon: float | None = None
+    c: Any,
+    transformer: Any,
+    epsilon: float | None = None,
+    weights: Sequence[float] | None = None,
 ) -> tuple[Mechanism, ...]:
     """The once-per-release regression fit of criterion ``c``: its noise law at the bounds.
 
     The law :func:`synthflow.criteria.fit_law.fit_law` makes for the fit once (its
     standardisation from the public bounds, its weights from the public sample), at
-    ``c``'s budget or ``epsilon`` (the planner's grid).
+    ``c``'s budget or ``epsilon`` (the planner's grid). ``weights``: the noise weights
+    a package published, where the public sample they were read off is not at hand (an
+    audit of a package that does not carry it).
     """
     from synthflow.criteria import regression  # noqa: PLC0415
     from synthflow.criteria.fit_law import fit_law  # noqa: PLC0415
@@ -53,7 +58,13 @@ def fit_once_mechanisms(
     empty = np.zeros((0, len(transformer.domain.names)), dtype=np.int64)
     _, _, _, xb, yb = regression.design(empty, transformer, str(c.column), c.features)
     std = regression.Standardization.from_bounds(xb, yb)
-    noise = fit_law(c, transformer, std, xb, yb, epsilon=epsilon)
+    if weights is None:
+        noise = fit_law(c, transformer, std, xb, yb, epsilon=epsilon)
+    else:
+        eps = c.epsilon if epsilon is None else epsilon
+        noise = regression.fit_noise(
+            *std.box(xb, yb), eps, kind=str(c.noise), delta=c.delta, weights=np.asarray(weights)
+        )
     return noise.mechanisms(f"acceptance {c.name}: functional-mechanism fit (once per release)")
 
 
@@ -61,7 +72,7 @@ def attempt_mechanisms(
     spec: Any, candidates: Sequence[Any], *, fit_once: bool
 ) -> list[tuple[Mechanism, ...]] | None:
     """Each candidate's single attempt as mechanisms, or None where a part has no PLD."""
-    split = _split_mechanisms(spec, candidates, fit_once=fit_once)
+    split = _split_mechanisms(spec, candidates, fit_once=fit_once, fit_weights=None)
     if split is None:
         return None
     own, shared = split
@@ -69,7 +80,7 @@ def attempt_mechanisms(
 
 
 def _split_mechanisms(
-    spec: Any, candidates: Sequence[Any], *, fit_once: bool
+    spec: Any, candidates: Sequence[Any], *, fit_once: bool, fit_weights: Any
 ) -> tuple[list[tuple[Mechanism, ...]], tuple[Mechanism, ...]] | None:
     """(each candidate's generator mechanisms, the criteria's: the same for all), or None."""
     from synthflow.criteria import releasable_once  # noqa: PLC0415
@@ -85,7 +96,7 @@ def _split_mechanisms(
             if c not in once or len(letters) != 1:
                 return None  # per attempt, its law depends on the candidate: no fixed PLD
             transformer = Transformer(spec, dict(candidates[0].transformations))
-            shared.extend(fit_once_mechanisms(c, transformer))
+            shared.extend(fit_once_mechanisms(c, transformer, weights=fit_weights))
         elif c.epsilon > 0:
             shared.append(Mechanism.pure(f"acceptance {c.name}", c.epsilon))
     out = []
@@ -145,17 +156,28 @@ def planned_epsilon(
 
 
 def exact_epsilon(
-    spec: Any, candidates: Sequence[Any], *, fit_once: bool, delta: float
+    spec: Any,
+    candidates: Sequence[Any],
+    *,
+    fit_once: bool,
+    delta: float,
+    fit_weights: Sequence[float] | None = None,
 ) -> float | None:
-    """A single attempt's epsilon at ``delta`` by PLD composition (None: no exact figure)."""
-    split = _split_mechanisms(spec, candidates, fit_once=fit_once)
+    """A single attempt's epsilon at ``delta`` by PLD composition (None: no exact figure).
+
+    ``fit_weights``: the fit's published noise weights, in place of reading them off the
+    public sample (:func:`fit_once_mechanisms`).
+    """
+    split = _split_mechanisms(spec, candidates, fit_once=fit_once, fit_weights=fit_weights)
     if split is None:
         return None
     own, shared = split
     return worst_epsilon(dict.fromkeys(own), delta=delta, shared=shared)
 
 
-def exact_cost(spec: Any, cost: Any, candidates: Sequence[Any]) -> Any:
+def exact_cost(
+    spec: Any, cost: Any, candidates: Sequence[Any], fit_weights: Sequence[float] | None = None
+) -> Any:
     """``cost`` (a single attempt's SelectionCost) composed exactly, where it can be.
 
     Where every part has a PLD and the figure is below ``cost``'s total: ``cost`` with
@@ -163,7 +185,9 @@ def exact_cost(spec: Any, cost: Any, candidates: Sequence[Any]) -> Any:
     """
     if not candidates or cost.total_delta <= 0:
         return cost
-    exact = exact_epsilon(spec, candidates, fit_once=cost.fit_once, delta=cost.total_delta)
+    exact = exact_epsilon(
+        spec, candidates, fit_once=cost.fit_once, delta=cost.total_delta, fit_weights=fit_weights
+    )
     if exact is None or exact >= cost.total:
         return cost
     return replace(cost, exact_epsilon=exact)

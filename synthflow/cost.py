@@ -5,9 +5,9 @@ evaluation, released if it passes, nothing otherwise) is the selection loop with
 ``gamma = 1``. Its output (the release or nothing) is a post-processing of that one
 attempt's DP outputs, so by basic composition it costs one attempt, not two: ``eps_gen +
 eps_eval`` (with the once-per-release fit: ``eps_gen + eps_eval - eps_fit`` plus the
-fit's ``eps_fit``), and the generator's delta for an (epsilon, delta) candidate. It
-releases with probability ``p`` (one attempt's pass probability) instead of nearly
-always, which ``plan`` weighs against the halved cost.
+fit's ``eps_fit``), and the generator's delta for an (epsilon, delta) candidate, or its
+exact composition where every part has a PLD (:mod:`synthflow._exact_cost`). It releases
+with probability ``p`` (one attempt's pass), which ``plan`` weighs against the cost.
 
 The one place the selection's total epsilon is computed: ``release`` charges it,
 ``validate`` checks it is affordable, ``plan`` searches over it and ``audit`` recomputes
@@ -49,8 +49,7 @@ SELECTION_CHARGE_ONE = "private selection (a single attempt, charged once)"
 LIU_TALWAR = "liu-talwar"
 SINGLE_ATTEMPT = "single-attempt"
 SELECTION_REF = "selection:"
-"""Prefix of the ``ref`` of a selection's charges: ``selection:<random id>``, the id in
-the enclave's start record."""
+"""Prefix of a selection's charges' ``ref``: ``selection:<id of the enclave's start>``."""
 FIT_CHARGE = "once per release"
 """Marker in the ledger entry of the statistic released once per release (the fit)."""
 
@@ -77,8 +76,7 @@ class SelectionCost:
     rows: int | None = None
     """Papernot-Steinke: the public row count the DP-SGD curves depend on."""
     attempt_delta: float = 0.0
-    """Delta one attempt charges (its own ledger's limit): the largest candidate's, plus a
-    Gaussian regression fit's when the fit is made per attempt."""
+    """Delta of one attempt: the largest candidate's, plus a Gaussian fit's made per attempt."""
     fit_delta: float = 0.0
     """Delta of a once-per-release Gaussian regression fit (charged by itself), else 0."""
     joint_rho: float = 0.0
@@ -226,12 +224,14 @@ def selection_cost(
     candidates: Sequence[Configuration] = (),
     rows: int | None = None,
     stop_probability: float = 0.0,
+    fit_weights: Sequence[float] | None = None,
 ) -> SelectionCost:
     """The cost of selection under ``spec``: Liu-Talwar unless a candidate has delta > 0.
 
     ``candidates``, ``rows`` (public) and ``stop_probability`` matter only when a
     candidate is (epsilon, delta)-DP: then the cost is Papernot-Steinke's. A stop
-    probability of 1 is a single attempt (module docstring), whatever the candidates.
+    probability of 1 is a single attempt (module docstring), whatever the candidates;
+    ``fit_weights``: a package's published fit weights (``_exact_cost.exact_cost``).
 
     Raises:
         ConfigError: If ``fit_once`` but no criterion is released once per release; for an
@@ -265,7 +265,7 @@ def selection_cost(
             fit_delta=fit_delta - math.fsum(c.impl.delta(c) for c in per_attempt),
             candidates=tuple(c.id for c in candidates),
         )
-        return exact_cost(spec, _joint(spec, one, candidates, gauss), candidates)
+        return exact_cost(spec, _joint(spec, one, candidates, gauss), candidates, fit_weights)
     if per_attempt:
         raise ConfigError(
             f"criterion {per_attempt[0].name!r} uses Gaussian noise (delta "

@@ -122,6 +122,7 @@ def _validate(args: argparse.Namespace) -> int:
     configs = expand_space(spec)
     from synthflow._validate_checks import check_affordable, check_delta
 
+    _check_public_sample(spec)  # before the budget: its exact figure reads the sample
     check_affordable(spec, configs)
     check_delta(spec, configs)
     unmeetable = [c.name for c in spec.criteria if c.threshold <= 0]
@@ -133,7 +134,6 @@ def _validate(args: argparse.Namespace) -> int:
             "(a criterion passes when its value, an error >= 0, is below the threshold); "
             "give a positive threshold"
         )
-    _check_public_sample(spec)
     models = sorted({c.model for c in configs})
     print(
         f"{spec.path}: valid; {len(spec.columns)} columns, {len(spec.criteria)} criteria, "

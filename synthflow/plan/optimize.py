@@ -203,6 +203,7 @@ class Planner:
         """Per arm: its generator's zCDP rho (None: not zCDP), for joint composition."""
         self._arm_mechanisms: dict[int, Any] = {}
         self._fit_mechanisms: dict[Any, Any] = {}
+        self._exact_totals: dict[Any, float | None] = {}
         """Exact accounting's parts, made on first use (:meth:`_exact`)."""
         self.spec, self.arms, self.o = spec, arms, options
         self.laplace = [c for c in spec.criteria if planned_by_laplace(c)]
@@ -510,9 +511,12 @@ class Planner:
             if key not in self._fit_mechanisms:
                 self._fit_mechanisms[key] = self._fit_law_mechanisms(letters, fit_eps)
             fit = self._fit_mechanisms[key]
-        exact = _exact_cost.planned_epsilon(
-            gens, fit, list(others.values()), delta=cost.total_delta
-        )
+        point = (tuple(sorted(set(kept))), letters, fit_eps, tuple(sorted(others.values())))
+        if point not in self._exact_totals:  # the searches at each P(release) share points
+            self._exact_totals[point] = _exact_cost.planned_epsilon(
+                gens, fit, list(others.values()), delta=cost.total_delta
+            )
+        exact = self._exact_totals[point]
         if exact is None or exact >= cost.total:
             return cost
         return dataclasses.replace(cost, exact_epsilon=exact)
