@@ -2,9 +2,9 @@
 
 Sweep -> plan -> ``release --plan`` -> audit on the 10K public sample with the loose
 spec: the plan must choose a single attempt (a many-attempt selection cannot carry the
-Gaussian parts), state the total that ``release`` charges (the generator and the fit
-composed in zCDP, recomputed here from the test's own arithmetic), and the release must
-charge exactly that and audit.
+Gaussian parts), state the total that ``release`` charges (every part composed exactly
+by its privacy loss distribution, #59: below the zCDP composition recomputed here from
+the test's own arithmetic), and the release must charge exactly that and audit.
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from synthflow import zcdp
+from synthflow import pld, zcdp
+from synthflow._exact_cost import EXACT_FORMULA, attempt_mechanisms
 from synthflow.cost import SINGLE_ATTEMPT
 from synthflow.jobs.plan import plan_budget
 from synthflow.jobs.release import run_release
@@ -25,6 +26,7 @@ from synthflow.jobs.sweep import run_sweep
 from synthflow.ledger import Ledger
 from synthflow.loader import load_spec
 from synthflow.release.audit import audit_release
+from synthflow.space import find_configuration
 
 sys.path.insert(0, str(Path(__file__).parent))
 
@@ -62,7 +64,7 @@ def planned(nvss_10k: Path, tmp_path_factory: pytest.TempPathFactory):
 
 
 def test_plan_is_a_single_attempt_charged_in_zcdp(planned) -> None:
-    _, _, plan = planned
+    _, out, plan = planned
     assert plan["selection"] == SINGLE_ATTEMPT and plan["stop_probability"] == 1.0
     assert plan["total_delta"] == pytest.approx(2 * DELTA)
     fit = next(c for c in plan["criteria"] if c["name"] == "regression_coef_error")
@@ -72,9 +74,19 @@ def test_plan_is_a_single_attempt_charged_in_zcdp(planned) -> None:
     eps_gen, eps_fit = plan["generator_epsilon"], fit["epsilon"]
     rho = zcdp.zcdp_rho(eps_gen, delta=DELTA) + zcdp.zcdp_rho(eps_fit, delta=DELTA)
     others = math.fsum(c["epsilon"] for c in plan["criteria"]) - eps_fit
-    want = zcdp.zcdp_epsilon(rho, delta=2 * DELTA) + others
-    assert plan["total_epsilon"] == pytest.approx(want, rel=1e-9)
-    assert plan["total_epsilon"] < eps_gen + eps_fit + others  # below basic composition
+    in_zcdp = zcdp.zcdp_epsilon(rho, delta=2 * DELTA) + others
+    assert in_zcdp < eps_gen + eps_fit + others  # zCDP: below basic composition
+    # Every part has a PLD (#59): the plan states the exact composition, below zCDP, and
+    # above the Gaussian parts alone composed exactly (the criteria cost something).
+    assert plan["formula"] == EXACT_FORMULA
+    assert plan["total_epsilon"] < in_zcdp - 0.01
+    spec = load_spec(out / "spec.yaml")
+    doc = yaml.safe_load((out / "candidates.yaml").read_text())
+    cands = [find_configuration(spec, c["id"]) for c in doc["configurations"]]
+    attempts = attempt_mechanisms(spec, cands, fit_once=plan["fit_once"])
+    assert attempts is not None
+    gaussian = max(pld.epsilon([m for m in a if m.sigma > 0], delta=2 * DELTA) for a in attempts)
+    assert gaussian < plan["total_epsilon"]
 
 
 def test_plan_html_says_what_a_single_attempt_risks(planned) -> None:
@@ -107,7 +119,7 @@ def test_release_with_the_zcdp_plan_charges_it_and_audits(planned, nvss_10k, tmp
     assert rel is not None, "no selection of 40 released (each passes about 1 in 8)"
     acc = json.loads((rel / "acceptance.json").read_text())
     assert acc["budget"]["total_epsilon"] == pytest.approx(plan["total_epsilon"])
-    assert acc["budget"]["joint_rho"] > 0
+    assert acc["budget"]["exact_epsilon"] == pytest.approx(plan["total_epsilon"])
     report = audit_release(rel)
     assert report.ok, report.failures
     fit = next(c for c in acc["criteria"] if c["name"] == "regression_coef_error")
