@@ -139,7 +139,8 @@ def test_release_births_uses_the_shipped_plan_on_a_file_it_never_saw(tmp_path, c
     assert "bundled spec 'births'" in acc["provenance_warning"]
     # The datasheet says how the total was composed, and why it is charged once.
     readme = (out / "README.md").read_text()
-    assert "zero-concentrated DP (zCDP)" in readme and "there is no factor 2" in readme
+    assert "composed exactly" in readme and "privacy loss" in readme  # #59, in words
+    assert "there is no factor 2" in readme
     assert "1/n = " in readme  # what delta means against the file's size
     assert main(["audit", str(out)]) == 0
 
