@@ -456,6 +456,10 @@ class Ledger:
                 self.header, self._tip = dict(header), _line_hash(line)
                 self._hashes = [self._tip]
                 self._record_head()
+            elif not self._charges and _ledger_head.inspect(
+                self.header["dataset_sha256"], self.path
+            ) == (None, None):  # a crash between the header and its record: nothing to forget
+                self._record_head()
 
     def summary(self) -> dict[str, Any]:
         """JSON-ready totals and the list of charges."""
