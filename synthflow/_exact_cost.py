@@ -58,13 +58,8 @@ def fit_once_mechanisms(
     empty = np.zeros((0, len(transformer.domain.names)), dtype=np.int64)
     _, _, _, xb, yb = regression.design(empty, transformer, str(c.column), c.features)
     std = regression.Standardization.from_bounds(xb, yb)
-    if weights is None:
-        noise = fit_law(c, transformer, std, xb, yb, epsilon=epsilon)
-    else:
-        eps = c.epsilon if epsilon is None else epsilon
-        noise = regression.fit_noise(
-            *std.box(xb, yb), eps, kind=str(c.noise), delta=c.delta, weights=np.asarray(weights)
-        )
+    w = None if weights is None else np.asarray(weights, dtype=float)
+    noise = fit_law(c, transformer, std, xb, yb, epsilon=epsilon, weights=w)
     return noise.mechanisms(f"acceptance {c.name}: functional-mechanism fit (once per release)")
 
 

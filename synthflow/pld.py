@@ -114,15 +114,6 @@ class Mechanism:
         """Delta the PLD's truncated noise may leave out (module docstring)."""
         return TRUNCATION_DELTA * len(self.shifts) * self.count
 
-    def to_json(self) -> dict[str, Any]:
-        """As published (acceptance.json, plan.json)."""
-        doc: dict[str, Any] = {"label": self.label, "count": self.count}
-        if self.sigma > 0:
-            doc.update(kind="discrete_gaussian", sigma=self.sigma, shifts=list(self.shifts))
-        else:
-            doc.update(kind="pure", epsilon=self.epsilon)
-        return doc
-
 
 def _dpa_pld() -> Any:
     from dp_accounting.pld import privacy_loss_distribution  # noqa: PLC0415  (import cost)

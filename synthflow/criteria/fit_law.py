@@ -30,21 +30,22 @@ def fit_law(
     y_bounds: tuple[float, float],
     *,
     epsilon: float | None = None,
+    weights: np.ndarray | None = None,
 ) -> regression.FitNoise:
     """The fit's noise law for ``c`` in standardisation ``std`` (the one place it is made).
 
     Public inputs only: the bounds, the budget and, with ``noise_weights:
     public_sample``, the weights :func:`synthflow.criteria.regression.noise_weights`
     reads off the spec's public sample (never the private data). ``epsilon``: another
-    budget than ``c``'s (the planner's grid).
+    budget than ``c``'s (the planner's grid). ``weights``: noise weights a package
+    published, in place of reading them off a public sample not at hand (an audit).
 
     Raises:
         ConfigError: ``noise_weights: public_sample`` without a ``public_sample`` in the spec.
     """
     box = std.box(x_bounds, y_bounds)
     eps = c.epsilon if epsilon is None else epsilon
-    weights = None
-    if c.noise_weights == "public_sample":
+    if weights is None and c.noise_weights == "public_sample":
         x, y = _public_design(c, transformer)
         stats = regression.functional_mechanism_statistics(x, y, std, x_bounds, y_bounds)
         judge = regression.Standardization.from_data(x, y, x_bounds, y_bounds)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from scipy import optimize, stats
+from test_pld import analytic_gaussian_epsilon  # tests/unit: the one independent formula
 
 from synthflow import pld
 from synthflow._exact_cost import attempt_mechanisms, exact_epsilon
@@ -25,15 +25,6 @@ from synthflow.transform import Transformer
 from synthflow.zcdp import zcdp_rho
 
 PUBLIC = Path(__file__).resolve().parents[2] / "public_data"
-
-
-def _analytic_epsilon(mu: float, delta: float) -> float:
-    def excess(eps: float) -> float:
-        return (
-            stats.norm.cdf(-eps / mu + mu / 2) - math.exp(eps) * stats.norm.cdf(-eps / mu - mu / 2)
-        ) - delta
-
-    return float(optimize.brentq(excess, 0.0, 50.0, xtol=1e-12))
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +49,7 @@ def test_the_workloads_marginals_are_the_gaussian_of_its_rho(births: tuple) -> N
         mechs = gen.mechanisms(tr.domain)
         rho = gen.zcdp_rho()
         assert mechs is not None and rho is not None
-        analytic = _analytic_epsilon(math.sqrt(2 * rho), 5e-7)
+        analytic = analytic_gaussian_epsilon(math.sqrt(2 * rho), 5e-7)
         assert analytic - 1e-6 <= pld.epsilon(mechs, delta=5e-7) <= analytic + 0.005
 
 
@@ -70,7 +61,7 @@ def test_the_fit_is_the_gaussian_of_its_rho(births: tuple) -> None:
     assert len(fit) == 1 and fit[0].sigma > 0
     coef = next(c for c in spec.criteria if c.name == "regression_coef_error")
     rho = zcdp_rho(coef.epsilon, delta=coef.delta)
-    analytic = _analytic_epsilon(math.sqrt(2 * rho), coef.delta)
+    analytic = analytic_gaussian_epsilon(math.sqrt(2 * rho), coef.delta)
     # the snapping's unit per coordinate (in the L2 sensitivity too) and the grid's
     # rounding: a little above the continuous Gaussian of the same rho, never below
     ours = pld.epsilon(fit, delta=coef.delta)

@@ -40,7 +40,7 @@ def test_discrete_gaussian_pld_is_dp_accountings(sigma: float, k: int) -> None:
         assert -1e-9 <= gap <= pld.DISCRETIZATION
 
 
-def _analytic_epsilon(mu: float, delta: float) -> float:
+def analytic_gaussian_epsilon(mu: float, delta: float) -> float:
     """Epsilon of a Gaussian mechanism of sensitivity/sd ``mu`` at ``delta`` (exact)."""
 
     def excess(eps: float) -> float:
@@ -64,7 +64,7 @@ def test_discrete_gaussian_marginals_match_the_analytic_gaussian(
     mechs = [Mechanism.discrete_gaussian("m", sigma, (1, 1), count=marginals)]
     mu = math.sqrt(2 * marginals) / sigma
     for delta in (1e-5, 1e-6):
-        exact = _analytic_epsilon(mu, delta)
+        exact = analytic_gaussian_epsilon(mu, delta)
         ours = pld.epsilon(mechs, delta=delta)
         assert exact - 1e-6 <= ours <= exact + 2e-4 * 2 * marginals
 
