@@ -148,12 +148,14 @@ def _evaluate_in(
             kind=c.kind,
             value=released[c.name].value,
             threshold=released[c.name].threshold,
-            passed=released[c.name].value < released[c.name].threshold,
+            passed=released[c.name].value < released[c.name].threshold
+            and not released[c.name].dominated,
             epsilon=released[c.name].epsilon,
             mechanism=released[c.name].mechanism,
             sensitivity=released[c.name].sensitivity,
             noise_sd=released[c.name].noise_sd,
             public=released[c.name].public,
+            noise_dominated=released[c.name].dominated,
         )
         for c in spec.criteria
     ]

@@ -15,9 +15,13 @@ false passes at twice a threshold). It reads no private data and charges nothing
 
 * Laplace criteria: noise sd ``sqrt(2) b`` with ``b = sensitivity / epsilon`` from the
   kind's own ``sensitivity_and_threshold`` (the evaluation's function) at its best-case
-  public parameters (the 1-way ratio's smallest count and a conditional mean's smallest
-  group at ``n / bins``, capped by ``assumed_min_count``); ``perfect_pass =
-  P(perfect value + Lap(b) < threshold)``, exactly.
+  public parameters a perfect candidate would hold: the 1-way ratio's smallest count at
+  ``n / bins`` capped by ``assumed_min_count``; a conditional mean's smallest group
+  read off the public sample (its group shares scaled to n, less the resize margin:
+  a rare group is seen here, not first at the release), or ``n / groups`` without one;
+  ``perfect_pass = P(perfect value + Lap(b) < threshold)``, exactly. The evaluation
+  applies the same rule at each candidate's own parameters and fails a release its
+  noise decides (:func:`synthflow.criteria.context.release_dominated`).
 * The regression criteria: the planner's simulation
   (:class:`synthflow.plan.simulate.RegressionSim`): the functional-mechanism fit re-drawn
   ``DRAWS`` times on the ``public_sample`` resampled to n rows, in the release's

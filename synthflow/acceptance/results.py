@@ -35,10 +35,18 @@ class CriterionResult:
     public: dict[str, Any] = field(default_factory=dict)
     """Public parameters of the DP release (candidate's counts, the DP regression fit and
     D_R's OLS); never a statistic of D_T. Empty in exact mode."""
+    noise_dominated: bool = False
+    """The release's noise at the candidate's own public parameters decides more than the
+    candidate (:func:`synthflow.criteria.context.release_dominated`): failed whatever the
+    value. Never true in a published package (every criterion passed)."""
 
     def to_json(self) -> dict[str, Any]:
-        """The JSON object of the CLI's ``criteria`` list."""
-        return {
+        """The JSON object of the CLI's ``criteria`` list.
+
+        ``noise_dominated: true`` only where the noise decided (a failed criterion, so
+        never in a published package's acceptance.json).
+        """
+        out = {
             "name": self.name,
             "value": self.value,
             "threshold": self.threshold,
@@ -48,6 +56,9 @@ class CriterionResult:
             "sensitivity": self.sensitivity,
             "noise_sd": self.noise_sd,
         }
+        if self.noise_dominated:
+            out["noise_dominated"] = True
+        return out
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -82,9 +93,13 @@ class AcceptanceReport:
         width = max((len(c.name) for c in self.criteria), default=0)
         for c in self.criteria:
             noise = "" if self.exact or c.noise_sd is None else f"  (noise sd {c.noise_sd:.3g})"
+            if c.noise_dominated:
+                noise += (" - decided by noise at this candidate's groups or counts: failed "
+                          "whatever the value")  # fmt: skip
+            sign = "<" if c.value < c.threshold else ">="
             lines.append(
                 f"  {'PASS' if c.passed else 'FAIL'}  {c.name:<{width}}  {c.value:.4g} "
-                f"{'<' if c.passed else '>='} {c.threshold:.4g}{noise}"
+                f"{sign} {c.threshold:.4g}{noise}"
             )
         return "\n".join(lines)
 

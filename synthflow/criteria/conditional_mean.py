@@ -48,6 +48,7 @@ __all__ = [
     "cond_mean_error",
     "cond_mean_sensitivity",
     "cond_mean_table",
+    "expected_min_group_size",
     "group_index",
     "resize_sizes",
     "resized_cond_mean_error",
@@ -135,10 +136,26 @@ class ConditionalMean(CriterionKind):
         """(column, group-by column) for each grouping."""
         return {(c.column, g) for g in c.group_by if g and g != c.column}
 
-    def best_case_public(self, c: CriterionSpec, transformer: Transformer, n: int) -> dict:
-        """The smallest group at its largest: ``n`` spread evenly over the groups."""
-        groups = max(_groups(transformer, b) for b in c.group_by) if c.group_by else 1
-        return {"n": n, "min_group_size": max(1, n // groups)}
+    def best_case_public(
+        self,
+        c: CriterionSpec,
+        transformer: Transformer,
+        n: int,
+        public: np.ndarray | None = None,
+    ) -> dict:
+        """The smallest resized group a perfect candidate would hold at ``n`` rows.
+
+        With the public sample's codes: each grouping's group shares in the public
+        sample, scaled to ``n`` rows, resized by the margin at ``n`` (the release's own
+        rule, :func:`resize_sizes`); groups empty in the public sample are skipped, as
+        the release skips groups empty in the candidate. A group rare in the population
+        makes the release's noise large, and this is where the pre-flight sees it (#60).
+        Without a public sample: ``n`` spread evenly over the groups (optimistic).
+        """
+        if public is None or len(public) == 0:
+            groups = max(_groups(transformer, b) for b in c.group_by) if c.group_by else 1
+            return {"n": n, "min_group_size": max(1, n // groups)}
+        return {"n": n, "min_group_size": expected_min_group_size(c, transformer, public, n)}
 
     def report_section(
         self,
@@ -471,6 +488,31 @@ def cond_mean_error(
     if not finite:
         raise ValueError(f"no group of {column!r} is non-empty in both tables")
     return max(finite)
+
+
+def expected_min_group_size(
+    c: CriterionSpec, transformer: Transformer, public: np.ndarray, n: int
+) -> int:
+    """The smallest resized group of a sample like ``public`` (codes) scaled to ``n`` rows.
+
+    Public inputs only (the spec's public sample and n); see
+    :meth:`ConditionalMean.best_case_public`.
+    """
+    smallest = n
+    for by in c.group_by or (None,):
+        table, labels = group_index(transformer, by)
+        g = (
+            np.zeros(len(public), dtype=np.int64)
+            if by is None
+            else table[public[:, transformer.domain.names.index(by)]]
+        )
+        counts = np.bincount(g, minlength=len(labels))
+        scaled = np.floor(counts[counts > 0] * (n / len(public))).astype(np.int64)
+        m_v = resize_sizes(
+            scaled, n=n, margin_fraction=c.margin_fraction, margin_plus=c.margin_plus
+        )
+        smallest = min(smallest, int(m_v.min()))
+    return max(1, smallest)
 
 
 def resize_sizes(

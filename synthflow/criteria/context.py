@@ -37,6 +37,7 @@ __all__ = [
     "laplace_release",
     "laplace_terms",
     "need",
+    "release_dominated",
 ]
 
 RELEASED_ONCE = "released_once"
@@ -119,6 +120,9 @@ class Released:
     """The statistic the noise was added to (before noise)."""
     public: dict[str, Any] = field(default_factory=dict)
     """The candidate's public parameters its sensitivity and threshold were read from."""
+    dominated: bool = False
+    """The noise at the candidate's own public parameters decides more than the
+    candidate (:func:`release_dominated`): the criterion fails, and says why."""
 
 
 def laplace_terms(
@@ -137,6 +141,26 @@ def laplace_terms(
             coefficients are released by the functional mechanism).
     """
     return c.impl.sensitivity_and_threshold(c, spec, public, epsilon)
+
+
+def release_dominated(
+    c: CriterionSpec, spec: ReleaseSpec, public: dict[str, Any], epsilon: float
+) -> bool:
+    """Whether a Laplace release at these public parameters is decided by its noise.
+
+    The one noise rule (:mod:`synthflow.acceptance.noise_check`) at the candidate's own
+    public parameters (its smallest resized group, its smallest count): a perfect
+    candidate would pass fewer than two releases in three. Such a release must not pass
+    a candidate (#60: a conditional mean released 23.6, 133.2 and -155.4 against a
+    threshold of 1, and the third "passed"), so the evaluation fails it and names the
+    reason. Public inputs only: a function of the candidate's public parameters, the
+    spec and epsilon, so deciding on it is post-processing.
+    """
+    from synthflow.criteria.noise import PERFECT_PASS_MIN, laplace_perfect_pass
+
+    sens, threshold = laplace_terms(c, spec, public, epsilon)
+    room = threshold - c.impl.perfect_value
+    return laplace_perfect_pass(room, sens / epsilon) < PERFECT_PASS_MIN
 
 
 def laplace_release(
@@ -161,4 +185,5 @@ def laplace_release(
         noise_sd=math.sqrt(2) * sens / c.epsilon,
         statistic=stat,
         public=public,
+        dominated=release_dominated(c, spec, public, c.epsilon),
     )

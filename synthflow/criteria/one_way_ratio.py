@@ -105,8 +105,18 @@ class OneWayRatio(CriterionKind):
             columns=column_list(where, raw, "columns", columns),
         )
 
-    def best_case_public(self, c: CriterionSpec, transformer: Transformer, n: int) -> dict:
-        """``m`` at its largest: ``n`` spread evenly over the largest covered domain."""
+    def best_case_public(
+        self,
+        c: CriterionSpec,
+        transformer: Transformer,
+        n: int,
+        public: np.ndarray | None = None,
+    ) -> dict:
+        """``m`` at its largest: ``n`` spread evenly over the largest covered domain.
+
+        Capped by ``assumed_min_count``, which already stands for the smallest count a
+        candidate is assumed to hold (so the public sample is not read).
+        """
         cols = c.columns or transformer.domain.names
         m = n // max(transformer.domain.size(x) for x in cols)
         if c.assumed_min_count is not None:

@@ -123,8 +123,20 @@ class CriterionKind:
         """The family of marginals the criterion compares (None: it compares none)."""
         return None
 
-    def best_case_public(self, c: CriterionSpec, transformer: Transformer, n: int) -> dict:
-        """The public parameters at their most favourable (the smallest noise possible)."""
+    def best_case_public(
+        self,
+        c: CriterionSpec,
+        transformer: Transformer,
+        n: int,
+        public: np.ndarray | None = None,
+    ) -> dict:
+        """The public parameters a perfect candidate's release would be read from.
+
+        ``public``: the codes of the spec's public sample, for kinds whose parameters
+        depend on the data (a conditional mean's smallest group): a perfect candidate is
+        a sample like it, scaled to ``n`` rows. Without one, the most favourable
+        parameters (the smallest noise possible).
+        """
         return {"n": n}
 
     def noise_figure(
@@ -146,7 +158,7 @@ class CriterionKind:
         """
         from synthflow.criteria.noise import NoiseFigure, laplace_perfect_pass
 
-        best = self.best_case_public(c, transformer, n)
+        best = self.best_case_public(c, transformer, n, public)
         sens, threshold = self.sensitivity_and_threshold(c, spec, best, c.epsilon)
         room = threshold - self.perfect_value
         return NoiseFigure(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -18,6 +19,8 @@ from synthflow.rng import PrivacyRNG
 from synthflow.space import Configuration
 
 __all__ = ["_attempt_fn"]
+
+log = logging.getLogger(__name__)
 
 
 def _attempt_fn(
@@ -54,6 +57,17 @@ def _attempt_fn(
             },
             "spent_epsilon": ledger.spent_epsilon,
         }
+        dominated = [c for c in report.criteria if c.noise_dominated]
+        if dominated:  # public: each figure comes from the candidate's public parameters
+            transcript["noise_dominated"] = {c.name: c.noise_sd for c in dominated}
+            log.warning(
+                "configuration %s: %s decided by noise at this candidate's own groups or "
+                "counts (noise sd %s against threshold %s): failed whatever the value",
+                cfg.id,
+                ", ".join(c.name for c in dominated),
+                ", ".join(f"{c.noise_sd:.3g}" for c in dominated),
+                ", ".join(f"{c.threshold:.3g}" for c in dominated),
+            )
         # Only the candidate (public once released) and its report: never D_T.
         extra = {"projection_rows": result.projection_rows}
         payload = (result.candidate, report, extra) if report.passed else None

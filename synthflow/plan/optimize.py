@@ -42,7 +42,7 @@ import pandas as pd
 from synthflow.config.model import CriterionSpec, ReleaseSpec
 from synthflow.cost import LIU_TALWAR, SINGLE_ATTEMPT, SelectionCost, joint_cost
 from synthflow.criteria import regression
-from synthflow.criteria.context import laplace_terms
+from synthflow.criteria.context import laplace_terms, release_dominated
 from synthflow.criteria.regression_sim import RegressionSim, standardization_from_json
 from synthflow.errors import ConfigError
 from synthflow.plan._stages import Stage
@@ -205,7 +205,7 @@ class Planner:
         self._fit_mechanisms: dict[Any, Any] = {}
         self._exact_totals: dict[Any, float | None] = {}
         """Exact accounting's parts, made on first use (:meth:`_exact`)."""
-        self.spec, self.arms, self.o = spec, arms, options
+        self.spec, self.arms, self.o, self.frame = spec, arms, options, frame
         self.laplace = [c for c in spec.criteria if planned_by_laplace(c)]
         reg = [c for c in spec.criteria if c.impl.mechanism == "functional"]
         tstr = [c for c in spec.criteria if c.impl.uses_regression_fit]
@@ -270,14 +270,17 @@ class Planner:
             return {}
         n = int(self.records[0]["_run"]["n"])
         transformers = [Transformer(self.spec, dict(t)) for t in {a.letters for a in self.arms}]
+        # A perfect candidate is a sample like the sweep's public data (#60): group sizes
+        # are read from it, not spread evenly.
+        codes = [tr.forward(self.frame).to_numpy(np.int64) for tr in transformers]
         floor: dict[str, int] = {}
         for c in self.laplace:
             floor[c.name] = len(EPS_GRID)
             for k, eps in enumerate(EPS_GRID):
                 at = dataclasses.replace(c, epsilon=float(eps))
                 if all(
-                    at.impl.noise_figure(at, self.spec, tr, n).perfect_pass >= PERFECT_PASS_MIN
-                    for tr in transformers
+                    at.impl.noise_figure(at, self.spec, tr, n, cd).perfect_pass >= PERFECT_PASS_MIN
+                    for tr, cd in zip(transformers, codes, strict=True)
                 ):
                     floor[c.name] = k
                     break
@@ -368,6 +371,8 @@ class Planner:
         eps = float(EPS_GRID[k])
         n = int(self.records[0]["_run"]["n"])
         sens, threshold = laplace_terms(self.tstr, self.spec, {"n": n}, eps)
+        if release_dominated(self.tstr, self.spec, {"n": n}, eps):  # the evaluation fails it
+            return np.zeros_like(stats)
         return self.law.pass_probability(stats, sens, eps, threshold)
 
     # ------------------------------------------------------------------ evaluation

@@ -14,7 +14,11 @@ from synthflow.acceptance.noise_check import NoiseFigure
 from synthflow.config.model import CriterionSpec, ReleaseSpec
 from synthflow.cost import SelectionCost
 
-__all__ = ["criterion_meaning"]
+__all__ = ["NOISE_ABOVE_PREFLIGHT", "criterion_meaning"]
+
+NOISE_ABOVE_PREFLIGHT = 2.0
+"""A released criterion whose noise sd exceeds the pre-flight's figure by this factor is
+named under the datasheet's table (#60)."""
 
 
 def criterion_meaning(c: CriterionSpec, spec: ReleaseSpec) -> str:
@@ -67,6 +71,20 @@ def _criteria(
             )
         noise = _g(r.noise_sd)
         figure = figures.get(r.name)
+        if (
+            figure is not None
+            and not figure.simulated
+            and r.noise_sd is not None
+            and figure.noise > 0
+            and r.noise_sd > NOISE_ABOVE_PREFLIGHT * figure.noise
+        ):
+            notes.append(
+                f"`{r.name}`: its release noise (sd {r.noise_sd:.4g}) was "
+                f"{r.noise_sd / figure.noise:.1f} times what the pre-flight expected "
+                f"(sd {figure.noise:.4g}, for a sample like the public one at this size): "
+                "this candidate's smallest group or count was smaller than a public "
+                "sample's. Its verdict says more about the noise draw than the others'."
+            )
         if figure is not None and figure.simulated:
             noise = f"{figure.noise:.4g} (simulated median)"
             notes.append(

@@ -126,6 +126,28 @@ class AuditReport:
         return [f"{n}: {d}" for n, ok, d in self.checks if not ok]
 
 
+def _noise_decides(
+    crit: Any, c: dict[str, Any], recomputed: dict[str, Any] | None, *, fit_once: bool
+) -> bool:
+    """Whether a Laplace criterion's release was decided by its noise.
+
+    The evaluation's rule (:func:`synthflow.criteria.context.release_dominated`), from
+    the recomputed sensitivity and the published threshold.
+    """
+    from synthflow.criteria.noise import PERFECT_PASS_MIN, laplace_perfect_pass  # noqa: PLC0415
+
+    if recomputed is None or kind_of(crit).mechanism != "laplace" or crit.epsilon <= 0:
+        return False
+    if released_once(crit, fit_once=fit_once):
+        return False
+    try:
+        room = float(c["threshold"]) - crit.impl.perfect_value
+        scale = float(recomputed["sensitivity"]) / crit.epsilon
+    except (KeyError, TypeError, ValueError):
+        return False  # the threshold and sensitivity checks report it
+    return laplace_perfect_pass(room, scale) < PERFECT_PASS_MIN
+
+
 def _check_budget_fields(
     report: AuditReport, crit: Any, c: dict[str, Any], *, fit_once: bool
 ) -> None:
@@ -815,11 +837,15 @@ def _audit_release(
                 "" if ok_t else f"published {c['threshold']}, spec gives {expected_threshold}",
             )
         decision = c["value"] < c["threshold"]
+        noise_decides = _noise_decides(crit, c, recomputed, fit_once=fit_once)
         report.add(
             f"decision {crit.name}",
-            decision == c["passed"] and c["passed"],
+            decision == c["passed"] and c["passed"] and not noise_decides,
             ""
-            if decision == c["passed"] and c["passed"]
+            if decision == c["passed"] and c["passed"] and not noise_decides
+            else "its noise at the candidate's own groups or counts decides it (a perfect "
+            "candidate would pass fewer than 2 releases in 3): it cannot pass"
+            if noise_decides
             else f"value {c['value']} vs threshold {c['threshold']} gives passed={decision}, "
             f"published {c['passed']}",
         )

@@ -78,6 +78,8 @@ def test_births_plans_below_2_and_births_pure_is_pure():
     assert births["total_epsilon"] <= 2 and births["total_delta"] <= 1e-6
     pure = shipped.shipped_plan("births-pure").content
     assert pure.get("total_delta", 0.0) == 0.0
+    # #59: pure DP at most 2.5 at P(release) 0.9 (the weighted Laplace fit, once).
+    assert pure["total_epsilon"] <= 2.5 and pure["release_probability"] >= 0.9
     assert load_spec(bundled_spec("births-pure")).privacy.total_delta == 0
 
 

@@ -55,16 +55,21 @@ def test_predicted_pass_matches_the_evaluations_own_release(births_spec: Release
     ]
     for name in records[0]:
         c = births_spec.criterion(name)
+        table = laplace_pass_table(births_spec, c, records, EPS_GRID, law)[0]
+        # The first budget from 0.003 up where the check is not trivial (the ratio at
+        # 0.003 is decided by its noise: the table says 0, as the evaluation decides).
         k = int(np.searchsorted(EPS_GRID, 0.003))
+        while not 0.02 < table[k] < 0.98:
+            k += 1
         eps = float(EPS_GRID[k])
-        predicted = laplace_pass_table(births_spec, c, records, EPS_GRID, law)[0, k]
+        predicted = table[k]
         c_eps = dataclasses.replace(c, epsilon=eps)
         rng = PrivacyRNG.from_seed(7)
         ledger = Ledger(total_epsilon=1e9)
         entry = records[0][name]
         draws = 4000
         passed = sum(
-            r.value < r.threshold
+            r.value < r.threshold and not r.dominated
             for r in (
                 _laplace_release(
                     c_eps,
