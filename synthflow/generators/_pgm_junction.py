@@ -90,8 +90,10 @@ def _logsumexp(x: np.ndarray, axis: tuple[int, ...]) -> np.ndarray:
     """
     top = x.max(axis=axis, keepdims=True)
     top[~np.isfinite(top)] = 0.0  # an all-forbidden (-1e9) or empty slice
+    shifted = np.subtract(x, top)  # one temporary, exponentiated in place
+    np.exp(shifted, out=shifted)
     with np.errstate(divide="ignore"):
-        out = np.log(np.exp(x - top).sum(axis=axis, keepdims=True)) + top
+        out = np.log(shifted.sum(axis=axis, keepdims=True)) + top
     return out.squeeze(axis=axis)
 
 
@@ -100,6 +102,26 @@ def _message(belief: np.ndarray, src: Clique, dst: Clique) -> np.ndarray:
     drop = tuple(i for i, a in enumerate(src) if a not in dst)
     kept = tuple(a for a in src if a in dst)
     summed = _logsumexp(belief, drop) if drop else belief
+    return _broadcast(np.asarray(summed), kept, dst) if kept else np.asarray(summed)
+
+
+def _down(belief: np.ndarray, up: np.ndarray, src: Clique, dst: Clique) -> np.ndarray:
+    """The message from node ``src`` (its full ``belief``) to its child ``dst``.
+
+    ``up`` is the child's message to ``src`` (broadcast to ``src``'s axes, size 1 off the
+    separator): the separator's log-sum of the belief, less ``up``, equals the log-sum of
+    the belief without the child's message (sum-product). A separator value whose
+    message up is ``-inf`` (no mass) sends ``-inf`` back.
+    """
+    drop = tuple(i for i, a in enumerate(src) if a not in dst)
+    kept = tuple(a for a in src if a in dst)
+    if not drop:
+        summed = belief - up
+    else:
+        total = _logsumexp(belief, drop)
+        own = np.asarray(up).squeeze(axis=drop) if np.ndim(up) else np.asarray(up)
+        with np.errstate(invalid="ignore"):
+            summed = np.where(np.isneginf(own), -np.inf, total - own)
     return _broadcast(np.asarray(summed), kept, dst) if kept else np.asarray(summed)
 
 
@@ -158,26 +180,32 @@ def mirror_descent_junction(
     def oracle(theta: tuple[np.ndarray, ...]) -> tuple[tuple[np.ndarray, ...], list[np.ndarray]]:
         log = [np.zeros(s) for s in shapes]
         for cl, h, values in zip(cliques, tree.home, theta, strict=True):
-            log[h] = log[h] + _broadcast(values, cl, tree.nodes[h])
+            log[h] += _broadcast(values, cl, tree.nodes[h])  # in place: nodes are large
         up: dict[int, np.ndarray] = {}  # child -> its message to its parent
+        partial: list[np.ndarray] = [np.zeros(())] * len(tree.nodes)  # potentials + ups
+        for i in reversed(tree.order):
+            partial[i] = log[i]  # owned by this call: summed into in place
+            for c in children[i]:
+                partial[i] += up[c]
+            if i in tree.parent:
+                up[i] = _message(partial[i], tree.nodes[i], tree.nodes[tree.parent[i]])
+        # Down the tree, each node's belief once: its message to a child is the belief's
+        # log-sum onto their separator less the child's own message up (sum-product's
+        # division), not a belief re-summed without that child for every child.
+        beliefs: list[np.ndarray] = [np.zeros(())] * len(tree.nodes)
         down: dict[int, np.ndarray] = {}  # child -> its parent's message to it
-        for i in reversed(tree.order[1:]):
-            belief = log[i] + sum((up[c] for c in children[i]), np.zeros(()))
-            up[i] = _message(belief, tree.nodes[i], tree.nodes[tree.parent[i]])
-        for i in tree.order[1:]:
-            p = tree.parent[i]
-            belief = log[p] + sum((up[c] for c in children[p] if c != i), np.zeros(()))
-            if p in down:
-                belief = belief + down[p]
-            down[i] = _message(belief, tree.nodes[p], tree.nodes[i])
-        tables = []
-        for i in range(len(tree.nodes)):
-            belief = log[i] + sum((up[c] for c in children[i]), np.zeros(()))
+        for i in tree.order:
+            beliefs[i] = partial[i]
             if i in down:
-                belief = belief + down[i]
-            belief = belief - belief.max()
-            table = np.exp(belief)  # forbidden cells: exp(-1e9) == 0.0 exactly
-            tables.append(table * (total / table.sum()))
+                beliefs[i] += down[i]
+            for c in children[i]:
+                down[c] = _down(beliefs[i], up[c], tree.nodes[i], tree.nodes[c])
+        tables = []
+        for table in beliefs:  # each owned here: made the node's table in place
+            table -= table.max()
+            np.exp(table, out=table)  # forbidden cells: exp(-1e9) == 0.0 exactly
+            table *= total / table.sum()
+            tables.append(table)
         mus: list[np.ndarray] = [np.zeros(0)] * len(cliques)
         for k in by_size:  # from the smallest marginal already summed that holds the clique
             cl, h = cliques[k], tree.home[k]
