@@ -15,11 +15,14 @@ samples of 944 births a regression coefficient differs by 35 to 168 grams (40 dr
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import re
 import tempfile
 import textwrap
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from synthflow._init_spec_columns import DraftColumn, flow, q
 
@@ -57,20 +60,39 @@ class Calibration:
     scores are lower bounds (repeated rows flatter faithfulness)."""
     scores: dict[str, float]
     """Each criterion's :data:`QUANTILE` over the draws, the worst over the binnings."""
+    unaffordable: dict[str, dict[str, str]] = field(default_factory=dict)
+    """Per conditional mean: the group-by columns whose rarest group (in the public file,
+    scaled to ``rows``, less the resize margin) makes its release noise decide at the
+    drafted epsilon and threshold (the one noise rule), each with why. Left out of the
+    draft, and said so."""
+
+    def kept_body(self, c: DraftCriterion) -> str:
+        """``c``'s body without its unaffordable group-by columns."""
+        drop = self.unaffordable.get(c.name)
+        if not drop:
+            return c.body
+        match = re.search(r"group_by: \[([^\]]*)\]", c.body)
+        if match is None:
+            return c.body
+        kept = [g.strip() for g in match.group(1).split(",") if g.strip() not in drop]
+        return c.body.replace(match.group(0), f"group_by: {flow(kept)}")
 
     def comment(self, c: DraftCriterion) -> list[str]:
         """The drafted spec's lines above ``c``, saying where its threshold came from."""
         how = "samples drawn with replacement" if self.replaced else "disjoint samples"
         value = self.scores.get(c.name)
+        wrap = lambda text: textwrap.wrap(  # noqa: E731
+            text, 88, initial_indent="    # ", subsequent_indent="    # "
+        )
         if value is None:
             return [f"    # {c.name}: default threshold (two {how} gave no value)"]
-        return textwrap.wrap(
+        lines = wrap(
             f"two {how} of {self.rows:,} rows of the file score at most {value:.3g} in "
-            f"{QUANTILE:.0%} of {DRAWS} draws: threshold max({c.default:g}, {MARGIN:g} x that)",
-            88,
-            initial_indent="    # ",
-            subsequent_indent="    # ",
+            f"{QUANTILE:.0%} of {DRAWS} draws: threshold max({c.default:g}, {MARGIN:g} x that)"
         )
+        for col, why in self.unaffordable.get(c.name, {}).items():
+            lines += wrap(f"not grouped by {col}: {why}")
+        return lines
 
 
 def threshold(c: DraftCriterion, calibration: Calibration | None) -> float:
@@ -117,7 +139,54 @@ def calibrate(draft: str, public_file: Path, rows: int) -> Calibration:
             if len(values):
                 v = float(np.quantile(values, QUANTILE))
                 scores[c.name] = max(scores.get(c.name, v), v)
-    return Calibration(rows=rows, replaced=len(sample) < 2 * rows, scores=scores)
+    calibration = Calibration(rows=rows, replaced=len(sample) < 2 * rows, scores=scores)
+    unaffordable = {}
+    for c in spec.criteria:  # every kind that groups (today the conditional mean)
+        if getattr(c.params, "group_by", None):
+            drop = _unaffordable_groups(
+                spec, c, letters, sample, rows=rows, calibration=calibration
+            )
+            if drop:
+                unaffordable[c.name] = drop
+    return dataclasses.replace(calibration, unaffordable=unaffordable)
+
+
+def _unaffordable_groups(
+    spec: Any, c: Any, letters: list[str], sample: Any, *, rows: int, calibration: Calibration
+) -> dict[str, str]:
+    """The group-by columns of ``c`` (a kind that groups) whose noise decides at ``rows``.
+
+    Each grouping alone, at its drafted threshold and epsilon, by the one noise rule on
+    the public file's own groups (public data only), the worst over the binnings.
+    """
+    import numpy as np  # noqa: PLC0415
+
+    from synthflow.transform import Transformer  # noqa: PLC0415
+
+    score = calibration.scores.get(c.name)  # c.threshold is the default, as in threshold()
+    draft_thr = c.threshold if score is None else max(c.threshold, nice_up(MARGIN * score))
+    out: dict[str, str] = {}
+    for g in [g for g in c.group_by if g is not None]:
+        one = dataclasses.replace(
+            c, threshold=draft_thr, params=dataclasses.replace(c.params, group_by=(g,))
+        )
+        for letter in letters or ["a"]:
+            chosen = {col.name: letter for col in spec.columns
+                      if any(t.name == letter for t in col.transformations)}  # fmt: skip
+            tr = Transformer(spec, chosen)
+            codes = tr.forward(sample).to_numpy(np.int64)
+            figure = one.impl.noise_figure(one, spec, tr, rows, codes)
+            if figure.dominated:
+                m = one.impl.best_case_public(one, tr, rows, codes)["min_group_size"]
+                out[g] = (
+                    f"at {rows:,} rows its smallest group, resized, holds about {m:,} row(s), so "
+                    f"the release's noise (sd {figure.noise:.3g} at epsilon {c.epsilon:g}) "
+                    f"would decide against the threshold {draft_thr:g}: a perfect candidate "
+                    f"passes {figure.perfect_pass:.0%} of releases (raise its epsilon, or "
+                    "coarsen that column's groups, to group by it)"
+                )
+                break
+    return out
 
 
 def _nice(x: float) -> float:

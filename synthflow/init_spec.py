@@ -12,6 +12,7 @@ draft passes ``synthflow validate`` as written.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from pathlib import Path
@@ -176,6 +177,7 @@ def _render(
             more = True
         if calibration is not None:
             lines += calibration.comment(k)
+            k = dataclasses.replace(k, body=calibration.kept_body(k))
         lines += criterion_yaml(k, threshold(k, calibration), active=True if all_on else None)
     lines += [
         "",
