@@ -25,6 +25,7 @@ __all__ = ["register"]
 def _release(args: argparse.Namespace) -> int:
     from synthflow.errors import SelectionEnded
     from synthflow.jobs._release_checks import selection_spend_line
+    from synthflow.jobs.receipt import next_steps, released_receipt
 
     inputs = (args.spec, args.data, *([args.candidates] if args.candidates else []))
     check_json(args.json, force=args.force, protected=inputs)
@@ -39,9 +40,14 @@ def _release(args: argparse.Namespace) -> int:
         print("private selection stopped without a release", file=sys.stderr)
         print(f"synthflow release: {selection_spend_line(Path(args.private_dir), args.ledger)}",
               file=sys.stderr)  # fmt: skip
+        print(f"synthflow release: {next_steps(Path(args.private_dir), args.ledger)}",
+              file=sys.stderr)  # fmt: skip
         if args.json:
             write_json(args.json, {"released": False})
         return EXIT_NEGATIVE
+    receipt = released_receipt(Path(out).resolve(), Path(args.private_dir).resolve(),
+                               args.ledger, args.spec)  # fmt: skip
+    print(f"synthflow release: {receipt}", file=sys.stderr)
     if args.json:
         write_json(args.json, {"released": True, "release_dir": str(Path(out).resolve())})
     print_result(str(Path(out).resolve()), args.json)
