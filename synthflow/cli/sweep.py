@@ -95,6 +95,16 @@ def _sweep(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     print_result(str(Path(args.store).resolve()), args.json)
+    if summary.runs_crashed:
+        causes = "\n  ".join(summary.crash_causes[:5])
+        print(
+            f"synthflow sweep: {summary.runs_crashed} run(s) crashed, so their configurations' "
+            f"pass rates are missing or thin; the cause(s):\n  {causes}\nFix the cause (a "
+            "missing extra: pip install 'synthflow-dp[pgm]'; memory: fewer --workers), then "
+            "re-run the same command: it runs the crashed runs again and keeps the others",
+            file=sys.stderr,
+        )
+        return EXIT_NEGATIVE
     return EXIT_OK
 
 

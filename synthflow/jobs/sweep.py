@@ -56,6 +56,11 @@ class SweepSummary:
     """Runs stored by this invocation."""
     passed_dp_new: int = 0
     seconds: float = 0.0
+    runs_crashed: int = 0
+    """Runs of the selected configurations whose last try crashed (a resumed sweep runs
+    them again)."""
+    crash_causes: tuple[str, ...] = ()
+    """The distinct first lines of their errors (public data: they may be shown)."""
 
     def to_json(self) -> dict[str, int]:
         """The summary line of ``synthflow sweep``."""
@@ -64,6 +69,7 @@ class SweepSummary:
             "repeats": self.repeats,
             "runs_stored": self.runs_stored,
             "runs_new": self.runs_new,
+            "runs_crashed": self.runs_crashed,
         }
 
 
@@ -140,10 +146,14 @@ def run_sweep(
                 seed=seed,
                 spec_generator_epsilon=own,
             ) as db:
-                done = db.finished()
                 wanted = {
                     (c.id, float(e), r) for c in configs for e in epsilons for r in range(repeats)
                 }
+                retry = set(db.crashed()) & wanted  # a crash is retried, a refusal is not
+                if retry:
+                    log.warning("running %d crashed run(s) again", len(retry))
+                    db.forget(retry)
+                done = db.finished()
                 todo = [
                     (c, float(e), r)
                     for c in configs
@@ -182,6 +192,7 @@ def run_sweep(
                     else:
                         _warn_noise(space_noise_warning(spec, configs, len(frame)))
                 stored = len(wanted & db.finished())
+                crashed = {k: v for k, v in db.crashed().items() if k in wanted}
         except BaseException:
             if new_store:
                 _drop_unused_store(Path(store))
@@ -193,6 +204,10 @@ def run_sweep(
         runs_new=new,
         passed_dp_new=passed,
         seconds=time.perf_counter() - t_start,
+        runs_crashed=len(crashed),
+        crash_causes=tuple(
+            sorted({(e.strip().splitlines() or ["unknown"])[0][:200] for e in crashed.values()})
+        ),
     )
 
 

@@ -58,6 +58,10 @@ class RunRecord:
         return self.evaluation is not None and self.evaluation.passed_dp
 
 
+REFUSALS = ("NotEnoughRowsError", "InfeasibleConfigurationError")
+"""Error classes of a run that a configuration's size decides (refused on every try)."""
+
+
 class SweepStore:
     """A sweep's results on disk. Use :meth:`open` or :meth:`open_existing`."""
 
@@ -231,6 +235,31 @@ class SweepStore:
                 "SELECT config_id, generator_epsilon, repeat FROM runs"
             )
         }
+
+    def crashed(self) -> dict[tuple[str, float, int], str]:
+        """Stored runs that crashed (not a refusal of the configuration): key -> error.
+
+        A configuration refused for its size (:class:`NotEnoughRowsError`,
+        :class:`InfeasibleConfigurationError`) is refused again on every try: it is a
+        result. Any other error (a missing extra, a memory error, a bug) is a crash, which
+        a resumed sweep runs again (:meth:`forget`).
+        """
+        refusals = tuple(f"{name}%" for name in REFUSALS)
+        rows = self._conn.execute(
+            "SELECT config_id, generator_epsilon, repeat, error FROM runs "
+            "WHERE status = 'error' AND "
+            + " AND ".join("COALESCE(error, '') NOT LIKE ?" for _ in refusals),
+            refusals,
+        )
+        return {(c, float(e), int(r)): str(err or "") for c, e, r, err in rows}
+
+    def forget(self, keys: set[tuple[str, float, int]]) -> None:
+        """Remove these runs (crashed ones a resumed sweep runs again), in one transaction."""
+        with self._conn:
+            self._conn.executemany(
+                "DELETE FROM runs WHERE config_id = ? AND generator_epsilon = ? AND repeat = ?",
+                sorted(keys),
+            )
 
     def runs(self) -> pd.DataFrame:
         """One row per run, joined with its configuration's model, letters and min_count."""

@@ -44,7 +44,13 @@ def test_sweep_20_configurations_x_3_on_nvss_10k(tmp_path: Path, capsys) -> None
     line = capsys.readouterr().out.strip().splitlines()[-1]
     assert line == str(store.resolve())  # stdout: the store's absolute path
     summary = json.loads((tmp_path / "summary.json").read_text())
-    assert summary == {"configurations": 20, "repeats": 3, "runs_stored": 60, "runs_new": 60}
+    assert summary == {
+        "configurations": 20,
+        "repeats": 3,
+        "runs_stored": 60,
+        "runs_new": 60,
+        "runs_crashed": 0,
+    }
     with SweepStore.open_existing(store) as db:
         runs = db.runs()
         crit = db.criteria()

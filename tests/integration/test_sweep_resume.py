@@ -99,6 +99,7 @@ def test_killed_sweep_resumes_each_pair_exactly_once(tmp_path: Path, sig: signal
         "repeats": 3,
         "runs_stored": 36,
         "runs_new": 36 - len(first),
+        "runs_crashed": 0,
     }
     pairs = _stored(store)
     assert len(pairs) == len(set(pairs)) == 36
@@ -140,3 +141,34 @@ def test_a_killed_worker_is_a_clear_error_and_the_sweep_resumes(tmp_path: Path) 
     )  # fmt: skip
     assert again.returncode == 0, again.stderr
     assert len(_stored(store)) == 12 == len(set(_stored(store)))
+
+
+def test_a_crashed_run_exits_non_zero_and_a_resumed_sweep_retries_it(tmp_path: Path) -> None:
+    """#61 item 2: 'runs_new 24' with 12 runs crashed, exit 0, and a re-run that did
+    nothing. Now the sweep exits 1 naming the cause, and the same command, re-run once
+    the cause is fixed, runs the crashed runs again and keeps the others."""
+    from synthflow.jobs.sweep import select_configurations
+    from synthflow.loader import load_spec
+
+    spec = tiny_spec_file(tmp_path)
+    data = small_data_file(tmp_path, rows=800)
+    store = tmp_path / "results.db"
+    bad = select_configurations(load_spec(spec))[2].id
+    cmd = [
+        sys.executable, "-m", "synthflow", "sweep", str(spec), "--data", str(data), "--public",
+        "--repeats", "2", "--store", str(store), "--workers", "1", "--seed", "11", "--quiet",
+        "--json", "-",
+    ]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(STANDIN_DIR), "SWEEP_STANDIN_CRASH": bad}
+    out = subprocess.run([*cmd, "--evaluator", "standin:CrashingEvaluator"], env=env,
+                         capture_output=True, text=True, timeout=300, check=False)  # fmt: skip
+    assert out.returncode == 1, out.stderr
+    assert json.loads(out.stdout)["runs_crashed"] == 2
+    said = " ".join(out.stderr.split())
+    assert "2 run(s) crashed" in said and "MemoryError: simulated" in said
+    assert "re-run the same command: it runs the crashed runs again" in said
+    again = subprocess.run([*cmd, "--evaluator", "standin:StandInEvaluator"], env=env,
+                           capture_output=True, text=True, timeout=300, check=False)  # fmt: skip
+    assert again.returncode == 0, again.stderr
+    summary = json.loads(again.stdout)
+    assert (summary["runs_new"], summary["runs_crashed"], summary["runs_stored"]) == (2, 0, 24)

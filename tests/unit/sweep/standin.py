@@ -140,3 +140,11 @@ class DyingEvaluator(StandInEvaluator):
         if result.configuration.id == self.bad_id:
             os._exit(137)
         return super().__call__(spec, result, rng=rng, ledger=ledger)
+
+
+class CrashingEvaluator(FailingEvaluator):
+    """:class:`FailingEvaluator` for the CLI: the configuration ``SWEEP_STANDIN_CRASH`` names
+    raises MemoryError (the run is stored as crashed; the sweep goes on)."""
+
+    def __init__(self) -> None:
+        super().__init__(os.environ.get("SWEEP_STANDIN_CRASH", ""))

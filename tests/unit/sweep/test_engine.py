@@ -46,6 +46,7 @@ def test_sweep_stores_every_pair_once(swept: Swept) -> None:
         "repeats": 3,
         "runs_stored": 36,
         "runs_new": 36,
+        "runs_crashed": 0,
     }
     with SweepStore.open_existing(swept.store) as db:
         runs = db.runs()
@@ -75,6 +76,7 @@ def test_resume_adds_only_missing_pairs_reproducibly(swept: Swept, tmp_path: Pat
         "repeats": 4,
         "runs_stored": 48,
         "runs_new": 12,
+        "runs_crashed": 0,
     }
     # a fresh store with the same seed reproduces every stored run (seeded per pair)
     fresh = tmp_path / "fresh.db"
@@ -114,6 +116,7 @@ def test_nothing_to_do_starts_no_cluster(swept: Swept, tmp_path: Path) -> None:
         "repeats": 2,
         "runs_stored": 24,
         "runs_new": 0,
+        "runs_crashed": 0,
     }
 
 
@@ -148,6 +151,7 @@ def test_address_joins_a_running_cluster(swept: Swept, tmp_path: Path) -> None:
         "repeats": 1,
         "runs_stored": 12,
         "runs_new": 12,
+        "runs_crashed": 0,
     }
     # the same runs, seeds and results as the local workers' (repeat 0 of the fixture)
     cols = ["config_id", "repeat", "seed", "passed_exact", "passed_dp"]
@@ -170,7 +174,7 @@ def test_address_joins_a_running_cluster(swept: Swept, tmp_path: Path) -> None:
 def test_a_failing_configuration_is_recorded_and_the_sweep_goes_on(
     swept: Swept, tmp_path: Path
 ) -> None:
-    from standin import FailingEvaluator
+    from standin import FailingEvaluator, StandInEvaluator
 
     from synthflow.jobs.sweep import select_configurations
 
@@ -192,6 +196,19 @@ def test_a_failing_configuration_is_recorded_and_the_sweep_goes_on(
     failed = runs[runs.status != "ok"]
     assert set(failed.config_id) == {bad} and len(failed) == 2
     assert failed.error.str.startswith("MemoryError").all()
+    # #61 item 2: the crashes are counted and named, not hidden behind "runs_new 24" ...
+    assert summary.runs_crashed == 2 and summary.to_json()["runs_crashed"] == 2
+    assert summary.crash_causes == ("MemoryError: simulated: the configuration does not fit in "
+                                    "memory",)  # fmt: skip
+    # ... and a resumed sweep runs them again (the cause fixed), keeping the others.
+    again = run_sweep(swept.spec, swept.data, store, repeats=2, workers=1, seed=3,
+                      evaluator=StandInEvaluator(), show_progress=False)  # fmt: skip
+    assert (again.runs_new, again.runs_crashed, again.runs_stored) == (2, 0, 24)
+    with SweepStore.open_existing(store) as db:
+        after = db.runs()
+    assert (after.status == "ok").all() and len(after) == 24
+    kept = runs[runs.status == "ok"].set_index(["config_id", "repeat"])["seconds"]
+    assert after.set_index(["config_id", "repeat"])["seconds"].loc[kept.index].equals(kept)
 
 
 _WORKER_ENV = """
