@@ -24,7 +24,7 @@ import pandas as pd
 from synthflow._cleaning import as_integers, coerce, map_column, named_codes, refuse_out_of_domain
 from synthflow._readers import read_header, read_table
 from synthflow.config.model import ReleaseSpec
-from synthflow.errors import DataError
+from synthflow.errors import ConfigError, DataError
 from synthflow.filtering import raw_violations
 
 __all__ = [
@@ -83,17 +83,18 @@ class LoadedData:
 
 
 def load_data(
-    path: str | Path,
-    spec: ReleaseSpec,
+    path: str | Path | pd.DataFrame,
+    spec: ReleaseSpec | None = None,
     *,
     public: bool = False,
     extra_columns: tuple[str, ...] = (),
 ) -> LoadedData:
-    """Read, map and clean an input file for ``spec``.
+    """Read, map and clean an input file (or a DataFrame) for ``spec``.
 
     Args:
-        path: CSV (optionally compressed) or Parquet file.
-        spec: The release spec.
+        path: CSV (optionally compressed) or Parquet file, or a pandas DataFrame with
+            the same columns (read as it is; it is not modified).
+        spec: The release spec (:func:`synthflow.load_spec`; required).
         public: Declare the input public (e.g. NVSS data); only then are per-rule
             removal counts logged and recorded.
         extra_columns: Input columns carried along unchanged after the release columns
@@ -103,9 +104,19 @@ def load_data(
         DataError: Missing columns, wrong types, values outside the public domain, an
             empty file, or no rows left after cleaning.
     """
+    if spec is None:
+        raise ConfigError(
+            "load_data needs the release spec: load_data(data, synthflow.load_spec('SPEC'))"
+            " (a bundled name such as 'births', or a YAML file; 'synthflow init' drafts one)"
+        )
     needed = {c.name for c in spec.columns} | set(extra_columns)
     needed |= {c.source.source for c in spec.columns if c.source is not None}
-    raw = read_table(path, columns=needed)
+    if isinstance(path, pd.DataFrame):
+        frame_in = path
+        raw = frame_in[[c for c in frame_in.columns if c in needed]].copy()
+        raw.columns = [str(c) for c in raw.columns]
+    else:
+        raw = read_table(path, columns=needed)
     missing_cols = [
         c.name
         for c in spec.columns
@@ -119,7 +130,9 @@ def load_data(
         ]
         # The header is shown only for public input: a file without a header row would
         # otherwise print its first record.
-        header = read_header(path)
+        header = (
+            [str(c) for c in path.columns] if isinstance(path, pd.DataFrame) else read_header(path)
+        )
         has = (
             f"the file has columns {header}"
             if public
@@ -136,7 +149,8 @@ def load_data(
         raise DataError(f"input lacks the requested column(s) {absent}; check the option")
     held = [raw]
     del raw  # _clean frees the input once its columns are mapped
-    return _clean(held, spec, public=public, extra_columns=extra_columns, source=repr(str(path)))
+    source = "the DataFrame" if isinstance(path, pd.DataFrame) else repr(str(path))
+    return _clean(held, spec, public=public, extra_columns=extra_columns, source=source)
 
 
 def clean_frame(

@@ -222,7 +222,11 @@ def _check_size(raw: Any) -> None:
 
 
 def text(where: str, value: Any, limit: int) -> str:
-    """An optional one-line text field (datasheet metadata)."""
+    """An optional one-line text field (datasheet metadata); a number is read as its text
+    (``period: 1994``: YAML reads a year as a number).
+    """
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        value = str(value)
     if not isinstance(value, str) or len(value) > limit:
         raise ConfigError(
             f"{where}: expected text of at most {limit} characters, got {brief(value)}"
