@@ -222,8 +222,9 @@ def _check_size(raw: Any) -> None:
 
 
 def text(where: str, value: Any, limit: int) -> str:
-    """An optional one-line text field (datasheet metadata); a number is read as its text
-    (``period: 1994``: YAML reads a year as a number).
+    """An optional one-line text field (datasheet metadata).
+
+    A number is read as its text (``period: 1994``: YAML reads a year as a number).
     """
     if isinstance(value, int | float) and not isinstance(value, bool):
         value = str(value)
