@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from synthflow.cli.conventions import add_command
 
@@ -79,7 +80,13 @@ def _show(args: argparse.Namespace) -> int:
     charges = ledger.charges
     total = header.get("total_epsilon")
     total_delta = float(header.get("total_delta", 0.0) or 0.0)
-    doc = {
+    history: list[dict[str, Any]] = [
+        {"time": datetime.datetime.fromtimestamp(c.time, tz=datetime.timezone.utc)
+         .isoformat(timespec="seconds"), "epsilon": c.epsilon, "delta": c.delta,
+         "mechanism": c.mechanism, "what": c.what}
+        for c in charges
+    ]  # fmt: skip
+    doc: dict[str, Any] = {
         "ledger": str(path.resolve()),
         "dataset_ledger": bool(header),
         "total_epsilon": total,
@@ -88,13 +95,8 @@ def _show(args: argparse.Namespace) -> int:
         "spent_delta": ledger.spent_delta,
         "left_epsilon": None if total is None else max(float(total) - ledger.spent_epsilon, 0.0),
         "left_delta": None if total is None else max(total_delta - ledger.spent_delta, 0.0),
-        "charges": [
-            {"time": datetime.datetime.fromtimestamp(c.time, tz=datetime.timezone.utc)
-             .isoformat(timespec="seconds"), "epsilon": c.epsilon, "delta": c.delta,
-             "mechanism": c.mechanism, "what": c.what}
-            for c in charges
-        ],
-    }  # fmt: skip
+        "charges": history,
+    }
     if args.json:
         from synthflow.cli.conventions import write_json
 
@@ -112,7 +114,7 @@ def _show(args: argparse.Namespace) -> int:
             f"left     epsilon {doc['left_epsilon']:.6g}, delta {doc['left_delta']:.3g}",
         ]
     lines.append(f"{len(charges)} charge(s), oldest first:" if charges else "no charges yet")
-    for i, c in enumerate(doc["charges"], 1):
+    for i, c in enumerate(history, 1):
         lines.append(
             f"  {i:>3}  {c['time']}  epsilon {c['epsilon']:<10.6g} delta {c['delta']:<8.3g} "
             f"{c['what']}"
