@@ -69,6 +69,7 @@ def _context(
     runs = _factors(runs)
     ctx.update(
         configurations=runs["config_id"].nunique(),
+        budgets=runs["generator_epsilon"].nunique() if "generator_epsilon" in runs else 1,
         failed=int((runs["status"] == "error").sum()),
         pass_dp=_share(float(runs["passed_dp"].mean())),
         pass_exact=_share(float(runs["passed_exact"].mean())),

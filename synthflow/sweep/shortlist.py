@@ -111,12 +111,15 @@ def thin_evidence(estimates: list[PassEstimate]) -> str | None:
         return None
     runs = f"{fewest}" if fewest == most else f"{fewest} to {most}"
     slow = "never (it may not pass at all)" if widest.low == 0 else f"{1 / widest.low:.1f}"
+    # More than the sweep already ran: at least THIN_RUNS, else twice as many (#61 item 9:
+    # a sweep of 10 repeats was told to sweep 10 repeats).
+    more = THIN_RUNS if fewest < THIN_RUNS else 2 * fewest
     return (
         f"THIN EVIDENCE: {runs} run{'s' if most > 1 else ''} per configuration; "
         f"{widest.config_id} passed {widest.passes} of {widest.runs}: its 95% Wilson "
         f"interval is [{widest.low:.2f}, {widest.high:.2f}], so its expected attempts lie "
         f"between {1 / widest.high:.1f} and {slow}. Sweep more repeats (--repeats "
-        f"{THIN_RUNS}) before trusting pass rates, shortlists or plans made from them."
+        f"{more}) before trusting pass rates, shortlists or plans made from them."
     )
 
 
