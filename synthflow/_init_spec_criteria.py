@@ -16,7 +16,6 @@ samples of 944 births a regression coefficient differs by 35 to 168 grams (40 dr
 from __future__ import annotations
 
 import dataclasses
-import math
 import re
 import tempfile
 import textwrap
@@ -220,10 +219,9 @@ def criterion_yaml(c: DraftCriterion, threshold: float, *, active: bool | None =
 
 def nice_up(x: float) -> float:
     """``x`` rounded up to two significant digits (a threshold that stays above ``x``)."""
-    if not x > 0 or not math.isfinite(x):
-        return x
-    step = 10 ** (math.floor(math.log10(x)) - 1)
-    return float(f"{math.ceil(x / step - 1e-9) * step:.3g}")
+    from synthflow.acceptance.attainable import nice_up as up  # noqa: PLC0415
+
+    return up(x)
 
 
 def drafted_criteria(cols: list[DraftColumn]) -> list[DraftCriterion]:

@@ -13,6 +13,7 @@ which refuses such a release without ``--force``, print the same lines.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DRAWS",
     "attainability_warnings",
+    "nice_up",
     "pairs",
     "typical",
     "unattainable",
@@ -111,14 +113,24 @@ def attainability_warnings(
     for name, values in failing.items():
         low, high = min(values), max(values)
         shown = f"{low:.3g}" if low == high else f"{low:.3g} to {high:.3g}"
+        reachable = nice_up(1.5 * high)  # init's rule: 1.5 x what two samples score
         out.append(
             f"at n = {n} rows, {name} fails even without noise: two independent samples of "
             f"{n} rows of the public sample score {shown} (median of {DRAWS} pairs) against "
             f"its threshold {spec.criterion(name).threshold:g} ({len(values)} of "
-            f"{len(binnings)} binnings). No epsilon makes it pass: release more rows, or "
-            "raise its threshold"
+            f"{len(binnings)} binnings). No epsilon makes it pass, and no plan: release more "
+            f"rows, or agree with the data's users a threshold this size can meet (about "
+            f"{reachable:g}: 1.5 times what two real samples score), then plan at this size"
         )
     return out
+
+
+def nice_up(x: float) -> float:
+    """``x`` rounded up to two significant digits (a threshold that stays above ``x``)."""
+    if not x > 0 or not math.isfinite(x):
+        return x
+    step = 10 ** (math.floor(math.log10(x)) - 1)
+    return float(f"{math.ceil(x / step - 1e-9) * step:.3g}")
 
 
 def unattainable(spec: ReleaseSpec, scores: dict[str, float]) -> dict[str, float]:
