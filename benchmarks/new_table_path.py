@@ -148,7 +148,9 @@ def main() -> int:
           f"{float(planned['release_probability']):.2f}); {released} of {args.selections} "
           f"released and audited on the held-out private file; the path (init to one "
           f"release) took {path_s / 60:.1f} min")  # fmt: skip
-    record("new-table path (wide, init as drafted): init, draw, sweep x10, plan, release",
+    record("new-table path (wide, init as drafted, domains reviewed): init, draw, sweep x10 "
+           f"at eps_gen {args.generator_epsilon or 'as drafted'}, plan at P(release) "
+           f"{args.release_probability}, release",
            f"{path_s / 60:.1f} min on 2 cores; planned total {total:.4g}; {released} of "
            f"{args.selections} released and audited on held-out rows")  # fmt: skip
     return 0
