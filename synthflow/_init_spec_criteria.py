@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from synthflow._init_spec_columns import DraftColumn, flow, q
+from synthflow.acceptance.attainable import MARGIN, nice_up
 
 __all__ = [
     "DRAWS",
@@ -38,10 +39,6 @@ __all__ = [
     "threshold",
 ]
 
-MARGIN = 1.5
-"""A drafted threshold is at least this many times what two real samples score (their
-:data:`QUANTILE`): a DP generator's sample is farther from the data than a second real
-sample is."""
 DRAWS = 20
 """Pairs of samples drawn (seeds 0 to DRAWS - 1)."""
 QUANTILE = 0.9
@@ -96,10 +93,12 @@ class Calibration:
 
 def threshold(c: DraftCriterion, calibration: Calibration | None) -> float:
     """``c``'s drafted threshold: its default, raised to MARGIN x the two samples' score."""
-    value = None if calibration is None else calibration.scores.get(c.name)
-    if value is None:
-        return c.default
-    return max(c.default, nice_up(MARGIN * value))
+    return _raised(c.default, None if calibration is None else calibration.scores.get(c.name))
+
+
+def _raised(default: float, score: float | None) -> float:
+    """``default``, raised to MARGIN x the two samples' ``score`` (QUANTILE) when known."""
+    return default if score is None else max(default, nice_up(MARGIN * score))
 
 
 def calibrate(draft: str, public_file: Path, rows: int) -> Calibration:
@@ -162,18 +161,20 @@ def _unaffordable_groups(
 
     from synthflow.transform import Transformer  # noqa: PLC0415
 
-    score = calibration.scores.get(c.name)  # c.threshold is the default, as in threshold()
-    draft_thr = c.threshold if score is None else max(c.threshold, nice_up(MARGIN * score))
+    # c.threshold is the draft's default here, raised as threshold() raises it.
+    draft_thr = _raised(c.threshold, calibration.scores.get(c.name))
+    binnings = []  # each binning's transformer and the sample's codes, made once
+    for letter in letters or ["a"]:
+        chosen = {col.name: letter for col in spec.columns
+                  if any(t.name == letter for t in col.transformations)}  # fmt: skip
+        tr = Transformer(spec, chosen)
+        binnings.append((tr, tr.forward(sample).to_numpy(np.int64)))
     out: dict[str, str] = {}
     for g in [g for g in c.group_by if g is not None]:
         one = dataclasses.replace(
             c, threshold=draft_thr, params=dataclasses.replace(c.params, group_by=(g,))
         )
-        for letter in letters or ["a"]:
-            chosen = {col.name: letter for col in spec.columns
-                      if any(t.name == letter for t in col.transformations)}  # fmt: skip
-            tr = Transformer(spec, chosen)
-            codes = tr.forward(sample).to_numpy(np.int64)
+        for tr, codes in binnings:
             figure = one.impl.noise_figure(one, spec, tr, rows, codes)
             if figure.dominated:
                 m = one.impl.best_case_public(one, tr, rows, codes)["min_group_size"]
@@ -215,13 +216,6 @@ def criterion_yaml(c: DraftCriterion, threshold: float, *, active: bool | None =
     return textwrap.wrap(
         text, 88, initial_indent=first, subsequent_indent=rest, break_on_hyphens=False
     )
-
-
-def nice_up(x: float) -> float:
-    """``x`` rounded up to two significant digits (a threshold that stays above ``x``)."""
-    from synthflow.acceptance.attainable import nice_up as up  # noqa: PLC0415
-
-    return up(x)
 
 
 def drafted_criteria(cols: list[DraftColumn]) -> list[DraftCriterion]:

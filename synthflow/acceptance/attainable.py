@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DRAWS",
+    "MARGIN",
     "attainability_warnings",
     "nice_up",
     "pairs",
@@ -37,6 +38,11 @@ __all__ = [
     "unattainable",
     "without_noise",
 ]
+
+MARGIN = 1.5
+"""A threshold a good generator can meet is at least this many times what two real
+samples score (no generator beats a second real sample): ``init`` drafts thresholds at
+it, and a refusal at a size no threshold fits names the one that size can meet."""
 
 DRAWS = 5
 """Pairs of samples drawn (seeds 0 to DRAWS - 1); their median is the figure judged."""
@@ -113,14 +119,14 @@ def attainability_warnings(
     for name, values in failing.items():
         low, high = min(values), max(values)
         shown = f"{low:.3g}" if low == high else f"{low:.3g} to {high:.3g}"
-        reachable = nice_up(1.5 * high)  # init's rule: 1.5 x what two samples score
+        reachable = nice_up(MARGIN * high)
         out.append(
             f"at n = {n} rows, {name} fails even without noise: two independent samples of "
             f"{n} rows of the public sample score {shown} (median of {DRAWS} pairs) against "
             f"its threshold {spec.criterion(name).threshold:g} ({len(values)} of "
             f"{len(binnings)} binnings). No epsilon makes it pass, and no plan: release more "
             f"rows, or agree with the data's users a threshold this size can meet (about "
-            f"{reachable:g}: 1.5 times what two real samples score), then plan at this size"
+            f"{reachable:g}: {MARGIN:g} times what two real samples score), then plan at this size"
         )
     return out
 

@@ -37,6 +37,7 @@ __all__ = [
     "laplace_release",
     "laplace_terms",
     "need",
+    "noise_decides",
     "release_dominated",
 ]
 
@@ -156,11 +157,19 @@ def release_dominated(
     reason. Public inputs only: a function of the candidate's public parameters, the
     spec and epsilon, so deciding on it is post-processing.
     """
+    sens, threshold = laplace_terms(c, spec, public, epsilon)
+    return noise_decides(c, sens, threshold, epsilon)
+
+
+def noise_decides(c: CriterionSpec, sensitivity: float, threshold: float, epsilon: float) -> bool:
+    """:func:`release_dominated` from a release's sensitivity and (pseudo-)threshold.
+
+    For callers that have them already (the planner's pass tables, the audit).
+    """
     from synthflow.criteria.noise import PERFECT_PASS_MIN, laplace_perfect_pass
 
-    sens, threshold = laplace_terms(c, spec, public, epsilon)
     room = threshold - c.impl.perfect_value
-    return laplace_perfect_pass(room, sens / epsilon) < PERFECT_PASS_MIN
+    return laplace_perfect_pass(room, sensitivity / epsilon) < PERFECT_PASS_MIN
 
 
 def laplace_release(

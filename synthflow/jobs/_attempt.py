@@ -60,7 +60,9 @@ def _attempt_fn(
         dominated = [c for c in report.criteria if c.noise_dominated]
         if dominated:  # public: each figure comes from the candidate's public parameters
             transcript["noise_dominated"] = {c.name: c.noise_sd for c in dominated}
-            log.warning(
+            # At info (-v), as every failed attempt: by default the number of attempts is
+            # not shown, and a line per failed attempt would show it.
+            log.info(
                 "configuration %s: %s decided by noise at this candidate's own groups or "
                 "counts (noise sd %s against threshold %s): failed whatever the value",
                 cfg.id,

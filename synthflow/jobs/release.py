@@ -169,7 +169,7 @@ def run_release(
     sized, refuse = plan_rows_problem(plan, len(raw)) if not resuming else ("", False)
     if refuse and not hopeless:
         hopeless = sized
-    elif sized and not hopeless:  # a plan of this size would not help a hopeless release
+    elif sized and (force or not hopeless):  # a plan of this size cannot help a hopeless one
         say(f"synthflow release: warning: {sized}")
     if hopeless and not force:
         raise ConfigError(

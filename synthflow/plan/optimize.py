@@ -42,7 +42,7 @@ import pandas as pd
 from synthflow.config.model import CriterionSpec, ReleaseSpec
 from synthflow.cost import LIU_TALWAR, SINGLE_ATTEMPT, SelectionCost, joint_cost
 from synthflow.criteria import regression
-from synthflow.criteria.context import laplace_terms, release_dominated
+from synthflow.criteria.context import laplace_terms, noise_decides
 from synthflow.criteria.regression_sim import RegressionSim, standardization_from_json
 from synthflow.errors import ConfigError
 from synthflow.plan._stages import Stage
@@ -371,7 +371,7 @@ class Planner:
         eps = float(EPS_GRID[k])
         n = int(self.records[0]["_run"]["n"])
         sens, threshold = laplace_terms(self.tstr, self.spec, {"n": n}, eps)
-        if release_dominated(self.tstr, self.spec, {"n": n}, eps):  # the evaluation fails it
+        if noise_decides(self.tstr, sens, threshold, eps):  # the evaluation fails it
             return np.zeros_like(stats)
         return self.law.pass_probability(stats, sens, eps, threshold)
 

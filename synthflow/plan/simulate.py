@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from synthflow.config.model import CriterionSpec, ReleaseSpec
-from synthflow.criteria.context import laplace_terms, release_dominated
+from synthflow.criteria.context import laplace_terms, noise_decides
 from synthflow.errors import ConfigError
 from synthflow.rng import PrivacyRNG
 from synthflow.sweep.store import SweepStore
@@ -126,14 +126,14 @@ def laplace_pass_table(
     """``P[run, k]``: pass probability of criterion ``c`` for each run at ``grid[k]``.
 
     0 where the release at the run's own public parameters is decided by its noise
-    (:func:`synthflow.criteria.context.release_dominated`): the evaluation fails it.
+    (:func:`synthflow.criteria.context.noise_decides`): the evaluation fails it.
     """
     out = np.empty((len(records), len(grid)))
     for i, rec in enumerate(records):
         entry = rec[c.name]
         for k, eps in enumerate(grid):
             sens, threshold = laplace_terms(c, spec, entry["public"], float(eps))
-            if release_dominated(c, spec, entry["public"], float(eps)):
+            if noise_decides(c, sens, threshold, float(eps)):
                 out[i, k] = 0.0
                 continue
             out[i, k] = law.pass_probability(entry["statistic"], sens, float(eps), threshold)[()]

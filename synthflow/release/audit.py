@@ -131,21 +131,20 @@ def _noise_decides(
 ) -> bool:
     """Whether a Laplace criterion's release was decided by its noise.
 
-    The evaluation's rule (:func:`synthflow.criteria.context.release_dominated`), from
-    the recomputed sensitivity and the published threshold.
+    The evaluation's rule (:func:`synthflow.criteria.context.noise_decides`), from the
+    recomputed sensitivity and the published threshold.
     """
-    from synthflow.criteria.noise import PERFECT_PASS_MIN, laplace_perfect_pass  # noqa: PLC0415
+    from synthflow.criteria.context import noise_decides  # noqa: PLC0415
 
     if recomputed is None or kind_of(crit).mechanism != "laplace" or crit.epsilon <= 0:
         return False
     if released_once(crit, fit_once=fit_once):
         return False
     try:
-        room = float(c["threshold"]) - crit.impl.perfect_value
-        scale = float(recomputed["sensitivity"]) / crit.epsilon
+        sens, threshold = float(recomputed["sensitivity"]), float(c["threshold"])
     except (KeyError, TypeError, ValueError):
         return False  # the threshold and sensitivity checks report it
-    return laplace_perfect_pass(room, scale) < PERFECT_PASS_MIN
+    return noise_decides(crit, sens, threshold, crit.epsilon)
 
 
 def _check_budget_fields(
@@ -837,18 +836,16 @@ def _audit_release(
                 "" if ok_t else f"published {c['threshold']}, spec gives {expected_threshold}",
             )
         decision = c["value"] < c["threshold"]
-        noise_decides = _noise_decides(crit, c, recomputed, fit_once=fit_once)
-        report.add(
-            f"decision {crit.name}",
-            decision == c["passed"] and c["passed"] and not noise_decides,
-            ""
-            if decision == c["passed"] and c["passed"] and not noise_decides
+        why = (
+            f"value {c['value']} vs threshold {c['threshold']} gives passed={decision}, "
+            f"published {c['passed']}"
+            if not (decision == c["passed"] and c["passed"])
             else "its noise at the candidate's own groups or counts decides it (a perfect "
             "candidate would pass fewer than 2 releases in 3): it cannot pass"
-            if noise_decides
-            else f"value {c['value']} vs threshold {c['threshold']} gives passed={decision}, "
-            f"published {c['passed']}",
+            if _noise_decides(crit, c, recomputed, fit_once=fit_once)
+            else ""
         )
+        report.add(f"decision {crit.name}", not why, why)
         _check_budget_fields(report, crit, c, fit_once=fit_once)
         if recomputed is None:  # listed as not checkable
             continue

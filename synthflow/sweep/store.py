@@ -21,7 +21,7 @@ from typing import Any
 
 import pandas as pd
 
-from synthflow.errors import StoreError
+from synthflow.errors import InfeasibleConfigurationError, NotEnoughRowsError, StoreError
 from synthflow.space import Configuration
 from synthflow.sweep._store_schema import (
     _APP,
@@ -58,8 +58,9 @@ class RunRecord:
         return self.evaluation is not None and self.evaluation.passed_dp
 
 
-REFUSALS = ("NotEnoughRowsError", "InfeasibleConfigurationError")
-"""Error classes of a run that a configuration's size decides (refused on every try)."""
+REFUSALS = (NotEnoughRowsError.__name__, InfeasibleConfigurationError.__name__)
+"""Error classes of a run that a configuration's size decides (refused on every try); a
+failed run's error starts with its class name (:mod:`synthflow.jobs._sweep_workers`)."""
 
 
 class SweepStore:
@@ -254,10 +255,14 @@ class SweepStore:
         return {(c, float(e), int(r)): str(err or "") for c, e, r, err in rows}
 
     def forget(self, keys: set[tuple[str, float, int]]) -> None:
-        """Remove these runs (crashed ones a resumed sweep runs again), in one transaction."""
+        """Remove these failed runs (crashed ones a resumed sweep runs again).
+
+        In one transaction; a successful run is never removed.
+        """
         with self._conn:
             self._conn.executemany(
-                "DELETE FROM runs WHERE config_id = ? AND generator_epsilon = ? AND repeat = ?",
+                "DELETE FROM runs WHERE config_id = ? AND generator_epsilon = ? AND repeat = ? "
+                "AND status = 'error'",
                 sorted(keys),
             )
 
