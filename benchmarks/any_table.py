@@ -7,9 +7,7 @@ Three tables, each with a spec whose thresholds two real samples pass (wide-fine
   against it (what a perfect generator would score);
 * ``wide-fine``: the same rows under ``configs/wide_census_fine.yaml``, finer bins (five
   columns of 32-42 bins and one of 25, 2.3e16 cells): the shape of a census table on
-  which one Private-PGM fit took minutes (#60). dpmm (MST, AIM) is not run here: it pins
-  numpy 1.26.4 and pandas 2.1.0 (../shared/DEPENDENCIES.md), which this environment
-  cannot hold beside synthflow's;
+  which one Private-PGM fit took minutes (#60);
 * ``randhie``: the RAND Health Insurance Experiment, a real 10-column table of 20,190
   rows that statsmodels ships (``configs/randhie.yaml``); the reference row scores two
   random halves of it against each other.
@@ -22,11 +20,21 @@ exactly between the table and the candidate. ``workload-gaussian`` is ``workload
 ``-no-extra`` is it without the 6 pairs drawn where an interim model errs most (the
 lever: ``extra_pairs``).
 
+dpmm (MST, AIM) pins numpy 1.26.4 and pandas 2.1.0 (../shared/DEPENDENCIES.md), which
+synthflow's environment cannot hold, so its rows run only with ``--dpmm-python PY``: a
+Python of a separate environment holding dpmm (``python -m venv /tmp/dpmm &&
+/tmp/dpmm/bin/pip install dpmm==0.1.9``). ``benchmarks/_dpmm_child.py`` fits there on the
+table coded to synthflow's bins (dpmm's own binning off, the same public domain, delta
+1e-9) and its candidate is scored here as every other row; its time and memory are the
+dpmm process's own. dpmm's rows are raw generator output: no filter or projection.
+
 Run (from the repository root)::
 
     python benchmarks/any_table.py                     # both tables, epsilon 1 and 4
     python benchmarks/any_table.py --tables randhie --epsilons 4 --only workload-gaussian
     python benchmarks/any_table.py --with-aim          # add smartnoise AIM (minutes)
+    python benchmarks/any_table.py --tables wide-fine --epsilons 4 --with-aim \
+        --dpmm-python /tmp/dpmm/bin/python            # the #60 table, every row
 """
 
 from __future__ import annotations
@@ -75,6 +83,8 @@ SETTINGS: dict[str, tuple[str, dict[str, Any]]] = {
 }
 """Row name -> (registered generator, hyperparameters)."""
 DEFAULT = ("workload", "workload-gaussian", "workload-gaussian-no-extra", "mst")
+DPMM = ("dpmm-mst", "dpmm-aim")
+"""Rows fitted by dpmm in its own environment (``--dpmm-python``)."""
 
 
 def _load(table: str) -> tuple[Any, pd.DataFrame, pd.DataFrame, pd.DataFrame]:
@@ -105,13 +115,38 @@ def _load(table: str) -> tuple[Any, pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     return spec, full, a, b
 
 
-def run_one(table: str, name: str, epsilon: float) -> dict[str, Any]:
+def _run_dpmm(spec: Any, full: pd.DataFrame, model: str, epsilon: float,
+              python: str) -> dict[str, Any]:  # fmt: skip
+    """Row ``dpmm-<model>``: dpmm fits in its own environment; scored here."""
+    tr = Transformer(spec, {c: "a" for c in spec.column_names})
+    codes = tr.forward(full)
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = [Path(tmp) / n for n in ("codes.csv", "domain.json", "out.csv")]
+        codes.to_csv(paths[0], index=False)
+        paths[1].write_text(json.dumps(dict(zip(tr.domain.names, tr.domain.sizes, strict=True))))
+        child = Path(__file__).with_name("_dpmm_child.py")
+        cmd = [python, str(child), *map(str, paths), model, str(epsilon), "0"]
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        lines = [x for x in proc.stdout.splitlines() if x.startswith("RESULT ")]
+        if proc.returncode or not lines:
+            raise RuntimeError(f"dpmm failed (rc {proc.returncode}): {proc.stderr[-400:]}")
+        out = json.loads(lines[-1][len("RESULT ") :])
+        candidate = pd.read_csv(paths[2]).astype(np.int16)
+    out["exact"] = exact_values(spec, tr, codes, candidate)
+    return out
+
+
+def run_one(table: str, name: str, epsilon: float, dpmm_python: str | None = None
+            ) -> dict[str, Any]:  # fmt: skip
     """One flow of row ``name`` on ``table`` at generator ``epsilon`` (in a child process)."""
     spec, full, a, b = _load(table)
     spec = dataclasses.replace(
         spec, privacy=dataclasses.replace(spec.privacy, generator_epsilon=epsilon)
     )
     letters = {c: "a" for c in spec.column_names}
+    if name in DPMM:
+        assert dpmm_python, "dpmm rows run only with --dpmm-python"
+        return _run_dpmm(spec, full, name.removeprefix("dpmm-"), epsilon, dpmm_python)
     if name == "two-samples":
         tr = Transformer(spec, letters)
         t0 = time.perf_counter()
@@ -142,18 +177,24 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--tables", default="wide,randhie",
                    help="comma-separated: wide, wide-fine, randhie")  # fmt: skip
     p.add_argument("--epsilons", default="1,4", help="generator epsilons, e.g. 1,4")
-    p.add_argument("--only", default=None, help=f"rows, of {sorted(SETTINGS)}")
+    p.add_argument("--only", default=None, help=f"rows, of {sorted(SETTINGS) + list(DPMM)}")
     p.add_argument("--with-aim", action="store_true", help="add smartnoise AIM (minutes)")
+    p.add_argument("--dpmm-python", default=None, metavar="PY",
+                   help="a Python whose environment holds dpmm: adds its MST and AIM")  # fmt: skip
     p.add_argument("--timeout", type=float, default=600.0, help="seconds per run")
     p.add_argument("--child", nargs=3, default=None, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.child:
         table, name, eps = args.child
-        out = run_one(table, name, float(eps))
-        out["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        out = run_one(table, name, float(eps), args.dpmm_python)
+        out.setdefault("peak_rss_mib", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
         print("RESULT " + json.dumps(out), flush=True)
         return 0
     names = args.only.split(",") if args.only else [*DEFAULT, *(["aim"] * args.with_aim)]
+    if args.dpmm_python and not args.only:
+        names += list(DPMM)
+    if any(n in DPMM for n in names) and not args.dpmm_python:
+        p.error("dpmm rows need --dpmm-python PY (see this script's docstring)")
     for table in args.tables.split(","):
         spec = load_spec(SPECS[table])
         marg = next(c.name for c in spec.criteria if c.kind == "marginals")
@@ -166,6 +207,7 @@ def main(argv: list[str] | None = None) -> int:
                 if name == "two-samples" and eps != float(args.epsilons.split(",")[0]):
                     continue
                 cmd = [sys.executable, __file__, "--child", table, name, str(eps)]
+                cmd += ["--dpmm-python", args.dpmm_python] if args.dpmm_python else []
                 try:
                     proc = subprocess.run(cmd, capture_output=True, text=True, check=False,
                                           timeout=args.timeout)  # fmt: skip

@@ -5,6 +5,7 @@ The public API, for notebooks and scripts (the CLI calls the same functions)::
     import synthflow
 
     spec = synthflow.load_spec("births-2024")            # or a YAML file
+    # a new dataset: synthflow.draft_spec(public_frame).write("spec.yaml"), then review
     synthflow.expand_space(spec)[:3]                     # the configuration space
     s = synthflow.Synthesizer(spec, "privbayes-a1076afd5b")
     data = synthflow.load_data("nvss.csv", spec, public=True).frame
@@ -47,6 +48,7 @@ if TYPE_CHECKING:  # the exports, imported on first use (synthflow/_lazy.py)
         StoreError,
     )
     from synthflow.flow import FlowResult, run_flow
+    from synthflow.init_spec import DraftSpec, draft_spec
     from synthflow.jobs.plan import plan_budget
     from synthflow.jobs.release import run_release as run_release
     from synthflow.jobs.sweep import run_sweep
@@ -72,6 +74,7 @@ __all__ = [
     "Configuration",
     "CriterionResult",
     "DataError",
+    "DraftSpec",
     "FlowResult",
     "InfeasibleConfigurationError",
     "Ledger",
@@ -87,6 +90,7 @@ __all__ = [
     "__version__",
     "audit_release",
     "dataset_ledger",
+    "draft_spec",
     "estimate_pass_rates",
     "evaluate",
     "evaluate_candidate",

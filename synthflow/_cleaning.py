@@ -18,7 +18,14 @@ from synthflow.config.model import Column, Constraint, ReleaseSpec
 from synthflow.errors import DataError
 from synthflow.filtering import raw_violations
 
-__all__ = ["as_integers", "coerce", "map_column", "named_codes", "refuse_out_of_domain"]
+__all__ = [
+    "as_integers",
+    "coerce",
+    "domain_fix",
+    "map_column",
+    "named_codes",
+    "refuse_out_of_domain",
+]
 
 
 def map_column(frame: pd.DataFrame, col: Column) -> pd.Series:
@@ -110,25 +117,25 @@ def named_codes(spec: ReleaseSpec, col: Column) -> np.ndarray:
     return np.array(sorted(set(codes)), dtype=float)
 
 
-def _domain_message(col: Column) -> str:
-    assert col.domain is not None
-    lo, hi = col.domain
+def domain_fix(name: str) -> str:
+    """What to do about values outside column ``name``'s domain (``COLUMN``: any)."""
     return (
-        f"column {col.name!r} holds values outside its public domain [{lo:g}, {hi:g}]; "
         "a raw rule drops values inside the domain "
         "and the codes it names, no other. Fix the data (e.g. convert values recorded in "
-        f"another unit); widen columns.{col.name}.domain if a wider range is public "
+        f"another unit); widen columns.{name}.domain if a wider range is public "
         "knowledge; or, if the values are a code for a missing value (e.g. 9999 = "
-        f"unknown), name that code in a raw rule on this column alone ([{col.name}, '==', "
+        f"unknown), name that code in a raw rule on this column alone ([{name}, '==', "
         "CODE]) so that its rows are dropped as cleaning"
     )
 
 
-def refuse_out_of_domain(frame: pd.DataFrame, col: Column, codes: np.ndarray) -> None:
+def refuse_out_of_domain(
+    frame: pd.DataFrame, col: Column, codes: np.ndarray, *, fix: bool = True
+) -> None:
     """Refuse values of ``col`` outside its domain, but for the rules' ``codes``.
 
     Raises:
-        DataError: Naming the column, its domain and the fix.
+        DataError: Naming the column, its domain and (with ``fix``) the fix.
     """
     assert col.domain is not None
     arr = frame[col.name].to_numpy(dtype=float)
@@ -136,7 +143,9 @@ def refuse_out_of_domain(frame: pd.DataFrame, col: Column, codes: np.ndarray) ->
     if codes.size:
         out &= ~np.isin(arr, codes)
     if out.any():
-        raise DataError(_domain_message(col))
+        lo, hi = col.domain
+        head = f"column {col.name!r} holds values outside its public domain [{lo:g}, {hi:g}]"
+        raise DataError(f"{head}; {domain_fix(col.name)}" if fix else head)
 
 
 def as_integers(frame: pd.DataFrame, col: Column) -> pd.Series:

@@ -4,8 +4,9 @@ The base install is what a steward's release needs (``release``, ``audit``, ``de
 ``tables protect``). The rest are extras, each refused with its install command before
 any work (and so before any charge) when absent:
 
-* ``reports`` (matplotlib): the HTML reports with figures (``plan``, ``ship-plan``,
-  ``sweep-report``, ``evaluate --report``, ``tables compare``, ``demo --screen``);
+* ``reports`` (matplotlib): the HTML reports with figures (``plan``, ``sweep-report``,
+  ``evaluate --report``, ``tables compare``, ``demo --screen``); ``ship-plan`` writes its
+  plan.html without figures on the base install;
 * ``sign`` (cryptography): Ed25519 signatures (``keygen``, ``release --sign``,
   ``audit --key``);
 * ``schema`` (jsonschema): the JSON-Schema layer of ``validate`` (skipped with a note

@@ -20,6 +20,8 @@ from synthflow.errors import DataError
 if TYPE_CHECKING:
     import pandas as pd
 
+    from synthflow._init_spec_codebook import Codebook
+
 __all__ = [
     "MAX_BINS",
     "MAX_DRAFT_CATEGORIES",
@@ -30,6 +32,7 @@ __all__ = [
     "line",
     "q",
     "type_column",
+    "typed_columns",
 ]
 
 MAX_BINS = 20
@@ -50,6 +53,9 @@ class DraftColumn:
     groups: list[str] = field(default_factory=list)
     source: str | None = None
     distinct: int = 0
+    origin: str = ""
+    """Where the domain or categories come from (``the codebook FILE``); empty: observed
+    in the public file."""
 
 
 def _int_bins(lo: int, hi: int) -> tuple[list[str], list[int]]:
@@ -92,8 +98,12 @@ def _skip_hint(name: str) -> str:
     return f"; leave it out with --skip {name!r}"
 
 
-def type_column(name: str, series: pd.Series) -> DraftColumn:
-    """The spec column drafted from one public column (DataError when it has no type)."""
+def type_column(name: str, series: pd.Series, codebook: Codebook | None = None) -> DraftColumn:
+    """The spec column drafted from one public column (DataError when it has no type).
+
+    Its domain or categories come from ``codebook`` when it has an entry for the column
+    (ConfigError when the entry does not fit), else from the public values themselves.
+    """
     import pandas as pd  # noqa: PLC0415
 
     values = series.dropna()
@@ -102,6 +112,8 @@ def type_column(name: str, series: pd.Series) -> DraftColumn:
             f"column {name!r} is empty in the public file; cannot type it" + _skip_hint(name)
         )
     if pd.api.types.is_datetime64_any_dtype(values):
+        if codebook is not None:
+            codebook.refuse_date(name)
         months = int(values.dt.month.nunique())
         return DraftColumn(
             name=f"{name}_month",
@@ -127,13 +139,15 @@ def type_column(name: str, series: pd.Series) -> DraftColumn:
                 "public categories first" + _skip_hint(name)
             )
         cats = tuple(sorted(text.unique()))
+        listed = codebook.categories(name, cats) if codebook is not None else None
         return DraftColumn(
             name=name,
             kind="categorical",
             note=f"categorical: {distinct} categories in the file",
-            categories=cats,
-            bounds=(0, 1) if distinct == 2 else None,
+            categories=listed or cats,
+            bounds=(0, 1) if len(listed or cats) == 2 else None,
             distinct=distinct,
+            origin=codebook.origin if codebook is not None and listed else "",
         )
     arr = values.to_numpy(dtype=float)
     if not (arr == arr.round()).all() or not math.isfinite(arr.max() - arr.min()):
@@ -143,20 +157,56 @@ def type_column(name: str, series: pd.Series) -> DraftColumn:
             + _skip_hint(name)
         )
     lo, hi = int(arr.min()), int(arr.max())
-    bins, starts = _int_bins(lo, hi)
+    known = codebook.domain(name, (lo, hi)) if codebook is not None else None
+    bins, starts = _int_bins(*(known or (lo, hi)))
     return DraftColumn(
         name=name,
         kind="int",
         note=f"int: {lo}..{hi} in the file ({distinct} values)",
-        domain=(lo, hi),
+        domain=known or (lo, hi),
         bounds=(lo, hi),
         bins=bins,
         groups=_groups(starts, values.astype(float)),
         distinct=distinct,
+        origin=codebook.origin if codebook is not None and known else "",
     )
 
 
+def typed_columns(
+    frame: pd.DataFrame, where: str, skip: tuple[str, ...], codebook: Codebook | None
+) -> list[DraftColumn]:
+    """Every column of ``frame`` but ``skip``, typed (every problem named at once)."""
+    unknown = sorted(set(skip) - {str(c) for c in frame.columns})
+    if unknown:
+        raise DataError(f"--skip {unknown}: not columns of {where}")
+    if frame.empty:
+        raise DataError(f"{where} has a header but no rows; draft from a public sample")
+    if codebook is not None:
+        codebook.check_columns([str(c) for c in frame.columns])
+    cols, problems = [], []
+    for c in frame.columns:
+        if str(c) not in skip:
+            try:
+                cols.append(type_column(str(c), frame[c], codebook))
+            except DataError as exc:  # every column that cannot be typed, at once
+                problems.append(str(exc))
+    if problems:
+        many = f"{len(problems)} columns cannot be typed:\n  " if len(problems) > 1 else ""
+        raise DataError(many + "\n  ".join(problems))
+    if not cols:
+        raise DataError("every column is skipped: nothing to draft")
+    names = [c.name for c in cols]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise DataError(
+            f"the drafted columns {twice} would appear twice; rename the file's columns"
+        )
+    return cols
+
+
 REVIEW = "# REVIEW: drafted from the public file"
+OBSERVED = "# REVIEW: observed in the public file, not a codebook"
+"""A domain or categories seen in the public sample: the private data may hold more."""
 _PLAIN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _YAML_WORDS = {"true", "false", "yes", "no", "on", "off", "null", "y", "n"}
 
@@ -205,11 +255,12 @@ def column_yaml(c: DraftColumn) -> list[str]:
     out = [line(f"  {q(c.name)}:", f"# REVIEW: {c.note}")]
     out.append(line('    description: ""', "# REVIEW: what it means (the codebook)"))
     out.append(line(f"    type: {c.kind}", REVIEW))
+    known = f"# from {c.origin}" if c.origin else ""
     if c.domain:
-        why = "# REVIEW: the months of the year" if c.source else REVIEW
+        why = "# REVIEW: the months of the year" if c.source else known or OBSERVED
         out.append(line(f"    domain: [{c.domain[0]}, {c.domain[1]}]", why))
     if c.categories:
-        out += _keyed("    categories: ", [q(x) for x in c.categories])
+        out += _keyed("    categories: ", [q(x) for x in c.categories], known or OBSERVED)
     if c.bounds:
         out.append(line(f"    bounds: [{c.bounds[0]}, {c.bounds[1]}]", REVIEW))
     if c.groups:

@@ -19,12 +19,17 @@ import dataclasses
 import re
 import tempfile
 import textwrap
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from synthflow._init_spec_columns import DraftColumn, flow, q
 from synthflow.acceptance.attainable import MARGIN, nice_up
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "DRAWS",
@@ -36,6 +41,7 @@ __all__ = [
     "criterion_yaml",
     "drafted_criteria",
     "nice_up",
+    "public_file",
     "threshold",
 ]
 
@@ -89,6 +95,20 @@ class Calibration:
         for col, why in self.unaffordable.get(c.name, {}).items():
             lines += wrap(f"not grouped by {col}: {why}")
         return lines
+
+
+@contextmanager
+def public_file(frame: pd.DataFrame, path: Path | None) -> Iterator[Path]:
+    """The public file the thresholds are calibrated on: ``path``, or the frame saved."""
+    if path is not None:
+        yield path
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        saved = Path(tmp) / "public.parquet"
+        text = frame.select_dtypes(include=["object"]).columns
+        # Text as text (an object column may mix numbers and text): typed as it is read.
+        frame.astype({c: "string" for c in text}).to_parquet(saved, index=False)
+        yield saved
 
 
 def threshold(c: DraftCriterion, calibration: Calibration | None) -> float:

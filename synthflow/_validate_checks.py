@@ -1,4 +1,4 @@
-"""``synthflow validate``'s budget checks: epsilon and delta of the cheapest selection."""
+"""``synthflow validate``'s checks beyond the loader's: budgets, and ``--data``'s values."""
 
 from __future__ import annotations
 
@@ -8,12 +8,38 @@ from typing import TYPE_CHECKING, Any
 from synthflow._notices import say
 from synthflow.cost import delta_of, selection_cost
 from synthflow.criteria import releasable_once
-from synthflow.errors import ConfigError
+from synthflow.errors import ConfigError, DataError
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from synthflow.config.model import ReleaseSpec
 
-__all__ = ["check_affordable", "check_delta"]
+__all__ = ["check_affordable", "check_data", "check_delta"]
+
+
+def check_data(spec: ReleaseSpec, data: str | Path) -> None:
+    """``validate --data``: the file read and cleaned as the release reads it, up front.
+
+    A private value outside a domain drafted from a public sample would otherwise surface
+    at the release, after draw, sweep and plan. The file is never declared public here:
+    messages name columns and fixes, never a value, a header or a count, and nothing is
+    charged.
+
+    Raises:
+        DataError: Every column that fails, with the fix.
+    """
+    from synthflow.data import load_data  # noqa: PLC0415
+
+    try:
+        load_data(data, spec, public=False)
+    except DataError as exc:
+        raise DataError(
+            f"--data {str(data)!r} does not fit the spec (no value of the file is shown; "
+            f"nothing was charged): {exc}. A domain or categories drafted by 'synthflow "
+            "init' are those of its public sample: give the documented ones in a codebook "
+            "('synthflow init --domains FILE') or in the spec, or clean the data"
+        ) from None
 
 
 def check_affordable(spec: ReleaseSpec, configs: list[Any]) -> None:

@@ -31,6 +31,9 @@ if TYPE_CHECKING:
 
 __all__ = ["Synthesizer", "evaluate_candidate"]
 
+VALUES = "synthflow_values"
+"""The mark (``DataFrame.attrs``) of a candidate of values, with its configuration's id."""
+
 
 class Synthesizer:
     """One configuration of a release spec, as ``fit`` / ``sample``.
@@ -136,12 +139,17 @@ class Synthesizer:
         data: pd.DataFrame | str | Path,
         n: int | None = None,
         *,
+        values: bool = True,
         codes: bool = False,
         ledger: Ledger | None = None,
         rng: PrivacyRNG | None = None,
         public: bool = False,
     ) -> pd.DataFrame:
-        """Fit, then draw one candidate: ``fit(data, ...)`` then ``sample(n, codes=codes)``.
+        """Fit, then draw one candidate: ``fit(data, ...)`` then ``sample(n, values=...)``.
+
+        The candidate holds values, as the data do (an age bin ``35-39`` becomes a whole
+        number drawn uniformly in it, from the fit's randomness); ``values=False`` gives
+        the bin labels, as :meth:`sample` does by default, and ``codes=True`` the codes.
 
         The privacy rules are :meth:`fit`'s: data not declared public (``public=True``)
         need their dataset's persistent ledger (``ledger=``), and without either the
@@ -159,7 +167,8 @@ class Synthesizer:
         Args:
             data: As for :meth:`fit`.
             n: Rows of the candidate (default: as many as the data had).
-            codes: Integer codes instead of bin labels.
+            values: Values (the default) instead of bin labels.
+            codes: Integer codes instead of values or bin labels.
             ledger: As for :meth:`fit`.
             rng: As for :meth:`fit`.
             public: As for :meth:`fit`.
@@ -167,14 +176,21 @@ class Synthesizer:
         Raises:
             ConfigError, InfeasibleConfigurationError, BudgetExceededError: As :meth:`fit`.
         """
-        return self.fit(data, ledger=ledger, rng=rng, public=public).sample(n, codes=codes)
+        fitted = self.fit(data, ledger=ledger, rng=rng, public=public)
+        return fitted.sample(n, codes=codes, values=values)
 
-    def sample(self, n: int | None = None, *, codes: bool = False) -> pd.DataFrame:
+    def sample(
+        self, n: int | None = None, *, codes: bool = False, values: bool = False
+    ) -> pd.DataFrame:
         """Draw a candidate: sample, filter, project (post-processing; nothing charged).
 
         Args:
             n: Rows (default: as many as the data had, the release's public n).
             codes: Return integer codes instead of bin labels.
+            values: Return values instead of bin labels: a category as it is, an int bin
+                as a whole number drawn uniformly among its values in the column's
+                public domain, from the fit's randomness (a CSPRNG unless seeded).
+                :func:`evaluate_candidate` takes the frame as it is returned.
         """
         if self.generator_ is None or self._rng is None or self.n_ is None:
             raise RuntimeError("call fit() before sample()")
@@ -187,7 +203,13 @@ class Synthesizer:
             transformer=self.transformer,
             rng=self._rng,
         )
-        return candidate if codes else self.transformer.to_labels(candidate)
+        if codes:
+            return candidate
+        if not values:
+            return self.transformer.to_labels(candidate)
+        out = self.transformer.to_values(candidate, self._rng.generator())
+        out.attrs[VALUES] = self.configuration.id  # evaluate_candidate bins them back
+        return out
 
 
 def evaluate_candidate(
@@ -208,7 +230,8 @@ def evaluate_candidate(
         configuration: The configuration the candidate was made with (id or object).
         original: The raw release columns (:func:`synthflow.load_data`), cleaned and
             checked as a data file is (a value out of domain refused, nothing charged).
-        candidate: The candidate as bin labels (:meth:`Synthesizer.sample`) or codes.
+        candidate: The candidate as :meth:`Synthesizer.sample` or
+            :meth:`~Synthesizer.fit_sample` return it: bin labels, codes or values.
         exact: ``True``: exact values, nothing charged, for public data only (exact
             values of private data are not private). ``False``: the DP release of each
             criterion, charged to ``ledger`` with noise from ``rng``.
@@ -242,9 +265,7 @@ def evaluate_candidate(
     job = open_job(spec, original, public=public, rng=rng, charges=False, api=True)
     assert job.frame is not None
     orig = transformer.forward(job.frame)
-    names = list(transformer.domain.names)
-    is_codes = all(pd.api.types.is_integer_dtype(candidate[c]) for c in names)
-    cand = candidate[names] if is_codes else transformer.from_labels(candidate.astype(str))
+    cand = _candidate_codes(candidate, transformer)
     if exact:
         return evaluate(spec, transformer, orig, cand, exact=True)
     if not public:  # the fit's noise weights and figures read it: never the private rows
@@ -253,3 +274,24 @@ def evaluate_candidate(
         check_public_sample_is_public(spec, job.frame, [transformer])
     ledger = job.open_ledger(ledger)  # the dataset's (refused if none), once all is checked
     return evaluate(spec, transformer, orig, cand, exact=False, ledger=ledger, rng=job.rng)
+
+
+def _candidate_codes(candidate: pd.DataFrame, transformer: Transformer) -> pd.DataFrame:
+    """A candidate's codes: from values (marked by ``sample``), codes or bin labels."""
+    from synthflow.errors import DataError  # noqa: PLC0415
+
+    names = list(transformer.domain.names)
+    if VALUES in candidate.attrs:  # values binned as the original is
+        return transformer.forward(candidate[names])
+    if all(pd.api.types.is_integer_dtype(candidate[c]) for c in names):
+        outside = [
+            c for c in names if not candidate[c].between(0, transformer.domain.size(c) - 1).all()
+        ]
+        if outside:
+            raise DataError(
+                f"the candidate's integer column(s) {outside} are not this configuration's "
+                "codes; pass the candidate as Synthesizer.sample or fit_sample return it "
+                "(bin labels, codes or values)"
+            )
+        return candidate[names]
+    return transformer.from_labels(candidate.astype(str))

@@ -21,7 +21,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from synthflow._cleaning import as_integers, coerce, map_column, named_codes, refuse_out_of_domain
+from synthflow._cleaning import (
+    as_integers,
+    coerce,
+    domain_fix,
+    map_column,
+    named_codes,
+    refuse_out_of_domain,
+)
 from synthflow._readers import read_header, read_table
 from synthflow.config.model import ReleaseSpec
 from synthflow.errors import ConfigError, DataError
@@ -194,15 +201,31 @@ def _clean(
     extras = raw.loc[index, list(extra_columns)]
     rows_read = len(raw)
     del raw  # free the input before the cleaned columns grow
+    problems: dict[str, str] = {}  # every column's problem at once, not the first only
     for c in spec.columns:
-        columns[c.name] = coerce(columns[c.name][keep], c)
+        try:
+            columns[c.name] = coerce(columns[c.name][keep], c)
+        except DataError as exc:
+            problems[c.name] = str(exc)
     mapped = pd.DataFrame(columns, index=index)
     del columns
     ints = [c for c in spec.columns if c.kind == "int"]
     # Any value out of domain is refused, before any rule: a rule drops values inside
     # the domain, and the codes a rule on one column names (9999 = unknown), no other.
+    outside = []
     for col in ints:
-        refuse_out_of_domain(mapped, col, named_codes(spec, col))
+        if col.name not in problems:
+            try:
+                refuse_out_of_domain(mapped, col, named_codes(spec, col), fix=False)
+            except DataError as exc:
+                problems[col.name] = str(exc)
+                outside.append(col.name)
+    if problems:  # one problem as it always read; several listed, the domains' fix once
+        fix = domain_fix(outside[0] if len(problems) == 1 else "COLUMN") if outside else ""
+        fix = f"; {fix}" if len(problems) == 1 or not fix else f"\n{fix[0].upper()}{fix[1:]}"
+        many = f"{len(problems)} columns {sorted(problems)} fail the checks:\n  "
+        text = "\n  ".join(problems.values())
+        raise DataError((many if len(problems) > 1 else "") + text + fix)
     # A rule on one column is that column's own declared cleaning (its codes, weights
     # above 5500 g); rules across columns run on the cast data, every code dropped.
     counts: dict[int, int] = {}

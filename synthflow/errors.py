@@ -52,7 +52,22 @@ class PrivacyLeakWarning(UserWarning):
 
 
 class NoPlanError(ConfigError):
-    """No budget meets the targets: a negative result (exit 1), the frontier written."""
+    """No budget meets the targets: a negative result (exit 1), the frontier written.
+
+    ``reachable``: (P(release), total epsilon) of the lower targets the options do allow
+    (public figures of the plan); ``report``: the plan.html that shows why.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        reachable: tuple[tuple[float, float], ...] = (),
+        report: object = None,
+    ) -> None:
+        super().__init__(message)
+        self.reachable = reachable
+        self.report = report
 
 
 class SelectionPaused(RuntimeError):

@@ -1,4 +1,4 @@
-"""``synthflow init``: a release spec drafted from a PUBLIC data file, for review.
+"""``synthflow init`` and ``synthflow.draft_spec``: a spec drafted from PUBLIC data, for review.
 
 The draft types every column (whole numbers: ``int``; text and booleans:
 ``categorical``; a date: the ``int`` month read from it through ``input.mapping``),
@@ -6,109 +6,190 @@ drafts public bins, domains, bounds, categories and conditional-mean groups from
 public file, and adds default budgets, criteria (more kinds commented out, drafted for
 the file's columns) and a configuration space. Every drafted value carries a
 ``# REVIEW`` comment: a spec's domains, bounds and categories must be public facts,
-never read from private data, so the command runs on files declared public only. The
-draft passes ``synthflow validate`` as written.
+never read from private data, so the command runs on files declared public only. A
+codebook (``--domains FILE``, :mod:`synthflow._init_spec_codebook`) gives documented
+domains and categories; the others are those observed in the public data, and the draft
+says so on each. The draft passes ``synthflow validate`` as written. The command line and
+the Python API (a file or a DataFrame) call the same :func:`draft_spec`.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import re
+import tempfile
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from synthflow._init_spec_columns import REVIEW, column_yaml, line, q, type_column
-from synthflow.errors import DataError
+from synthflow._init_spec_columns import REVIEW, column_yaml, line, q, typed_columns
+from synthflow.errors import ConfigError
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from synthflow._init_spec_columns import DraftColumn
     from synthflow._init_spec_criteria import Calibration, DraftCriterion
+    from synthflow.config.model import ReleaseSpec
 
-__all__ = ["draft_spec", "write_draft"]
+__all__ = ["DraftSpec", "draft_spec", "write_draft"]
+
+
+@dataclasses.dataclass(frozen=True)
+class DraftSpec:
+    """A release spec drafted from PUBLIC data, for review (:func:`draft_spec`).
+
+    ``text`` is the YAML with its ``# REVIEW`` comments, ``write(path)`` saves it (an
+    existing file is refused unless ``force=True``), ``spec`` is the draft loaded as a
+    :class:`~synthflow.ReleaseSpec`, unreviewed, to try it in a notebook.
+    """
+
+    name: str
+    columns: tuple[str, ...]
+    sample: Path | None
+    """The public file drafted from (absolute), the spec's ``public_sample``; None for a
+    DataFrame."""
+    _render: Callable[[str | None], str] = dataclasses.field(repr=False)
+
+    @property
+    def text(self) -> str:
+        """The drafted YAML, its ``public_sample`` relative to the working directory."""
+        return self.text_for(Path("."))
+
+    def text_for(self, spec_dir: str | Path) -> str:
+        """The drafted YAML for a spec saved in ``spec_dir`` (``public_sample`` relative)."""
+        if self.sample is None:
+            return self._render(None)
+        sample = os.path.relpath(self.sample, Path(spec_dir).resolve())
+        if sample.startswith(f"..{os.sep}.."):  # far away: the absolute path reads better
+            sample = str(self.sample)
+        return self._render(sample)
+
+    @property
+    def spec(self) -> ReleaseSpec:
+        """The draft as a spec, before review (its ``public_sample`` an absolute path)."""
+        from synthflow.loader import load_spec  # noqa: PLC0415
+
+        text = self._render(None if self.sample is None else str(self.sample))
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / f"{self.name}.yaml"
+            path.write_text(text, encoding="utf-8")
+            return load_spec(path)
+
+    def write(self, path: str | Path, *, force: bool = False) -> Path:
+        """Write the draft to ``path``; an existing file is replaced only with ``force``.
+
+        Raises:
+            ConfigError: ``path`` exists (without ``force``), is a directory, or its
+                directory does not exist or cannot be written.
+        """
+        from synthflow._outputs import check_output_file  # noqa: PLC0415
+
+        target = Path(path)
+        if target.exists() and not target.is_dir() and not force:
+            raise ConfigError(
+                f"{str(target)!r} exists and is never overwritten silently; choose a new "
+                "file, or pass force=True to replace it"
+            )
+        check_output_file(target, force=True, option="the spec file")
+        with target.open("w" if force else "x", encoding="utf-8") as fh:
+            fh.write(self.text_for(target.parent))
+        return target
+
+    def __str__(self) -> str:
+        return self.text
 
 
 def draft_spec(
-    data: str | Path,
+    data: str | Path | pd.DataFrame,
     *,
     name: str | None = None,
-    spec_dir: str | Path = ".",
-    skip: tuple[str, ...] = (),
+    skip: tuple[str, ...] | list[str] = (),
     rows: int | None = None,
-) -> str:
-    """The text of a release spec drafted from the PUBLIC file ``data``, for review.
+    domains: str | Path | Mapping[str, Any] | None = None,
+) -> DraftSpec:
+    """A release spec drafted from PUBLIC data, for review: ``synthflow init`` in Python.
+
+    Every column is typed, given bins, a domain, bounds, categories and groups, default
+    budgets, criteria (thresholds two samples of the public data meet) and a space, every
+    drafted value marked ``# REVIEW``. The domains and categories are the values observed
+    in ``data`` unless ``domains`` gives them: the private data may hold others, which
+    are refused (``synthflow validate SPEC --data PRIVATE`` checks them first).
+
+    Example::
+
+        draft = synthflow.draft_spec(public_frame, rows=20_000, domains={"age": [0, 120]})
+        draft.write("my_spec.yaml")  # review it, then: synthflow validate my_spec.yaml
 
     Args:
-        data: A public CSV (optionally compressed) or Parquet file.
-        name: The release's name (default: the file's name without its suffixes).
-        spec_dir: Where the spec will be written (its ``public_sample`` is relative to it).
-        skip: Columns of the file to leave out.
-        rows: The private data's row count (public under ``replace_one``): the thresholds
+        data: PUBLIC data: a CSV (optionally compressed) or Parquet file, or a DataFrame.
+            Never private data: its ranges and categories are written into the spec.
+        name: The release's name (default: the file's name; ``release`` for a frame).
+        skip: Columns to leave out.
+        rows: The private data's row count (public under ``replace_one``): thresholds
             are set so that two samples of this many public rows pass them, with a margin
-            (:mod:`synthflow._init_spec_criteria`). Default: half the public file.
+            (:mod:`synthflow._init_spec_criteria`). Default: half the public data.
+        domains: A codebook (JSON or YAML file, or a mapping) of column to public domain:
+            ``[MIN, MAX]``, ``{min: MIN, max: MAX}`` or a size ``N`` (codes ``0..N-1``)
+            for a whole-number column, the list of categories for a text column
+            (:mod:`synthflow._init_spec_codebook`).
 
     Raises:
-        DataError: The file cannot be read, has no rows, or a column cannot be typed.
+        DataError: The data cannot be read, have no rows, or a column cannot be typed.
+        ConfigError: A bad codebook (an unknown column, an entry of the wrong form, or one
+            that does not cover the public values), or a bad ``rows``.
     """
+    import pandas as pd  # noqa: PLC0415
+
+    from synthflow._init_spec_codebook import read_codebook  # noqa: PLC0415
+    from synthflow._init_spec_criteria import (  # noqa: PLC0415
+        calibrate,
+        drafted_criteria,
+        public_file,
+    )
     from synthflow._readers import read_table  # noqa: PLC0415
 
     if rows is not None:
         from synthflow.public.draw_sample import check_rows  # noqa: PLC0415
 
-        check_rows(rows)  # before the file is read: a row count sizes the drafting's tables
-    path = Path(data)
-    frame = read_table(path)
-    unknown = sorted(set(skip) - {str(c) for c in frame.columns})
-    if unknown:
-        raise DataError(f"--skip {unknown}: not columns of {str(path)!r}")
-    if frame.empty:
-        raise DataError(f"{str(path)!r} has a header but no rows; draft from a public sample")
-    cols, problems = [], []
-    for c in frame.columns:
-        if str(c) not in skip:
-            try:
-                cols.append(type_column(str(c), frame[c]))
-            except DataError as exc:  # every column that cannot be typed, at once
-                problems.append(str(exc))
-    if problems:
-        many = f"{len(problems)} columns cannot be typed:\n  " if len(problems) > 1 else ""
-        raise DataError(many + "\n  ".join(problems))
-    if not cols:
-        raise DataError("every column is skipped: nothing to draft")
-    names = [c.name for c in cols]
-    twice = sorted({n for n in names if names.count(n) > 1})
-    if twice:
-        raise DataError(
-            f"the drafted columns {twice} would appear twice; rename the file's columns"
-        )
-    stem = path.name.split(".")[0]
+        check_rows(rows)  # before the data are read: a row count sizes the drafting's tables
+    codebook = read_codebook(domains) if domains is not None else None
+    if isinstance(data, pd.DataFrame):
+        path, frame, where = None, data.rename(columns=str), "the DataFrame"
+        stem, label = "release", "synthflow.draft_spec from a PUBLIC DataFrame"
+    else:
+        path = Path(data)
+        frame, where = read_table(path), repr(str(path))
+        stem = path.name.split(".")[0]
+        label = f"'synthflow init' from the PUBLIC file {path.name}"
+    cols = typed_columns(frame, where, tuple(skip), codebook)
     name = name or re.sub(r"[^A-Za-z0-9_-]+", "_", stem).strip("_") or "release"
-    sample = os.path.relpath(path.resolve(), Path(spec_dir).resolve())
-    if sample.startswith(f"..{os.sep}.."):  # far away: the absolute path reads better
-        sample = str(path.resolve())
-    from synthflow._init_spec_criteria import calibrate, drafted_criteria  # noqa: PLC0415
-
     criteria = drafted_criteria(cols)
-
-    def render(sample: str, calibration: Calibration | None, all_on: bool = False) -> str:
-        return _render(
-            path, nrows=len(frame), name=name, sample=sample, cols=cols, criteria=criteria,
-            calibration=calibration, all_on=all_on,
-        )  # fmt: skip
-
-    every = render(str(path.resolve()), None, all_on=True)  # scored, every criterion on
-    return render(sample, calibrate(every, path, rows or max(1, len(frame) // 2)))
+    render = functools.partial(
+        _render, label, nrows=len(frame), name=name, cols=cols, criteria=criteria
+    )
+    with public_file(frame, path) as public:
+        every = render(str(public.resolve()), None, all_on=True)  # scored, every criterion on
+        calibration = calibrate(every, public, rows or max(1, len(frame) // 2))
+    return DraftSpec(
+        name=name,
+        columns=tuple(c.name for c in cols),
+        sample=None if path is None else path.resolve(),
+        _render=lambda sample: render(sample, calibration),
+    )
 
 
 def _render(
-    path: Path,
+    label: str,
+    sample: str | None,
+    calibration: Calibration | None,
     *,
     nrows: int,
     name: str,
-    sample: str,
     cols: list[DraftColumn],
     criteria: list[DraftCriterion],
-    calibration: Calibration | None,
     all_on: bool = False,
 ) -> str:
     """The drafted spec's text (every criterion switched on with ``all_on``)."""
@@ -116,15 +197,17 @@ def _render(
     from synthflow._init_spec_criteria import MARGIN, criterion_yaml, threshold  # noqa: PLC0415
 
     lines = [
-        f"# Release spec DRAFTED by 'synthflow init' from the PUBLIC file {path.name}",
+        f"# Release spec DRAFTED by {label}",
         f"# ({nrows:,} rows, {len(cols)} columns): review every value marked REVIEW.",
         "#",
         "# Domains, bounds and categories must be PUBLIC FACTS (a codebook, a standard, the",
-        "# documented range of a public-use file), never read from private data. Those below",
-        "# come from the public file only: widen each domain to the documented range (rows",
-        "# of the private data outside it are refused), narrow bounds to what is publicly",
-        "# plausible (narrower bounds, less noise) and list every category the private data",
-        "# may hold. Bins, budgets, criteria, thresholds and the space are defaults, not",
+        "# documented range of a public-use file), never read from private data. Those marked",
+        "# 'observed in the public file' are only the values this sample holds: widen each",
+        "# domain to the documented range and list every category the private data may hold",
+        "# (or give them in a codebook: 'synthflow init --domains FILE'). A private value",
+        "# outside them is refused: 'synthflow validate SPEC --data PRIVATE' checks, before",
+        "# any work. Narrow bounds to what is publicly plausible (narrower bounds, less",
+        "# noise). Bins, budgets, criteria, thresholds and the space are defaults, not",
         "# recommendations. Check with 'synthflow validate SPEC --rows N'; every key is in",
         "# docs/spec.md.",
         line(f"name: {q(name)}", "# REVIEW: the release's short name"),
@@ -132,7 +215,12 @@ def _render(
         line('description: ""', "# REVIEW: what the data are, in words"),
         *(
             [line(f"public_sample: {q(sample)}", "# REVIEW: the public file of this draft")]
-            if len(sample) <= 400
+            if sample is not None and len(sample) <= 400
+            else []
+        ),
+        *(
+            ["# public_sample: FILE  # REVIEW: the public data saved as a file (noise figures)"]
+            if sample is None
             else []
         ),
         "",
@@ -197,12 +285,12 @@ def _render(
 
 def write_draft(
     data: str | Path, out: str | Path, *, name: str | None = None, force: bool = False,
-    skip: tuple[str, ...] = (), rows: int | None = None,
+    skip: tuple[str, ...] = (), rows: int | None = None, domains: str | Path | None = None,
 ) -> Path:  # fmt: skip
     """Write :func:`draft_spec` to ``out`` (refused when it exists, unless ``force``)."""
     from synthflow._outputs import check_output_file  # noqa: PLC0415
 
-    target = check_output_file(out, force=force, option="--out", protected=(data,))
-    text = draft_spec(data, name=name, spec_dir=target.parent, skip=skip, rows=rows)
-    target.write_text(text, encoding="utf-8")
-    return target
+    inputs = (data,) if domains is None else (data, domains)
+    target = check_output_file(out, force=force, option="--out", protected=inputs)
+    draft = draft_spec(data, name=name, skip=skip, rows=rows, domains=domains)
+    return draft.write(target, force=force)

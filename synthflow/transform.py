@@ -97,6 +97,30 @@ class Transformer:
             }
         )
 
+    def to_values(self, codes: pd.DataFrame, rng: np.random.Generator) -> pd.DataFrame:
+        """Codes -> values: a category stays itself; an int bin becomes a whole number.
+
+        Each int code is replaced by an integer drawn uniformly, from ``rng``, among the
+        values of its bin that lie in the column's public domain (an open bin ``<18``:
+        from the domain's low end); a bin wholly outside the domain gives the domain's
+        nearest end. Post-processing of the codes: nothing is charged.
+        """
+        out = {}
+        for col in self.columns:
+            t = self.transformations[col.name]
+            idx = codes[col.name].to_numpy()
+            if col.kind == "categorical":
+                out[col.name] = np.asarray(t.labels, dtype=object)[idx]
+                continue
+            assert col.domain is not None  # the loader requires one of every int column
+            d_lo, d_hi = math.ceil(col.domain[0]), math.floor(col.domain[1])
+            lo = np.array([min(max(b.lo, d_lo), d_hi) for b in t.bins], dtype=float)
+            hi = np.array([max(min(b.hi, d_hi), d_lo) for b in t.bins], dtype=float)
+            lo, hi = np.ceil(lo).astype(np.int64), np.floor(hi).astype(np.int64)
+            hi = np.maximum(hi, lo)
+            out[col.name] = rng.integers(lo[idx], hi[idx], endpoint=True, dtype=np.int64)
+        return pd.DataFrame(out)
+
     def write_labels_csv(self, codes: pd.DataFrame, path: str | Path) -> None:
         """Write codes as a CSV of bin labels (what :meth:`to_labels` gives, as text).
 

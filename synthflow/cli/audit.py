@@ -1,8 +1,9 @@
-"""``synthflow audit`` and ``synthflow keygen``.
+"""``synthflow audit``, ``synthflow keygen`` and ``synthflow datasheet``.
 
-The reviewer's check of a published release (:mod:`synthflow.release.audit`) and the
-publisher's signing key pair (:mod:`synthflow.release.signing`), imported when the
-command runs.
+The reviewer's check of a published release (:mod:`synthflow.release.audit`), the
+publisher's signing key pair (:mod:`synthflow.release.signing`) and the publisher's
+re-render of a package with confirmed provenance (:mod:`synthflow.release.reprovenance`),
+imported when the command runs.
 """
 
 from __future__ import annotations
@@ -28,7 +29,12 @@ def _audit(args: argparse.Namespace) -> int:
             f"--json {args.json!r} is inside the package it audits: a file added to a "
             "release fails every later audit (its file set); write the report elsewhere"
         )
+    from synthflow.release.reprovenance import first_to_do
+
     report = audit_release(args.release_dir, spec_path=args.spec, key_path=args.key)
+    first = first_to_do(report, args.release_dir)
+    if first and not args.json:
+        print(first)
     if args.json:
         write_json(
             args.json,
@@ -63,6 +69,12 @@ def _audit(args: argparse.Namespace) -> int:
         if r.sensitive:
             print(f"; l-diversity of {r.sensitive} {r.l_diversity}", end="")
         print(f"; records with special uniques (<= {r.max_msu_size} keys) {r.records_with_msu}")
+        if r.sensitive and r.l_diversity == 1:
+            print(
+                f"  (l-diversity 1: some records sharing all key variables share one "
+                f"{r.sensitive}; in a real file their key variables would reveal it, here "
+                "only a value of the synthetic file)"
+            )
     for warning in report.warnings:
         print(f"WARN  {warning}")
     print("not checked (cannot be, from the published files):")
@@ -79,6 +91,22 @@ def _audit(args: argparse.Namespace) -> int:
     else:
         print("audit passed")
     return EXIT_OK if report.ok else EXIT_NEGATIVE
+
+
+def _datasheet(args: argparse.Namespace) -> int:
+    from synthflow.release.reprovenance import replace_provenance
+
+    out, report = replace_provenance(args.release_dir, args.datasheet, args.out, sign=args.sign)
+    print(
+        f"nothing charged: {out} is {args.release_dir} with the provenance of "
+        f"{args.datasheet} (README.md re-rendered from the package's own files; no data, "
+        "enclave or ledger read)"
+    )
+    verdict = "passed" if report.ok else "incomplete (run 'synthflow audit' with the spec)"
+    print(f"audit of the new package: {verdict}; publish {out}, not {args.release_dir}")
+    for warning in report.warnings:
+        print(f"WARN  {warning}")
+    return EXIT_OK
 
 
 def _print_unchecked(unchecked: list[tuple[str, str]], release_dir: str) -> None:
@@ -112,7 +140,7 @@ def _keygen(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    """Add ``audit`` and ``keygen``."""
+    """Add ``audit``, ``keygen`` and ``datasheet``."""
     p = add_command(
         sub, "audit", help="check a published release from its files", options=("json",)
     )
@@ -138,3 +166,36 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="writes PREFIX.key (private: keep it in the enclave) and PREFIX.pub (publish it)",
     )
     p.set_defaults(func=_keygen)
+
+    p = add_command(
+        sub,
+        "datasheet",
+        help="replace a release's provenance (a re-render: nothing charged)",
+    )
+    p.add_argument("release_dir", metavar="RELEASE_DIR", help="the release package to re-render")
+    p.add_argument(
+        "--datasheet",
+        required=True,
+        metavar="FILE",
+        help="the confirmed provenance (the spec's datasheet keys in YAML; template "
+        "docs/datasheet-template.yaml)",
+    )
+    p.add_argument(
+        "--out",
+        required=True,
+        metavar="NEW_DIR",
+        help="a new directory for the re-rendered package (never overwritten)",
+    )
+    p.add_argument(
+        "--sign",
+        metavar="PRIVATE_KEY",
+        help="sign the new package (required when the original is signed: a new datasheet "
+        "changes what its signature covers)",
+    )
+    p.epilog = (
+        "The provenance is not a statistic of the data: acceptance.json records the new "
+        "datasheet, README.md is regenerated from the package's files as the audit does, "
+        "and the manifest is rewritten. No data file, enclave or ledger is read, and the "
+        "new package must pass its audit before it is written."
+    )
+    p.set_defaults(func=_datasheet)

@@ -88,7 +88,7 @@ def _say_shipped_plan(spec: str) -> None:
 
 
 def _validate(args: argparse.Namespace) -> int:
-    """``synthflow validate``: the JSON Schema, then every check of the loader; no data."""
+    """``synthflow validate``: the JSON Schema, every check of the loader (``--data``: values)."""
     import yaml
 
     from synthflow._extras import has
@@ -134,6 +134,10 @@ def _validate(args: argparse.Namespace) -> int:
             "(a criterion passes when its value, an error >= 0, is below the threshold); "
             "give a positive threshold"
         )
+    if args.data is not None:  # the values against the public domain, before any work
+        from synthflow._validate_checks import check_data
+
+        check_data(spec, args.data)
     models = sorted({c.model for c in configs})
     print(
         f"{spec.path}: valid; {len(spec.columns)} columns, {len(spec.criteria)} criteria, "
@@ -141,6 +145,11 @@ def _validate(args: argparse.Namespace) -> int:
         f"{spec.privacy.total_epsilon:g} (generator {spec.privacy.generator_epsilon:g}, "
         f"criteria {spec.evaluation_epsilon:g})"
     )
+    if args.data is not None:
+        print(
+            f"{args.data}: every value lies in the spec's public domains and categories "
+            "(no value or count shown; nothing charged)"
+        )
     _say_shipped_plan(args.spec)
     if args.rows is not None:
         from synthflow.cli._noise import noise_report
@@ -217,7 +226,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = add_command(
         sub,
         "validate",
-        help="check a spec (keys, types, bins, groups, budgets, grids) without any data",
+        help="check a spec (keys, types, bins, groups, budgets, grids); --data: a data "
+        "file's values against its public domains",
     )
     p.add_argument("spec", help="release spec file, or the name of a bundled spec (births)")
     p.add_argument(
@@ -225,6 +235,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         type=int,
         metavar="N",
         help="also warn of criteria whose DP noise alone decides pass or fail at N rows",
+    )
+    p.add_argument(
+        "--data",
+        metavar="FILE",
+        help="also check every value of this (private) CSV or Parquet file against the "
+        "spec's public domains and categories, as the release will, before any work; "
+        "names the columns that fail, never a value; nothing is charged",
     )
     p.set_defaults(func=_validate)
 

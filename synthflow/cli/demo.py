@@ -6,8 +6,9 @@ import argparse
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
-from synthflow.cli.conventions import add_command, require_public
+from synthflow.cli.conventions import EXIT_NEGATIVE, add_command, require_public
 
 __all__ = ["register_demo"]
 
@@ -44,16 +45,27 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _ship_plan(args: argparse.Namespace) -> int:
-    from synthflow._extras import require
 
     if args.data:
         require_public(
             args, "ship-plan sweeps and plans on --data and stores exact statistics of it"
         )
-    require("matplotlib", what="ship-plan (the plan's plan.html)")
+    # No extra: plan.html is written without its figures on the base install (#61 item 1).
+    from synthflow.errors import NoPlanError
     from synthflow.jobs.ship import make_shipped_plan
 
-    made = make_shipped_plan(
+    try:
+        made = _make(args, make_shipped_plan)
+    except NoPlanError as exc:  # a negative result, as in 'synthflow plan'
+        print(f"synthflow ship-plan: {exc}", file=sys.stderr)
+        return EXIT_NEGATIVE
+    print(f"synthflow ship-plan: wrote {made.describe()}", file=sys.stderr)
+    print(Path(args.out).resolve())
+    return 0
+
+
+def _make(args: argparse.Namespace, make_shipped_plan: Any) -> Any:
+    return make_shipped_plan(
         args.name,
         Path(args.out),
         data=Path(args.data) if args.data else None,
@@ -64,9 +76,6 @@ def _ship_plan(args: argparse.Namespace) -> int:
         rows=args.rows,
         release_probability=args.release_probability,
     )
-    print(f"synthflow ship-plan: wrote {made.describe()}", file=sys.stderr)
-    print(Path(args.out).resolve())
-    return 0
 
 
 def _screen_options(p: argparse.ArgumentParser, data: str) -> None:

@@ -54,6 +54,35 @@ def _release(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _public_rows(args: argparse.Namespace) -> int | None:
+    """The data's row count when the spec makes it public (replace-one neighbours), else None.
+
+    It picks, of the plans shipped for a bundled spec, the one made nearest this size
+    (``births@120000`` for a registry of 118,000 births). Under add/remove neighbours n is
+    private, and the spec's own plan is used.
+    """
+    from synthflow.data import load_data
+    from synthflow.errors import ConfigError, DataError
+    from synthflow.ledger import file_sha256
+    from synthflow.loader import load_spec
+    from synthflow.release.shipped import shipped_sizes
+    from synthflow.resources import bundled_spec_of, resolve_spec_path
+
+    path = resolve_spec_path(args.spec)
+    if not path.is_file() or args.data is None:
+        return None
+    name = bundled_spec_of(file_sha256(path))
+    if name is None or len(shipped_sizes(name)) < 2:  # one plan: nothing to choose
+        return None
+    spec = load_spec(path)
+    if spec.privacy.neighbouring != "replace_one":
+        return None
+    try:
+        return len(load_data(args.data, spec, public=args.public).frame)
+    except (ConfigError, DataError, OSError):
+        return None  # the release's own checks say what is wrong with the file
+
+
 def _shipped(args: argparse.Namespace) -> None:
     """No --candidates and no --plan: the plan shipped for a bundled spec, or the fix."""
     from synthflow.errors import ConfigError
@@ -65,7 +94,7 @@ def _shipped(args: argparse.Namespace) -> None:
         raise ConfigError(
             "--plan needs --candidates: the candidates.yaml written beside that plan.json"
         )
-    shipped = shipped_plan_of(args.spec)
+    shipped = shipped_plan_of(args.spec, rows=_public_rows(args))
     if shipped is None:
         raise ConfigError(
             f"no --candidates, and {args.spec!r} is not a bundled spec with a shipped plan "

@@ -30,6 +30,7 @@ from synthflow.jobs.ship import make_shipped_plan
 from synthflow.ledger import read_ledger
 from synthflow.loader import load_spec
 from synthflow.release.audit import NOT_CHECKED, AuditReport, audit_release
+from synthflow.release.reprovenance import first_to_do
 from synthflow.release.shipped import FILES, ShippedPlan, shipped_plan
 from synthflow.resources import public_data_file
 
@@ -194,7 +195,9 @@ def run_main_job(
         return result
     report = audit_release(release_dir)
     # What 'synthflow audit' prints: every check, the warnings, what cannot be checked.
-    lines = [f"{'PASS' if ok else 'FAIL'}  {name}  {detail}" for name, ok, detail in report.checks]
+    first = first_to_do(report, release_dir)  # an unconfirmed provenance comes first
+    lines = [first] if first else []
+    lines += [f"{'PASS' if ok else 'FAIL'}  {name}  {detail}" for name, ok, detail in report.checks]
     lines += [f"WARN  {w}" for w in report.warnings]
     lines += ["not checked (cannot be, from the published files):"]
     lines += [f"  - {item}" for item in NOT_CHECKED]

@@ -161,6 +161,7 @@ def plan_budget(
                 f"largest budgets ({best.mode}) reaches P(release) "
                 f"{best.release_probability:.3f}, per-attempt pass {best.pass_probability:.3f}"
             )
+        plan["reason"] += _size_cannot_pass(spec, arms, frame)
         reachable = [
             r
             for r in plan["by_release_probability"]
@@ -177,7 +178,11 @@ def plan_budget(
         raise NoPlanError(
             "".join(w + " " for w in plan["warnings"])
             + f"no plan: {plan['reason']}; see {out / 'plan.html'}. Sweep better "
-            "configurations, larger generator budgets, or relax --target-pass / --max-total"
+            "configurations, larger generator budgets, or relax --target-pass / --max-total",
+            reachable=tuple(
+                (float(r["release_probability"]), float(r["total_epsilon"])) for r in reachable
+            ),
+            report=out / "plan.html",
         )
     cost, problem = exact_cost(spec, chosen, len(frame), chosen.stop_probability, max_total)
     if problem:
@@ -249,8 +254,24 @@ def plan_budget(
         }
     )
     _write_json(out / "plan.json", plan)
-    write_plan_html(out / "plan.html", plan, paths, chosen)
+    write_plan_html(out / "plan.html", plan, paths, chosen, configurations=configs)
     return plan
+
+
+def _size_cannot_pass(spec: Any, arms: Any, frame: Any) -> str:
+    """Why no plan, when it is the data's size: the criteria two public samples fail.
+
+    Two samples of the public file at its own size (noise aside) are what a perfect
+    generator scores; a criterion they fail is failed by every budget, and the steward
+    is told the threshold that size can meet (:func:`attainability_warnings`).
+    """
+    from synthflow.acceptance.attainable import attainability_warnings  # noqa: PLC0415
+    from synthflow.space import expand_space  # noqa: PLC0415
+
+    ids = {a.config_id for a in arms}
+    configs = [c for c in expand_space(spec) if c.id in ids]
+    lines = attainability_warnings(spec, configs, len(frame), frame) if configs else []
+    return "".join(f". {line}" for line in lines)
 
 
 def _write_json(path: Path, doc: dict[str, Any]) -> None:

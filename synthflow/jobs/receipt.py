@@ -8,11 +8,13 @@ and paths.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from synthflow.errors import ConfigError
 from synthflow.jobs._release_checks import selection_spend_line
 from synthflow.ledger import read_ledger
+from synthflow.release.reprovenance import replace_provenance_line
 
 __all__ = ["next_steps", "released_receipt"]
 
@@ -53,13 +55,25 @@ def next_steps(private_dir: Path, ledger_path: str | Path | None) -> str:
 
 def released_receipt(out: Path, private_dir: Path, ledger_path: str | Path | None,
                      spec: str) -> str:  # fmt: skip
-    """After a release: what it spent, what is left, what to publish and what to keep."""
+    """After a release: what it spent, what is left, what to publish and what to keep.
+
+    When the package publishes a bundled spec's provenance unconfirmed, replacing it is
+    the first thing said (a re-render, nothing charged).
+    """
+    first = ""
+    try:
+        acc = json.loads((out / "acceptance.json").read_text("utf-8"))
+    except (OSError, ValueError):
+        acc = {}
+    if isinstance(acc, dict) and acc.get("provenance_warning"):
+        first = f"  {replace_provenance_line(out)}\n"
     return (
         f"released: {selection_spend_line(private_dir, ledger_path)}\n"
-        f"  publish: {out} (the release package: the synthetic data, its datasheet "
+        + first
+        + f"  publish: {out} (the release package: the synthetic data, its datasheet "
         "README.md, acceptance.json)\n"
         f"  keep in the enclave, never publish: {private_dir} (its ledger, transcript and "
         "saved fit)\n"
-        f"  before publishing: confirm the datasheet's provenance, and check the package "
-        f"as a reviewer will: synthflow audit {out} {spec}"
+        f"  before publishing: check the package as a reviewer will: synthflow audit {out} "
+        f"{spec}"
     )

@@ -35,7 +35,7 @@ from synthflow.jobs._release_checks import (
     selection_spend_line,
     why_hopeless,
 )
-from synthflow.ledger import Ledger, file_sha256
+from synthflow.ledger import Ledger, file_sha256, read_ledger
 from synthflow.loader import load_datasheet, load_spec
 from synthflow.public_sample import check_public_sample_is_public
 from synthflow.release.preflight import (
@@ -281,6 +281,7 @@ def run_release(
             signing_key=signing_key,
             datasheet=datasheet,
             provenance_warning=provenance,
+            dataset_spent=_dataset_spent(ledger_path),
         )
     except OSError as exc:
         raise SpentError(
@@ -289,3 +290,11 @@ def run_release(
             f"{str(private_dir)!r}: free space or fix --out, then re-run the same command to "
             "publish it without spending again"
         ) from exc
+
+
+def _dataset_spent(ledger_path: str | Path | None) -> tuple[float, float] | None:
+    """The data's ledger's (epsilon, delta) spent so far, this selection included."""
+    if ledger_path is None or not Path(ledger_path).exists():
+        return None
+    shared = read_ledger(ledger_path)
+    return shared.spent_epsilon, shared.spent_delta

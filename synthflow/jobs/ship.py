@@ -10,12 +10,13 @@ import json
 import shutil
 from pathlib import Path
 
-from synthflow.errors import ConfigError
+from synthflow.errors import ConfigError, NoPlanError
 from synthflow.release.shipped import (
     FILES,
     PUBLIC_ROWS,
     RECIPES,
     ShippedPlan,
+    base_name,
     plan_of,
     recipe,
 )
@@ -77,6 +78,7 @@ def make_shipped_plan(
     from synthflow.resources import bundled_spec  # noqa: PLC0415
 
     how = recipe(name)
+    base = base_name(name)  # births@120000 plans births for about 120,000 rows
     if rows is not None and data is not None:
         raise ConfigError("--rows sizes the seeded public draw: give it without --data")
     if rows is not None:
@@ -93,7 +95,7 @@ def make_shipped_plan(
     if work.exists():
         shutil.rmtree(work)
     work.mkdir()
-    spec = load_spec(bundled_spec(name))
+    spec = load_spec(bundled_spec(base))
     seed = int(how["seed"])
     if store is not None:
         shutil.copyfile(store, work / "sweep.db")
@@ -101,7 +103,7 @@ def make_shipped_plan(
         data = work / "public_draw.csv.gz"
         calibration = Calibration.from_yaml(default_calibration_path())
         # Public data: a seeded simulation is fine (SPEC sec. 10).
-        size = rows or PUBLIC_ROWS
+        size = rows or int(how.get("rows", PUBLIC_ROWS))
         write_sample(simulate(calibration, size, np.random.default_rng(seed)), data)
         described = f"a seeded public draw ({size} rows simulated, seed {seed})"
     else:
@@ -117,19 +119,67 @@ def make_shipped_plan(
         generator_epsilons=[float(e) for e in how["generator_epsilon"]],
     )
     plan_dir = work / "plan"
-    plan_budget(
-        bundled_spec(name),
-        work / "sweep.db",
-        data,
-        plan_dir,
-        release_probability=float(release_probability or how["release_probability"]),
-        seed=seed,
-        show_progress=show_progress,
-    )
+    target = float(release_probability or how["release_probability"])
+    try:
+        plan_budget(
+            bundled_spec(base),
+            work / "sweep.db",
+            data,
+            plan_dir,
+            release_probability=target,
+            seed=seed,
+            show_progress=show_progress,
+        )
+    except NoPlanError as exc:
+        raise _no_plan(exc, name, out, work, rows=rows, data=data, target=target) from None
     _ship(name, work, plan_dir, targets, described)
     shutil.rmtree(work)
     found = _shipped_in(name, out)
     return found
+
+
+def _no_plan(exc: NoPlanError, name: str, out: Path, work: Path, *, rows: int | None,
+             data: Path, target: float) -> NoPlanError:  # fmt: skip
+    """The sweep and the failed plan's report kept in sight, and the rerun that reuses them.
+
+    The work directory is hidden (``.NAME.plan.tmp``) and removed; its sweep (minutes of
+    runs) and plan.html move to ``OUT/NAME.no-plan/`` (a new name when that exists, never
+    over a file), and the message names the reachable targets with their totals and the
+    exact ``ship-plan`` command that plans at one of them without sweeping again.
+    """
+    keep = out / f"{name}.no-plan"
+    k = 2
+    while keep.exists():
+        keep, k = out / f"{name}.no-plan-{k}", k + 1
+    keep.mkdir()
+    shutil.move(work / "sweep.db", keep / "sweep.db")
+    for f in ("plan.html", "plan.json"):
+        if (work / "plan" / f).is_file():
+            shutil.move(work / "plan" / f, keep / f)
+    shutil.rmtree(work)
+    why = str(exc).split("; see ")[0]
+    rerun = f"synthflow ship-plan {name}"
+    if rows is not None:
+        rerun += f" --rows {rows}"
+    elif not str(data).startswith(str(work)):
+        rerun += f" --data {data}"
+    rerun += f" --store {keep / 'sweep.db'} --out {out}"
+    if exc.reachable:
+        levels = ", ".join(f"P(release) {p:g} at total epsilon {t:.3f}" for p, t in exc.reachable)
+        p = exc.reachable[-1][0]
+        fix = f"Reachable: {levels}. To plan at {p:g} without sweeping again: {rerun} " + (
+            f"--release-probability {p:g}"
+        )
+    else:
+        fix = (
+            f"None of the lower P(release) levels the plan tries (below {target:g}, in "
+            f"plan.html) is reachable either. The sweep is kept: {keep / 'sweep.db'}"
+        )
+    return NoPlanError(
+        f"{why}. The sweep and the plan's report are kept in {keep} (plan.html shows why). " + fix,
+        reachable=exc.reachable,
+        report=keep / "plan.html",
+    )
 
 
 def _ship(name: str, work: Path, plan_dir: Path, targets: dict[str, Path], described: str) -> None:
@@ -143,7 +193,7 @@ def _ship(name: str, work: Path, plan_dir: Path, targets: dict[str, Path], descr
     targets["candidates.yaml"].write_text(text, encoding="utf-8")
     plan = json.loads((plan_dir / "plan.json").read_text(encoding="utf-8"))
     plan["store"] = store_name
-    plan["source_spec"]["path"] = f"{name}.yaml"
+    plan["source_spec"]["path"] = f"{base_name(name)}.yaml"
     plan["made_by"] = f"synthflow ship-plan {name}: a sweep of {described}, then plan"
     targets["plan.json"].write_text(json.dumps(plan, indent=1) + "\n", encoding="utf-8")
 

@@ -83,18 +83,26 @@ def _frontier(
 ) -> Markup:
     from matplotlib.figure import Figure  # noqa: PLC0415  (heavy)
 
-    # The legend goes under both charts: a long one beside them squeezes their axes.
-    fig = Figure(figsize=(12, 5.4 + 0.25 * math.ceil((len(paths) + 2) / 2)), layout="constrained")
-    ax1, ax2 = fig.subplots(1, 2)
+    # The legend goes under both charts: a long one beside them squeezes their axes. A
+    # plan of single attempts has one attempt everywhere: no attempts chart then.
+    single = all(p.expected_attempts == 1 for path in paths.values() for p in path)
+    width = 7 if single else 12
+    fig = Figure(figsize=(width, 5.4 + 0.25 * math.ceil((len(paths) + 2) / 2)),
+                 layout="constrained")  # fmt: skip
+    axes = [fig.subplots()] if single else list(fig.subplots(1, 2))
+    ax1, ax2 = axes[0], axes[-1]
     for label, path in paths.items():
         pts = sorted(path, key=lambda p: p.total_epsilon)
         x = [p.total_epsilon for p in pts]
         ax1.plot(x, [p.release_probability for p in pts], marker=".", label=label)
-        ax2.plot(x, [p.expected_attempts for p in pts], marker=".", label=label)
+        if not single:
+            ax2.plot(x, [p.expected_attempts for p in pts], marker=".", label=label)
     if target is not None:
         ax1.axhline(target, color="0.3", ls="--", lw=1.2, label=f"target P(release) {target:g}")
     if chosen is not None:
-        for ax, y in ((ax1, chosen.release_probability), (ax2, chosen.expected_attempts)):
+        stars = [(ax1, chosen.release_probability)]
+        stars += [] if single else [(ax2, chosen.expected_attempts)]
+        for ax, y in stars:
             ax.plot(chosen.total_epsilon, y, "k*", markersize=15, label="the plan")
         star = (chosen.total_epsilon, chosen.release_probability)
         ax1.annotate(  # its value, which the tick labels only bracket
@@ -106,17 +114,18 @@ def _frontier(
         fontsize=_LABEL,
     )
     ax1.set_ylim(*_zoomed([p.release_probability for ps in paths.values() for p in ps], target))
-    ax2.set_ylabel("expected attempts of private selection\n(count)", fontsize=_LABEL)
     ax1.set_title("probability that selection releases", fontsize=_LABEL)
-    ax2.set_title("attempts until selection ends", fontsize=_LABEL)
+    if not single:
+        ax2.set_ylabel("expected attempts of private selection\n(count)", fontsize=_LABEL)
+        ax2.set_title("attempts until selection ends", fontsize=_LABEL)
     every = [p.total_epsilon for path in paths.values() for p in path]
-    for ax in (ax1, ax2):
+    for ax in axes:
         if every:
             _epsilon_axis(ax, every)
         ax.tick_params(labelsize=_TICK)
         ax.grid(alpha=0.3, which="both")
     handles, labels = ax2.get_legend_handles_labels()
-    if target is not None:
+    if target is not None and not single:  # on one panel the target is in its legend
         line = next(h for h, lab in zip(*ax1.get_legend_handles_labels(), strict=True)
                     if lab.startswith("target"))  # fmt: skip
         handles, labels = [*handles, line], [*labels, f"target P(release) {target:g}"]
@@ -130,7 +139,8 @@ def _frontier(
         title="generator budget, fit mode",
         title_fontsize=_LEGEND,
     )
-    return png(fig, alt="frontier: P(release) and expected attempts against total epsilon")
+    what = "P(release)" if single else "P(release) and expected attempts"
+    return png(fig, alt=f"frontier: {what} against total epsilon")
 
 
 def _per_configuration(path: list[PlanPoint], chosen: PlanPoint) -> Markup:
@@ -178,14 +188,24 @@ def _target(plan: dict[str, Any]) -> float | None:
     return None if target is None else float(target)
 
 
+_NO_FIGURES = Markup(
+    '<p class="note">No figure: matplotlib is not installed (the tables hold the same '
+    "figures). <code>pip install 'synthflow[reports]'</code> draws them.</p>"
+)
+"""In place of a figure on the base install (ship-plan needs no extra, #61 item 1)."""
+
+
 def _context(
     plan: dict[str, Any], paths: dict[str, list[PlanPoint]], chosen: PlanPoint | None
 ) -> dict[str, Any]:
+    from synthflow._extras import has  # noqa: PLC0415
+
+    figures = has("matplotlib")
     ctx: dict[str, Any] = {
         "warnings": list(plan.get("warnings", [])),
         "chosen": chosen,
         "reason": plan.get("reason", ""),
-        "frontier": _frontier(paths, chosen, _target(plan)),
+        "frontier": _frontier(paths, chosen, _target(plan)) if figures else _NO_FIGURES,
         "formula": plan.get("formula", ""),
         "stop_probability": plan.get("options", {}).get("stop_probability"),
         "criteria": [],
@@ -216,8 +236,33 @@ def _context(
         )
         if p is None:
             ctx["blank"].append(c["name"])
-    ctx["per_configuration"] = _per_configuration(paths[chosen.mode], chosen)
+    ctx["per_configuration"] = (
+        _per_configuration(paths[chosen.mode], chosen) if figures else _NO_FIGURES
+    )
     return ctx
+
+
+def _candidate_rows(
+    chosen: PlanPoint, configurations: dict[str, dict[str, Any]] | None
+) -> list[dict[str, Any]]:
+    """The shortlist as a reader names it: model, settings and binning, not only its id."""
+    rows = []
+    for cid, p in sorted(chosen.candidates.items(), key=lambda kv: -kv[1]):
+        c = (configurations or {}).get(cid) or {}
+        hp = c.get("hyperparameters") or {}
+        rows.append(
+            {
+                "id": cid,
+                "model": c.get("model", "-"),
+                "settings": ", ".join(f"{k}={v}" for k, v in sorted(hp.items())) or "-",
+                "binning": ", ".join(
+                    f"{k} {v}" for k, v in sorted((c.get("transformations") or {}).items())
+                    if v != "a"
+                ) or "as the spec's first binning",
+                "pass": float(p),
+            }
+        )  # fmt: skip
+    return rows
 
 
 def write_plan_html(
@@ -225,7 +270,15 @@ def write_plan_html(
     plan: dict[str, Any],
     paths: dict[str, list[PlanPoint]],
     chosen: PlanPoint | None,
+    *,
+    configurations: dict[str, dict[str, Any]] | None = None,
 ) -> Path:
-    """Write the plan report (atomically); returns ``out``."""
-    text = render("plan_report.html.j2", **_context(plan, paths, chosen))
+    """Write the plan report (atomically); returns ``out``.
+
+    ``configurations``: id -> configuration (JSON form), to name each candidate.
+    """
+    ctx = _context(plan, paths, chosen)
+    if chosen is not None:
+        ctx["candidate_rows"] = _candidate_rows(chosen, configurations)
+    text = render("plan_report.html.j2", **ctx)
     return write_atomic(out, text)

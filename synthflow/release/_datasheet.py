@@ -29,6 +29,7 @@ from synthflow.release._datasheet_criteria import (  # _verdict: re-exported for
 )
 from synthflow.release._provenance import (  # re-exported: one import for the datasheet
     bundled_provenance_of,
+    earlier_provenance_warnings,
     legacy_provenance_warning,
     provenance_warning,
 )
@@ -40,6 +41,7 @@ __all__ = [
     "PLACEHOLDERS",
     "bundled_provenance_of",
     "criterion_meaning",
+    "earlier_provenance_warnings",
     "legacy_provenance_warning",
     "placeholders",
     "provenance_warning",
@@ -102,6 +104,14 @@ def _values(labels: tuple[str, ...]) -> str:
     return ", ".join(shown)
 
 
+def _spent_words(spent: dict[str, float] | None) -> dict[str, str] | None:
+    """The data's cumulative spend as the datasheet prints it (None: nothing earlier)."""
+    if not spent:
+        return None
+    delta = f"{spent['delta']:g}" if spent.get("delta") else ""
+    return {"epsilon": f"{spent['epsilon']:.6g}", "delta": delta}
+
+
 def render_datasheet(
     *,
     spec: ReleaseSpec,
@@ -116,6 +126,7 @@ def render_datasheet(
     signed_by: str | None = None,
     provenance_warning: str | None = None,
     noise: Sequence[NoiseFigure] | None = None,
+    dataset_spent: dict[str, float] | None = None,
 ) -> str:
     """The datasheet text.
 
@@ -135,6 +146,8 @@ def render_datasheet(
         noise: The one noise rule's figures at the release's n
             (:func:`synthflow.acceptance.noise_check.noise_figures`, recorded in
             acceptance.json): a criterion they call noise-dominated is flagged.
+        dataset_spent: The data's ledger's cumulative spend (``epsilon``, ``delta``)
+            when it exceeds this release's own (earlier work on the same data).
     """
     # Long: the datasheet's sections in their published order.
     ds = spec.datasheet
@@ -227,6 +240,7 @@ def render_datasheet(
             "one passed every check; how many tries that took is not published (it would leak "
             "information)."
         ),
+        dataset_spent=_spent_words(dataset_spent),
         plan_line=(
             " The budgets were chosen by `synthflow plan` on public data only (plan.json "
             f"SHA-256 {plan['plan_sha256']}), which predicted a release with probability "

@@ -86,7 +86,7 @@ def _criteria(
                 "sample's. Its verdict says more about the noise draw than the others'."
             )
         if figure is not None and figure.simulated:
-            noise = f"{figure.noise:.4g} (simulated median)"
+            noise = "in the fit (see below)"  # the note gives the simulated median value
             notes.append(
                 f"`{r.name}`: its DP noise is added to the regression fit's statistics, not "
                 f"to the value. Re-drawing that noise on the spec's public sample "

@@ -13,7 +13,13 @@ from typing import Any
 
 from synthflow.errors import ConfigError
 
-__all__ = ["bundled_provenance_of", "legacy_provenance_warning", "provenance_warning"]
+__all__ = [
+    "REPLACE_HOW",
+    "bundled_provenance_of",
+    "earlier_provenance_warnings",
+    "legacy_provenance_warning",
+    "provenance_warning",
+]
 
 _COPIED = ("title", "source", "population", "period", "publisher")
 """The provenance fields a bundled spec's datasheet states for its own data."""
@@ -54,11 +60,21 @@ def _bundled_datasheet(name: str) -> Any:
         return None
 
 
-def provenance_warning(bundled: str, datasheet: Any) -> str:
+REPLACE_HOW = (
+    "synthflow datasheet RELEASE_DIR --datasheet FILE --out NEW_DIR re-renders the package "
+    "with nothing charged; docs/datasheet-template.yaml"
+)
+"""How the warning says to replace the provenance (a re-render, not a second release)."""
+_REPLACE_HOW_BEFORE_2026_12_05 = "synthflow release --datasheet FILE; docs/datasheet-template.yaml"
+
+
+def provenance_warning(bundled: str, datasheet: Any, *, how: str = REPLACE_HOW) -> str:
     """The datasheet's warning for provenance copied from a bundled spec.
 
     It names only the fields the bundled spec states (the rest are listed as not stated
-    right below it), so that it never claims to have copied what is not there.
+    right below it), so that it never claims to have copied what is not there. ``how``:
+    the command that replaces it (packages published before 2026-12-05 named a second
+    release, :func:`earlier_provenance_warnings`).
     """
     copied = [f for f in _COPIED if getattr(datasheet, f, None)]
     written = f"written for {datasheet.source or 'the data it was made for'}"
@@ -71,7 +87,15 @@ def provenance_warning(bundled: str, datasheet: Any) -> str:
         head = f"This release was made with synthflow's bundled spec '{bundled}', {written},"
     return (
         f"{head} and nothing checked that these data are those: the publisher must confirm "
-        "or replace it (synthflow release --datasheet FILE; docs/datasheet-template.yaml)."
+        f"or replace it ({how})."
+    )
+
+
+def earlier_provenance_warnings(bundled: str, datasheet: Any) -> tuple[str, ...]:
+    """The same warning as earlier packages worded it (the audit still accepts them)."""
+    return (
+        provenance_warning(bundled, datasheet, how=_REPLACE_HOW_BEFORE_2026_12_05),
+        legacy_provenance_warning(bundled, datasheet.source),
     )
 
 

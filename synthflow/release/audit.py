@@ -92,6 +92,9 @@ class AuditReport:
     provenance)."""
     risk: RiskMeasures | None = None
     """Disclosure-risk measures of the released file (information, not a check)."""
+    datasheet: str | None = field(default=None, repr=False)
+    """The README.md the package's own files give (None if it could not be regenerated):
+    what ``synthflow datasheet`` writes after replacing the provenance."""
 
     def add(self, name: str, ok: bool, detail: str = "") -> None:
         """Record one check."""
@@ -202,14 +205,14 @@ def _provenance_warnings(
     """
     from synthflow.release._datasheet import (  # noqa: PLC0415
         bundled_provenance_of,
-        legacy_provenance_warning,
+        earlier_provenance_warnings,
         placeholders,
         provenance_warning,
     )
 
     bundled = None if replaced else bundled_provenance_of(spec)
     expected = provenance_warning(bundled, spec.datasheet) if bundled else None
-    if bundled and unconfirmed == legacy_provenance_warning(bundled, spec.datasheet.source):
+    if bundled and unconfirmed in earlier_provenance_warnings(bundled, spec.datasheet):
         expected = unconfirmed  # an older package's wording of the same warning
     report.add(
         "provenance warning",
@@ -264,7 +267,7 @@ _ACCEPTANCE_FIELDS = frozenset(
     {"synthflow_version", "spec", "configuration", "rows", "data_sha256", "neighbouring",
      "criteria", "passed", "evaluation_epsilon_charged", "budget", "projection_rows",
      "budget_plan", "note", "signed_by", "datasheet", "provenance_warning", "noise_figures",
-     "public_sample"}
+     "public_sample", "dataset_ledger_spent"}
 )  # fmt: skip
 """Every field ``write_release`` writes in acceptance.json; any other is refused."""
 _CRITERION_FIELDS = frozenset(
@@ -464,10 +467,12 @@ def _check_datasheet(  # noqa: PLR0917  (the audit's parts, in its order)
             signed_by=(acc.get("signed_by") or {}).get("public_key_sha256"),
             provenance_warning=acc.get("provenance_warning"),
             noise=[NoiseFigure.from_dict(f) for f in acc.get("noise_figures") or ()],
+            dataset_spent=_dataset_spent(acc, cost),
         )
     except (KeyError, TypeError, ValueError) as exc:
         report.add("datasheet regenerated", False, f"cannot be regenerated ({type(exc).__name__})")
         return
+    report.datasheet = expected
     published = path.read_text("utf-8")
     if published == expected:
         report.add("datasheet regenerated", True)
@@ -483,6 +488,17 @@ def _check_datasheet(  # noqa: PLR0917  (the audit's parts, in its order)
         False,
         f"README.md line {line + 1} differs from the datasheet the package's files give: {shown!r}",
     )
+
+
+def _dataset_spent(acc: dict[str, Any], cost: SelectionCost) -> dict[str, float] | None:
+    """The data's cumulative spend acceptance.json states; never below this release's own."""
+    spent = acc.get("dataset_ledger_spent")
+    if spent is None:
+        return None
+    eps = float(spent["epsilon"])
+    if not eps > cost.total:
+        raise ValueError("dataset_ledger_spent is not above the release's own total")
+    return {"epsilon": eps, "delta": float(spent["delta"])}
 
 
 def _close(a: float, b: float) -> bool:
@@ -573,13 +589,14 @@ def _shipped_planned_spec(root: Path, spec_path: Path) -> tuple[Path, str] | Non
     sha = sha256_file(package_spec)
     if name is None or sha == sha256_file(spec_path) or shipped.planned_spec_of(sha) != name:
         return None
+    size = shipped.shipped_plan_name_of(sha)  # births, or births@100000 (another size)
     try:
-        plan = shipped.shipped_plan(name)  # checked to be made from the bundled spec
+        plan = shipped.shipped_plan(size) if size else None  # checked: made from the spec
     except ConfigError:
         return None
     if plan is None or sha256_file(plan.spec) != sha:
         return None
-    return plan.spec, name
+    return plan.spec, name if size == name else f"{name} ({size}: made for another size)"
 
 
 def _check_key_path(key_path: str | Path) -> None:

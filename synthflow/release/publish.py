@@ -77,6 +77,7 @@ def write_release(
     signing_key: Any = None,
     provenance_warning: str | None = None,
     datasheet: DatasheetSpec | None = None,
+    dataset_spent: tuple[float, float] | None = None,
 ) -> Path:
     """Write the release package into a new directory ``out_dir`` (atomically).
 
@@ -87,6 +88,8 @@ def write_release(
     ``provenance_warning``: printed above the datasheet (provenance copied from a bundled
     spec). ``datasheet``: provenance from a ``--datasheet`` file, replacing the spec's
     (recorded in acceptance.json, so that the audit regenerates the datasheet).
+    ``dataset_spent``: the data's ledger's (epsilon, delta) spent, this release included:
+    published (acceptance.json and the datasheet) when above this release's own total.
     ``signing_key``: an Ed25519 private key (:mod:`synthflow.release.signing`): its
     public key is published beside the release and in the datasheet, and SIGNATURE
     signs MANIFEST.json.
@@ -138,6 +141,10 @@ def write_release(
         acceptance["note"] = note
     if provenance_warning is not None:
         acceptance["provenance_warning"] = provenance_warning
+    spent = None
+    if dataset_spent is not None and dataset_spent[0] > cost.total * (1 + 1e-9) + 1e-12:
+        spent = {"epsilon": float(dataset_spent[0]), "delta": float(dataset_spent[1])}
+        acceptance["dataset_ledger_spent"] = spent  # earlier work on the same data
     if datasheet is not None:  # a --datasheet file replaces the spec's provenance
         acceptance["datasheet"] = dataclasses.asdict(datasheet)
         spec = dataclasses.replace(spec, datasheet=datasheet)
@@ -159,6 +166,7 @@ def write_release(
             signed_by=signed_by,
             provenance_warning=provenance_warning,
             noise=figures,
+            dataset_spent=spent,
         ),
         "utf-8",
     )

@@ -21,10 +21,13 @@ from synthflow.errors import ConfigError
 __all__ = [
     "PUBLIC_ROWS",
     "ShippedPlan",
+    "base_name",
     "planned_spec_of",
     "recipe",
     "shipped_plan",
+    "shipped_plan_name_of",
     "shipped_plan_of",
+    "shipped_sizes",
 ]
 
 PUBLIC_ROWS = 167_000
@@ -54,28 +57,63 @@ class ShippedPlan:
     content: dict[str, Any]
     """plan.json's content."""
 
+    @property
+    def rows(self) -> int | None:
+        """The row count the plan was made for (its noise figures' n), or None."""
+        figures = self.content.get("noise_figures") or []
+        ns = [int(f["n"]) for f in figures if isinstance(f, dict) and "n" in f]
+        return ns[0] if ns else None
+
     def describe(self) -> str:
         """One line: which plan, what it spends, what it predicts."""
         c = self.content
         delta = c.get("total_delta", 0.0)
         mode = "single attempt" if c.get("stop_probability") == 1 else c.get("selection", "")
+        made_for = "" if self.rows is None else f"made for {self.rows:,} rows, "
         return (
-            f"the plan shipped for '{self.name}' ({self.plan}): total epsilon "
+            f"the plan shipped for '{self.name}' ({self.plan}): {made_for}total epsilon "
             f"{c['total_epsilon']:.3f} (delta {delta:g}), {mode}, "
             f"{len(c.get('candidates', {}))} candidates, predicted P(release) "
             f"{c['release_probability']:.2f}"
         )
 
 
-def recipe(name: str) -> dict[str, Any] | None:
-    """How the plan of bundled spec ``name`` is made (``public_data/shipped_plans.yaml``)."""
+def base_name(name: str) -> str:
+    """The bundled spec a shipped plan's name plans: ``births@120000`` plans ``births``.
+
+    A name ``SPEC@ROWS`` is the plan of bundled spec SPEC for a registry of about ROWS
+    rows (its recipe in ``public_data/shipped_plans.yaml`` inherits SPEC's and sets
+    ``rows``), shipped so that ``release SPEC`` on data of that size needs no sweep.
+    """
+    return name.split("@", 1)[0]
+
+
+def _recipes() -> dict[str, Any]:
     import yaml  # noqa: PLC0415
 
     from synthflow.resources import public_data_file  # noqa: PLC0415
 
     doc = yaml.safe_load(public_data_file(RECIPES).read_text(encoding="utf-8")) or {}
+    return doc if isinstance(doc, dict) else {}
+
+
+def shipped_sizes(name: str) -> list[str]:
+    """The shipped plans of bundled spec ``name``: itself first, then its other sizes."""
+    names = [str(k) for k in _recipes() if base_name(str(k)) == name]
+    return sorted(names, key=lambda k: (k != name, k))
+
+
+def recipe(name: str) -> dict[str, Any] | None:
+    """How the plan ``name`` is made (``public_data/shipped_plans.yaml``).
+
+    ``SPEC@ROWS`` inherits SPEC's recipe, with its own keys over it (``rows`` at least).
+    """
+    doc = _recipes()
     found = doc.get(name)
-    return dict(found) if isinstance(found, dict) else None
+    if not isinstance(found, dict):
+        return None
+    base = doc.get(base_name(name)) if base_name(name) != name else {}
+    return {**(base if isinstance(base, dict) else {}), **found}
 
 
 def shipped_plan(name: str) -> ShippedPlan | None:
@@ -96,7 +134,7 @@ def shipped_plan(name: str) -> ShippedPlan | None:
     except ConfigError as exc:
         raise ConfigError(f"the plan shipped for '{name}' is incomplete ({exc}); {fix}") from None
     content = json.loads(paths["plan.json"].read_text(encoding="utf-8"))
-    source = load_spec(bundled_spec(name))
+    source = load_spec(bundled_spec(base_name(name)))
     planned = load_spec(paths["spec.yaml"])
     import yaml  # noqa: PLC0415
 
@@ -134,15 +172,12 @@ def plan_of(name: str, paths: dict[str, Path], content: dict[str, Any]) -> Shipp
     )
 
 
-def planned_spec_of(sha256: str) -> str | None:
-    """The bundled spec whose shipped planned spec has this SHA-256 (a copy counts), or None."""
-    import yaml  # noqa: PLC0415
-
+def shipped_plan_name_of(sha256: str) -> str | None:
+    """The shipped plan (``births``, ``births@120000``) whose planned spec has this SHA-256."""
     from synthflow.ledger import file_sha256  # noqa: PLC0415
     from synthflow.resources import public_data_file  # noqa: PLC0415
 
-    doc = yaml.safe_load(public_data_file(RECIPES).read_text(encoding="utf-8")) or {}
-    for name in doc:
+    for name in _recipes():
         try:
             planned = public_data_file(FILES["spec.yaml"].format(name=name))
         except ConfigError:
@@ -152,10 +187,19 @@ def planned_spec_of(sha256: str) -> str | None:
     return None
 
 
-def shipped_plan_of(spec: str | Path) -> ShippedPlan | None:
+def planned_spec_of(sha256: str) -> str | None:
+    """The bundled spec whose shipped planned spec (of any size) has this SHA-256, or None."""
+    name = shipped_plan_name_of(sha256)
+    return None if name is None else base_name(name)
+
+
+def shipped_plan_of(spec: str | Path, *, rows: int | None = None) -> ShippedPlan | None:
     """The shipped plan of a spec given as a bundled name or a path to a bundled spec's file.
 
     By content: a copy of ``configs/births.yaml`` gets the plan shipped for ``births``.
+    ``rows``: the data's row count (public): of the plans shipped for the spec, the one
+    made for the nearest size (relative distance), so that a registry of another size
+    gets a plan made for its size; without it, the spec's own plan.
     """
     from synthflow.ledger import file_sha256  # noqa: PLC0415
     from synthflow.resources import bundled_spec_of, resolve_spec_path  # noqa: PLC0415
@@ -164,4 +208,9 @@ def shipped_plan_of(spec: str | Path) -> ShippedPlan | None:
     if not path.is_file():
         return None
     name = bundled_spec_of(file_sha256(path))
-    return shipped_plan(name) if name is not None else None
+    if name is None:
+        return None
+    plans = [p for p in (shipped_plan(n) for n in shipped_sizes(name)) if p is not None]
+    if rows is None or rows <= 0 or not plans:
+        return plans[0] if plans else shipped_plan(name)
+    return min(plans, key=lambda p: abs(rows - (p.rows or rows)) / (p.rows or rows))

@@ -170,3 +170,94 @@ def test_a_spec_derived_from_a_bundled_one_keeps_its_warning(tmp_path, small_csv
     small["datasheet"] = {"title": "Clinic visits 2025", "publisher": "A clinic"}
     derived.write_text(yaml.safe_dump(small, sort_keys=False))
     assert bundled_provenance_of(load_spec(derived)) is None
+
+
+def test_the_audit_accepts_the_wording_that_named_a_second_release(small_spec):
+    """Packages of 2026-11-26 to 2026-12-04 said 'synthflow release --datasheet FILE'."""
+    from synthflow.release._datasheet import earlier_provenance_warnings, provenance_warning
+    from synthflow.release.audit import AuditReport, _provenance_warnings
+
+    now = provenance_warning("example_small", small_spec.datasheet)
+    assert "synthflow datasheet RELEASE_DIR" in now and "nothing charged" in now
+    before = earlier_provenance_warnings("example_small", small_spec.datasheet)[0]
+    assert "synthflow release --datasheet FILE" in before and before != now
+    for text in (now, before):
+        report = AuditReport()
+        _provenance_warnings(report, small_spec, text, replaced=False)
+        assert report.ok, report.checks
+
+
+def _tree(path: Path) -> dict[str, str]:
+    return {str(p.relative_to(path)): sha256_file(p) for p in sorted(path.rglob("*"))
+            if p.is_file()}  # fmt: skip
+
+
+def test_replacing_the_provenance_comes_first_and_charges_nothing(
+    tmp_path, small_spec, small_csv, capsys
+):
+    """#61 item 7: the receipt and the audit say first to confirm or replace the
+    provenance, and 'synthflow datasheet' re-renders the package with nothing charged."""
+    copy = tmp_path / "my_spec.yaml"
+    shutil.copyfile(small_spec.path, copy)
+    code, out = _release(tmp_path, small_spec, copy, small_csv)
+    assert code == 0
+    receipt = capsys.readouterr().err.splitlines()  # the receipt is said on stderr
+    at = next(i for i, line in enumerate(receipt) if "release: released:" in line)
+    assert receipt[at + 1].strip().startswith("FIRST  confirm or replace the provenance")
+    assert f"synthflow datasheet {out.resolve()} --datasheet FILE" in receipt[at + 1]
+    assert main(["audit", str(out)]) == 0
+    assert capsys.readouterr().out.startswith("FIRST  confirm or replace the provenance")
+
+    filled = yaml.safe_load(TEMPLATE.read_text())
+    filled.update(title="Test births 2019", source="a test file", period=2019)
+    sheet = tmp_path / "datasheet.yaml"
+    sheet.write_text(yaml.safe_dump(filled))
+    before = {p: _tree(p) for p in (out, tmp_path / "enclave")}
+    new = tmp_path / "confirmed"
+    assert main(["datasheet", str(out), "--datasheet", str(sheet), "--out", str(new)]) == 0
+    said = capsys.readouterr().out
+    assert said.startswith("nothing charged:") and "audit of the new package: passed" in said
+    # nothing of the original package or of the enclave (its ledger) changed
+    assert {p: _tree(p) for p in before} == before
+    readme = (new / "README.md").read_text()
+    assert readme.startswith("# Test births 2019") and "Provenance not confirmed" not in readme
+    assert "- Period: 2019" in readme
+    assert "provenance_warning" not in json.loads((new / "acceptance.json").read_text())
+    report = audit_release(new)
+    assert report.ok, report.failures
+    assert not any(w.startswith("provenance not confirmed") for w in report.warnings)
+    main(["audit", str(new)])
+    assert not capsys.readouterr().out.startswith("FIRST")
+    # the same --out again: refused, the re-rendered package left as it is
+    kept = _tree(new)
+    assert main(["datasheet", str(out), "--datasheet", str(sheet), "--out", str(new)]) == 2
+    assert "never overwritten" in capsys.readouterr().err
+    assert _tree(new) == kept
+    # an edited package is not laundered into one that passes its audit
+    edited = tmp_path / "edited"
+    shutil.copytree(out, edited)
+    readme_path = edited / "README.md"
+    readme_path.write_text(readme_path.read_text().replace("synthetic", "real", 1))
+    assert main(["datasheet", str(edited), "--datasheet", str(sheet), "--out",
+                 str(tmp_path / "x")]) == 2  # fmt: skip
+    assert "fails its own audit" in capsys.readouterr().err
+    assert not (tmp_path / "x").exists() and not (tmp_path / ".x.partial").exists()
+
+
+def test_a_signed_package_is_re_rendered_only_with_a_key(tmp_path, small_spec, small_csv, capsys):
+    pytest.importorskip("cryptography")
+    assert main(["keygen", "--out", str(tmp_path / "steward")]) == 0
+    code, out = _release(tmp_path, small_spec, small_spec.path, small_csv, "--sign",
+                         str(tmp_path / "steward.key"))  # fmt: skip
+    assert code == 0
+    sheet = tmp_path / "datasheet.yaml"
+    sheet.write_text(yaml.safe_dump({"title": "Signed births", "source": "a test file"}))
+    new = tmp_path / "confirmed"
+    capsys.readouterr()
+    assert main(["datasheet", str(out), "--datasheet", str(sheet), "--out", str(new)]) == 2
+    assert "is signed" in capsys.readouterr().err and not new.exists()
+    assert main(["datasheet", str(out), "--datasheet", str(sheet), "--out", str(new),
+                 "--sign", str(tmp_path / "steward.key")]) == 0  # fmt: skip
+    report = audit_release(new, key_path=tmp_path / "steward.pub")
+    assert report.ok, report.failures
+    assert (new / "README.md").read_text().startswith("# Signed births")

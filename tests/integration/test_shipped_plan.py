@@ -240,10 +240,11 @@ def test_release_births_on_data_far_smaller_than_the_plans_is_refused_before_any
     import numpy as np
     import pandas as pd
 
-    # 110K rows of the embedded file (public), 33% below the plan's 165K: the plan's
-    # predicted P(release) was not measured there (faithfulness moves with n).
+    # 76K rows of the embedded file (public), 37% below the nearest shipped plan's 120K
+    # (births@120000; births' own is 165K): its predicted P(release) was not measured
+    # there (faithfulness moves with n).
     full = pd.read_csv(public_data_file("nvss_like_2019.csv.gz"))
-    rows = np.random.default_rng(0).choice(len(full), 110_000, replace=False)
+    rows = np.random.default_rng(0).choice(len(full), 76_000, replace=False)
     data = tmp_path / "smaller.csv"
     full.iloc[np.sort(rows)].to_csv(data, index=False)
     ledger = tmp_path / "ledger.jsonl"
@@ -251,7 +252,8 @@ def test_release_births_on_data_far_smaller_than_the_plans_is_refused_before_any
             str(tmp_path / "r"), "--private-dir", str(tmp_path / "e"), "--quiet"]  # fmt: skip
     assert main(argv) == 2
     err = capsys.readouterr().err
-    assert "the plan was made for" in err and "synthflow ship-plan births --rows" in err
+    assert "the plan was made for 118,821 rows" in err
+    assert "synthflow ship-plan births --rows" in err
     assert "Nothing was spent" in err
     assert not (tmp_path / "e").exists() and not (tmp_path / "r").exists()
     assert not ledger.exists() or '"what"' not in ledger.read_text()

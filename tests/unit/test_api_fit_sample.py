@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -26,7 +27,7 @@ def test_fit_sample_is_fit_then_sample(setup):
     two = (
         synthflow.Synthesizer(spec, config)
         .fit(data, rng=synthflow.PrivacyRNG.from_seed(3), public=True)
-        .sample()
+        .sample(values=True)
     )
     pd.testing.assert_frame_equal(one, two)
     assert len(one) == len(data)
@@ -94,3 +95,60 @@ def test_printing_a_report_shows_every_criterion(setup):
     for c in report.criteria:
         line = next(x for x in text.splitlines() if f" {c.name} " in x)
         assert ("PASS" if c.passed else "FAIL") in line and f"{c.threshold:.4g}" in line
+
+
+def test_fit_sample_gives_values_drawn_inside_the_bins_and_labels_on_request(setup):
+    # #61 item 8: fit_sample gave bin labels ("18-39"); it gives values, as SDV does.
+    spec, config, data = setup
+
+    def fitted() -> synthflow.Synthesizer:
+        return synthflow.Synthesizer(spec, config)
+
+    rng = synthflow.PrivacyRNG.from_seed
+    values = fitted().fit_sample(data, rng=rng(6), public=True)
+    codes = fitted().fit(data, rng=rng(6), public=True).sample(codes=True)
+    labels = fitted().fit_sample(data, rng=rng(6), public=True, values=False)
+    tr = synthflow.Transformer(spec, config.transformations)
+    pd.testing.assert_frame_equal(labels, tr.to_labels(codes))  # the labels: a choice
+    # Each value lies in its candidate row's bin and in the public domain; int columns
+    # are whole numbers, categories stay categories.
+    pd.testing.assert_frame_equal(tr.forward(values), codes, check_dtype=False)
+    for col in spec.columns:
+        if col.kind == "int":
+            assert pd.api.types.is_integer_dtype(values[col.name]), col.name
+            assert values[col.name].between(*col.domain).all(), col.name
+        else:
+            assert set(values[col.name]) <= set(col.categories), col.name
+    # Uniform inside a bin, not its midpoint: the wide age bins hold many distinct ages.
+    assert values["age"].nunique() > 3 * codes["age"].nunique()
+    # From the fit's own generator: the same seed gives the same values, whatever
+    # numpy's global state.
+    np.random.seed(1)
+    again = fitted().fit_sample(data, rng=rng(6), public=True)
+    np.random.seed(2)
+    pd.testing.assert_frame_equal(again, values)
+    other = fitted().fit_sample(data, rng=rng(7), public=True)
+    assert not other.equals(values)
+
+
+def test_a_candidate_of_values_is_evaluated_as_its_bins(setup):
+    spec, config, data = setup
+    rng = synthflow.PrivacyRNG.from_seed
+    values = synthflow.Synthesizer(spec, config).fit_sample(data, rng=rng(8), public=True)
+    labels = synthflow.Synthesizer(spec, config).fit_sample(
+        data, rng=rng(8), public=True, values=False
+    )
+    by_values, by_labels = (
+        synthflow.evaluate_candidate(spec, config, data, c, exact=True, public=True)
+        for c in (values, labels)
+    )
+    np.testing.assert_array_equal(
+        [c.value for c in by_values.criteria], [c.value for c in by_labels.criteria]
+    )
+    # Integers that are not this configuration's codes are refused, not misread.
+    unmarked = values.copy()
+    unmarked.attrs = {}  # values without sample's mark: integers, like codes
+    unmarked["region"] = unmarked["region"].map({"north": 0, "south": 1, "east": 2, "west": 3})
+    unmarked["smoker"] = (unmarked["smoker"] == "yes").astype(int)
+    with pytest.raises(synthflow.DataError, match=r"\['age'.*are not this configuration's codes"):
+        synthflow.evaluate_candidate(spec, config, data, unmarked, exact=True, public=True)

@@ -154,3 +154,42 @@ def test_release_axis_is_zoomed_with_the_target_marked(
     assert any("12.7" in t.get_text() for t in ax1.texts)  # the plan's value, said
     legend = [t.get_text() for t in figures[0].legends[0].get_texts()]
     assert "target P(release) 0.9" in legend
+
+
+def test_a_single_attempt_plan_draws_no_attempts_chart(tmp_path: Path, monkeypatch) -> None:
+    """#61 item 9: one attempt everywhere has no 'attempts until selection ends' panel."""
+    import dataclasses
+
+    from synthflow.plan import report
+
+    figures: list[Any] = []
+    real = report.png
+    monkeypatch.setattr(report, "png", lambda fig, **kw: (figures.append(fig), real(fig, **kw))[1])
+    plan, paths, chosen = _plan()
+    single = {m: [dataclasses.replace(p, expected_attempts=1.0) for p in path]
+              for m, path in paths.items()}  # fmt: skip
+    write_plan_html(tmp_path / "plan.html", plan, single, single[chosen.mode][1])
+    titles = [ax.get_title() for ax in figures[0].axes]
+    assert titles == ["probability that selection releases"]
+    figures.clear()
+    write_plan_html(tmp_path / "plan2.html", plan, paths, chosen)
+    assert [ax.get_title() for ax in figures[0].axes][1] == "attempts until selection ends"
+
+
+def test_candidates_are_named_by_model_settings_and_binning(tmp_path: Path) -> None:
+    """#61 item 9: the shortlist was listed by configuration id (a hash) only."""
+    plan, paths, chosen = _plan()
+    configs = {
+        "cfg-a": {"id": "cfg-a", "model": "workload", "hyperparameters": {"noise": "gaussian"},
+                  "transformations": {"mother_age": "b", "parity": "a"}, "min_count": 1},
+        "cfg-b": {"id": "cfg-b", "model": "privbayes", "hyperparameters": {"degree": 2},
+                  "transformations": {"mother_age": "a"}, "min_count": 1},
+    }  # fmt: skip
+    html = write_plan_html(tmp_path / "plan.html", plan, paths, chosen,
+                           configurations=configs).read_text()  # fmt: skip
+    table = html[html.index('id="candidates"') :]
+    row = re.search(r"<code>cfg-a</code></td>(.*?)</tr>", table, re.S)
+    assert row is not None
+    assert "workload" in row.group(1) and "noise=gaussian" in row.group(1)
+    assert "mother_age b" in row.group(1) and "parity" not in row.group(1)
+    assert table.index("cfg-a") < table.index("cfg-b")  # most likely to pass first

@@ -108,13 +108,23 @@ def test_births_datasheet(births_spec, nvss_10k):
     assert "grams" in text  # units in the codebook
     assert "| column | meaning | unit | released values |" in text
     assert "l-diversity of `birth_weight`" in text
+    # #61 item 9: an l-diversity of 1 is explained, not shown without a word
+    l_row = next(x for x in text.splitlines() if x.startswith("| l-diversity of"))
+    assert l_row.split("|")[2].strip() == "1"  # this seeded release's value
+    assert "An l-diversity of 1 means that in some group of records" in text
     # The regression's noise is on the fit's statistics: its effect on the value is
     # simulated on the spec's public sample at the release's size and said in words; at
     # 10K rows a perfect candidate would rarely pass it, so it is flagged.
-    assert "(simulated median)" in text
     assert "Re-drawing that noise on the spec's public sample" in text
     row = next(x for x in text.splitlines() if x.startswith("| `regression_coef_error` |"))
     assert "decided mostly by noise" in row
+    # #61 item 9: the "noise sd" column holds no simulated median value (once -0.01041)
+    cells = [c.strip() for c in row.split("|")]
+    header = next(x for x in text.splitlines() if "| noise sd |" in x)
+    assert cells[[c.strip() for c in header.split("|")].index("noise sd")] == (
+        "in the fit (see below)"
+    )
+    assert "(simulated median)" not in text
 
 
 def test_affairs_datasheet(tmp_path):
