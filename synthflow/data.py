@@ -222,10 +222,11 @@ def _clean(
                 outside.append(col.name)
     if problems:  # one problem as it always read; several listed, the domains' fix once
         fix = domain_fix(outside[0] if len(problems) == 1 else "COLUMN") if outside else ""
-        fix = f"; {fix}" if len(problems) == 1 or not fix else f"\n{fix[0].upper()}{fix[1:]}"
-        many = f"{len(problems)} columns {sorted(problems)} fail the checks:\n  "
-        text = "\n  ".join(problems.values())
-        raise DataError((many if len(problems) > 1 else "") + text + fix)
+        text = next(iter(problems.values()))
+        if len(problems) > 1:  # one line, as every refusal (a log line, a CLI error)
+            listed = " | ".join(problems.values())
+            text = f"{len(problems)} columns {sorted(problems)} fail the checks: {listed}"
+        raise DataError(text + (f"; {fix}" if fix else ""))
     # A rule on one column is that column's own declared cleaning (its codes, weights
     # above 5500 g); rules across columns run on the cast data, every code dropped.
     counts: dict[int, int] = {}
