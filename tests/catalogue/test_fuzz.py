@@ -118,6 +118,7 @@ CELLS = st.one_of(
     drop_column=st.one_of(st.none(), st.sampled_from(["age", "visits", "region", "smoker"])),
     truncate=st.booleans(),
 )
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
 def test_mutated_private_data_is_refused_cleanly(  # noqa: PLR0917  (fixtures + draws)
     tmp_path_factory, small_spec, small_frame, edits, drop_column, truncate

@@ -77,6 +77,7 @@ def planned(
     return out, plan
 
 
+@pytest.mark.slow
 def test_plan_writes_its_four_files(planned: tuple[Path, dict[str, Any]]) -> None:
     out, plan = planned
     assert sorted(p.name for p in out.iterdir()) == sorted(PLAN_FILES)
@@ -157,6 +158,7 @@ def test_plan_meets_its_constraints(planned: tuple[Path, dict[str, Any]]) -> Non
         assert totals == sorted(totals, reverse=True)
 
 
+@pytest.mark.slow
 def test_plan_prices_other_release_probabilities(
     loose_spec: Path,
     store: Path,
@@ -235,6 +237,7 @@ def test_plan_refuses_to_overwrite_and_foreign_data(
         )
 
 
+@pytest.mark.slow
 def test_infeasible_plan_says_why_and_writes_the_frontier(
     loose_spec: Path, store: Path, nvss_10k: Path, tmp_path: Path
 ) -> None:
@@ -379,6 +382,7 @@ def _cli_plan(loose_spec: Path, store: Path, nvss_10k: Path, out: Path, *extra: 
                  *extra])  # fmt: skip
 
 
+@pytest.mark.slow
 def test_cli_no_feasible_plan_is_a_negative_result(
     loose_spec: Path,
     store: Path,
@@ -393,6 +397,7 @@ def test_cli_no_feasible_plan_is_a_negative_result(
     assert (tmp_path / "p" / "plan.html").is_file()
 
 
+@pytest.mark.slow
 def test_cli_plan_prints_the_price_of_each_release_probability(
     loose_spec: Path,
     store: Path,
@@ -410,6 +415,7 @@ def test_cli_plan_prints_the_price_of_each_release_probability(
     assert f"cheapest at P(release) 0.8 / 0.85 / 0.9 / 0.95 / 0.99: {prices}" in err
 
 
+@pytest.mark.slow
 def test_unreachable_release_probability_names_one_that_is_reachable(
     loose_spec: Path, store: Path, nvss_10k: Path, tmp_path: Path
 ) -> None:
@@ -429,6 +435,7 @@ def test_unreachable_release_probability_names_one_that_is_reachable(
     )
 
 
+@pytest.mark.slow
 def test_plan_with_progress_says_each_stage_on_stderr(
     loose_spec: Path, store: Path, nvss_10k: Path, tmp_path: Path, capsys
 ) -> None:

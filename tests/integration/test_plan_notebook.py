@@ -16,6 +16,7 @@ from nbrun import run_notebook  # noqa: E402
 from synthflow.loader import load_spec  # noqa: E402
 
 
+@pytest.mark.slow
 def test_choosing_a_budget_notebook_runs(
     tmp_path: Path, nvss_10k: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

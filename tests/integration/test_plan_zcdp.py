@@ -63,6 +63,7 @@ def planned(nvss_10k: Path, tmp_path_factory: pytest.TempPathFactory):
     return spec, out, plan
 
 
+@pytest.mark.slow
 def test_plan_is_a_single_attempt_charged_in_zcdp(planned) -> None:
     _, out, plan = planned
     assert plan["selection"] == SINGLE_ATTEMPT and plan["stop_probability"] == 1.0

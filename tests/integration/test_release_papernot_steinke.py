@@ -104,6 +104,7 @@ def test_refused_before_any_charge_without_a_stop_probability(tmp_path, mixed_sh
     assert not (tmp_path / "e" / "ledger.jsonl").exists()
 
 
+@pytest.mark.slow
 def test_release_with_a_gan_and_privbayes_audits(tmp_path, mixed_shortlist, small_csv, capsys):
     pytest.importorskip("torch")
     spec, cands = mixed_shortlist

@@ -81,7 +81,7 @@ def _run_one(mutant: dict, scratch: Path, env: dict[str, str]) -> str:
     try:
         proc = subprocess.run(
             [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider",
-             "-p", "no:randomly", *map(str, mutant["tests"])],
+             "-p", "no:randomly", "-m", "", *map(str, mutant["tests"])],  # slow ones too
             cwd=scratch, env=env, capture_output=True, text=True, timeout=900, check=False,
         )  # fmt: skip
         code = proc.returncode

@@ -83,6 +83,7 @@ def _ecdf(x: np.ndarray, t: np.ndarray) -> np.ndarray:
     return np.searchsorted(np.sort(x), t, side="right") / len(x)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["marginal_max_abs_error", "faithfulness_unmatched"])
 def test_neighbour_inequality(setup, name):
     draws = setup

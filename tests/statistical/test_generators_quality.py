@@ -86,6 +86,7 @@ def _two_way_error(a: np.ndarray, b: np.ndarray, sizes: tuple[int, ...]) -> floa
     return worst
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["privbayes", "mwem", "pep", "mst", "aim"])
 def test_marginal_error_below_independent_columns(name):
     spec, result = _flow(name)
@@ -130,6 +131,7 @@ def test_pep_matches_independent_columns_at_10k_rows():
     assert float(np.mean(errors)) < 1.05 * float(np.mean(independent)), (errors, independent)
 
 
+@pytest.mark.slow
 def test_patectgan_beats_independent_columns_at_10k_rows():
     # NVSS 10K (public), epsilon 4, the grid's noise 5 with the default 2-way tuning
     # (mother_age b, min_count 3 here). Without the tuning PATECTGAN scored what

@@ -72,6 +72,7 @@ def test_regression_noise_falls_as_one_over_n(births_spec):
     assert 3.4 < med(20_000) / med(80_000) < 4.6
 
 
+@pytest.mark.slow
 def test_the_regression_figure_is_the_planners_simulation_on_the_public_sample(births_spec, capsys):
     # #38 item 2: on independent features the floor was 10 at 167K rows (planner ~21):
     # validate let an 86K-row release be spent that the datasheet then flagged (a perfect
@@ -137,6 +138,7 @@ def test_a_decision_threshold_below_every_value_the_criterion_takes_is_named(tmp
     assert "decision threshold lies" not in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_validate_says_the_noise_warning_once_and_tabulates_every_binning(capsys):
     # [ux] 3: at 20,000 rows the births-2024 space warned 12 times, the same paragraph
     # once per binning; now it is said once, and every binning is one row of a table.
@@ -183,6 +185,7 @@ def test_two_public_samples_are_disjoint_when_the_sample_allows(births_spec):
     assert unattainable(births_spec, large).keys() <= unattainable(births_spec, small).keys()
 
 
+@pytest.mark.slow
 def test_validate_names_the_epsilon_a_noise_dominated_criterion_would_need(births_spec, capsys):
     # [ux] 3: "the epsilon each would need". At 20,000 rows the coefficients' release is
     # noise-dominated at its epsilon; the figure named is where the one rule is met, and
