@@ -131,6 +131,49 @@ def attainability_warnings(
     return out
 
 
+def agreed_threshold_path(spec: ReleaseSpec, n: int, lines: list[str]) -> str:
+    """The exact commands to a release at a threshold agreed for this size ('' if none).
+
+    ``lines``: :func:`attainability_warnings`' refusals. Each names the threshold n rows
+    can meet; once the data's users agree to it (the spec owner's decision, never made
+    here), these public-data commands plan at this size and release: nothing is spent
+    before the last one.
+    """
+    import re  # noqa: PLC0415
+
+    from synthflow.public_sample import public_sample_path  # noqa: PLC0415
+
+    agreed = []
+    for line in lines:
+        m = re.search(r", (\S+) fails even without noise.*?can meet \(about ([0-9.e+-]+):", line)
+        if m:
+            agreed.append(f"{m.group(1)} {m.group(2)}")
+    sample = public_sample_path(spec)
+    if not agreed or sample is None:
+        return ""
+    from synthflow.release.shipped import planned_spec_of  # noqa: PLC0415
+    from synthflow.resources import bundled_spec  # noqa: PLC0415
+
+    planned = planned_spec_of(spec.sha256)  # a shipped plan's spec: copy the bundled one
+    source = bundled_spec(planned) if planned else spec.path
+    return (
+        "the commands that plan at this size once a threshold is agreed (public data until "
+        "the last; the plan says whether the spec's budgets reach a release at this size, "
+        "and a smaller file may need larger ones: sweep --generator-epsilon):\n"
+        f"  cp {source} my_spec.yaml   # then set the threshold of "
+        + ", ".join(agreed)
+        + " in it\n"
+        f"  synthflow public-data draw my_spec.yaml --from {sample} --rows {n} "
+        "--out draw.csv.gz --public\n"
+        "  synthflow sweep my_spec.yaml --data draw.csv.gz --public --repeats 10 "
+        "--store sweep.db\n"
+        "  synthflow plan my_spec.yaml --store sweep.db --data draw.csv.gz --public "
+        "--out plan/\n"
+        "  synthflow release plan/spec.yaml --candidates plan/candidates.yaml --plan "
+        "plan/plan.json --data YOUR_FILE --ledger LEDGER --out OUT --private-dir ENCLAVE"
+    )
+
+
 def nice_up(x: float) -> float:
     """``x`` rounded up to two significant digits (a threshold that stays above ``x``)."""
     if not x > 0 or not math.isfinite(x):

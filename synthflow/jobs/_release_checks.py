@@ -266,10 +266,16 @@ def why_hopeless(
     DP criterion (the one noise rule, :mod:`~synthflow.acceptance.noise_check`, with the
     epsilon each would need), or no candidate that ever passed in the public sweep.
     """
-    from synthflow.acceptance.attainable import attainability_warnings  # noqa: PLC0415
+    from synthflow.acceptance.attainable import (  # noqa: PLC0415
+        agreed_threshold_path,
+        attainability_warnings,
+    )
 
     sample = public_sample(spec)
     reasons = [] if sample is None else attainability_warnings(spec, candidates, n, sample)
+    path = agreed_threshold_path(spec, n, reasons)
+    if path:  # what that size can reach, and the exact commands that get it
+        reasons.append(path)
     noisy = space_noise_warning(spec, candidates, n, fit_once=fit_once, needed=True)
     if noisy:
         reasons.append(noisy)

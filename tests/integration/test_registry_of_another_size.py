@@ -34,6 +34,15 @@ def test_a_size_no_plan_can_reach_names_the_threshold_it_can_meet(tmp_path, caps
     assert "faithfulness_unmatched fails even without noise" in err
     assert "a threshold this size can meet (about" in err
     assert "ship-plan" not in err
+    # ... and the exact commands that get a release once that threshold is agreed
+    assert "the commands that plan at this size once a threshold is agreed" in err
+    assert "then set the threshold of faithfulness_unmatched 0." in err
+    assert (
+        "synthflow public-data draw my_spec.yaml --from " in err
+        and " --rows 19" in err
+        and "--out draw.csv.gz --public" in err
+    )
+    assert "synthflow release plan/spec.yaml --candidates plan/candidates.yaml" in err
     assert "Nothing was spent" in err
     assert not ledger.exists() or len(ledger.read_text().splitlines()) <= 1
 
