@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -131,13 +132,17 @@ def attainability_warnings(
     return out
 
 
-def agreed_threshold_path(spec: ReleaseSpec, n: int, lines: list[str]) -> str:
+def agreed_threshold_path(
+    spec: ReleaseSpec, n: int, lines: list[str], *, source: str | Path | None = None
+) -> str:
     """The exact commands to a release at a threshold agreed for this size ('' if none).
 
-    ``lines``: :func:`attainability_warnings`' refusals. Each names the threshold n rows
-    can meet; once the data's users agree to it (the spec owner's decision, never made
-    here), these public-data commands plan at this size and release: nothing is spent
-    before the last one.
+    ``lines``: :func:`attainability_warnings`' refusals; ``source``: the spec file to copy
+    (default ``spec``'s own; a shipped plan's spec names its bundled spec). Each refusal
+    names the threshold n rows can meet; once the data's users agree to it (the spec
+    owner's decision, never made here), these public-data commands plan at this size and
+    release: nothing is spent before the last one. The plan may still find none (a
+    smaller file may need larger budgets): the message says so.
     """
     import re  # noqa: PLC0415
 
@@ -151,11 +156,7 @@ def agreed_threshold_path(spec: ReleaseSpec, n: int, lines: list[str]) -> str:
     sample = public_sample_path(spec)
     if not agreed or sample is None:
         return ""
-    from synthflow.release.shipped import planned_spec_of  # noqa: PLC0415
-    from synthflow.resources import bundled_spec  # noqa: PLC0415
-
-    planned = planned_spec_of(spec.sha256)  # a shipped plan's spec: copy the bundled one
-    source = bundled_spec(planned) if planned else spec.path
+    source = source or spec.path
     return (
         "the commands that plan at this size once a threshold is agreed (public data until "
         "the last; the plan says whether the spec's budgets reach a release at this size, "
