@@ -43,14 +43,13 @@ if TYPE_CHECKING:  # the exports, imported on first use (synthflow/_lazy.py)
         measure,
         transition_matrix,
     )
-    from synthflow.tables.methods import METHODS, Method
+    from synthflow.tables.methods import METHODS, Method, build_method
     from synthflow.tables.protect import (
         CellKey,
         IndependentNoise,
         Rounding,
         TableMethod,
         TopDown,
-        build_method,
         protect,
         write_tables,
     )

@@ -29,7 +29,8 @@ from synthflow.rng import PrivacyRNG
 from synthflow.tables._noise import MECHANISMS, Neighbouring
 from synthflow.tables._spec import TableSpec
 from synthflow.tables.measures import Measures, measure, transition_matrix
-from synthflow.tables.protect import CellKey, TableMethod, build_method, protect
+from synthflow.tables.methods import build_method
+from synthflow.tables.protect import CellKey, TableMethod, protect
 from synthflow.tables.ptable import PRESETS
 from synthflow.tables.tabulate import CountTable, Microdata, ReleasedTable, tabulate_all
 
@@ -162,11 +163,8 @@ def _methods(
     ]
     for eps in epsilons:
         for mech in MECHANISMS:
-            opts: dict[str, object] = {
-                "epsilon": eps,
-                "neighbouring": neighbouring,
-                "nonnegative": nonnegative,
-            }
+            opts: dict[str, object] = {"epsilon": eps, "neighbouring": neighbouring,
+                                       "nonnegative": nonnegative}  # fmt: skip
             if mech == "gaussian":
                 opts["delta"] = delta
             out.append((build_method(mech, **opts), eps))

@@ -12,7 +12,6 @@ Light on purpose (no numpy, no pandas): the CLI builds its parser from this modu
 from __future__ import annotations
 
 import dataclasses
-import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -23,7 +22,7 @@ if TYPE_CHECKING:
     from synthflow.config.model import ReleaseSpec
     from synthflow.tables.protect import TableMethod
 
-__all__ = ["FLAGS", "METHODS", "Method", "floats"]
+__all__ = ["FLAGS", "METHODS", "Method", "build_method", "floats"]
 
 Options = Mapping[str, Any]
 """The parsed command line, by destination name (``vars(args)``)."""
@@ -77,8 +76,17 @@ class Method:
 
     def build(self, **settings: Any) -> TableMethod:
         """The method with these settings (ConfigError for invalid ones)."""
+        # Heavy, so imported here; protect never imports this module (no cycle).
+        from synthflow.tables.protect import (  # noqa: PLC0415
+            CellKey,
+            IndependentNoise,
+            Rounding,
+            TopDown,
+        )
+
+        classes = {c.__name__: c for c in (CellKey, IndependentNoise, Rounding, TopDown)}
         cls_name, _, variant = self.builder.partition(":")
-        cls = getattr(importlib.import_module("synthflow.tables.protect"), cls_name)
+        cls: Any = classes[cls_name]
         try:
             return cls.make(variant or self.name, **settings)
         except (TypeError, ValueError) as exc:
@@ -166,3 +174,14 @@ METHODS: dict[str, Method] = {m.name: m for m in (
            settings=_top_down, builder="TopDown"),
 )}  # fmt: skip
 """Method name (as on the command line) -> :class:`Method`."""
+
+
+def build_method(name: str, **settings: Any) -> TableMethod:
+    """Build a method by name (see :data:`METHODS`).
+
+    Raises:
+        ConfigError: For an unknown method or invalid settings.
+    """
+    if name not in METHODS:
+        raise ConfigError(f"unknown method {name!r}; use one of {sorted(METHODS)}")
+    return METHODS[name].build(**settings)

@@ -234,19 +234,6 @@ class TopDown:
         return {"method": self.name, **asdict(self.options)}
 
 
-def build_method(name: str, **settings: Any) -> TableMethod:
-    """Build a method by name (see :data:`synthflow.tables.methods.METHODS`).
-
-    Raises:
-        ConfigError: For an unknown method or invalid settings.
-    """
-    from synthflow.tables.methods import METHODS  # noqa: PLC0415
-
-    if name not in METHODS:
-        raise ConfigError(f"unknown method {name!r}; use one of {sorted(METHODS)}")
-    return METHODS[name].build(**settings)
-
-
 def record_keys_for(method: TableMethod, data: Microdata, rng: PrivacyRNG) -> np.ndarray | None:
     """Record keys for ``method``: an ID column modulo the key range, or uniform draws."""
     keys = method.record_key_range
