@@ -37,6 +37,7 @@ __all__ = [
     "pairs",
     "typical",
     "unattainable",
+    "unattainable_criteria",
     "without_noise",
 ]
 
@@ -98,13 +99,14 @@ def typical(
     return {c.name: float(np.nanmedian([d[c.name] for d in draws])) for c in spec.criteria}
 
 
-def attainability_warnings(
+def unattainable_criteria(
     spec: ReleaseSpec, configurations: Iterable[Configuration], n: int, public: pd.DataFrame
-) -> list[str]:
-    """One line per criterion that two public samples of n rows already fail, noise aside.
+) -> dict[str, tuple[str, float]]:
+    """Each criterion two public samples of n rows already fail: (its line, a reachable threshold).
 
     Each distinct binning of ``configurations`` is scored once (:func:`typical`); the
-    line gives the range over the binnings that fail and how many of them do.
+    line gives the range over the binnings that fail and how many of them do, and the
+    threshold that size can meet (:data:`MARGIN` times the worst score, rounded up).
     """
     from synthflow.transform import Transformer  # noqa: PLC0415
 
@@ -116,43 +118,50 @@ def attainability_warnings(
         scores = typical(spec, Transformer(spec, dict(key)), n, public)
         for name, value in unattainable(spec, scores).items():
             failing.setdefault(name, []).append(value)
-    out = []
+    out = {}
     for name, values in failing.items():
         low, high = min(values), max(values)
         shown = f"{low:.3g}" if low == high else f"{low:.3g} to {high:.3g}"
         reachable = nice_up(MARGIN * high)
-        out.append(
+        out[name] = (
             f"at n = {n} rows, {name} fails even without noise: two independent samples of "
             f"{n} rows of the public sample score {shown} (median of {DRAWS} pairs) against "
             f"its threshold {spec.criterion(name).threshold:g} ({len(values)} of "
             f"{len(binnings)} binnings). No epsilon makes it pass, and no plan: release more "
             f"rows, or agree with the data's users a threshold this size can meet (about "
-            f"{reachable:g}: {MARGIN:g} times what two real samples score), then plan at this size"
+            f"{reachable:g}: {MARGIN:g} times what two real samples score), then plan at this "
+            "size",
+            reachable,
         )
     return out
 
 
+def attainability_warnings(
+    spec: ReleaseSpec, configurations: Iterable[Configuration], n: int, public: pd.DataFrame
+) -> list[str]:
+    """One line per criterion that two public samples of n rows already fail, noise aside.
+
+    The lines of :func:`unattainable_criteria`.
+    """
+    return [line for line, _ in unattainable_criteria(spec, configurations, n, public).values()]
+
+
 def agreed_threshold_path(
-    spec: ReleaseSpec, n: int, lines: list[str], *, source: str | Path | None = None
+    spec: ReleaseSpec, n: int, reachable: dict[str, float], *, source: str | Path | None = None
 ) -> str:
     """The exact commands to a release at a threshold agreed for this size ('' if none).
 
-    ``lines``: :func:`attainability_warnings`' refusals; ``source``: the spec file to copy
-    (default ``spec``'s own; a shipped plan's spec names its bundled spec). Each refusal
-    names the threshold n rows can meet; once the data's users agree to it (the spec
-    owner's decision, never made here), these public-data commands plan at this size and
-    release: nothing is spent before the last one. The plan may still find none (a
-    smaller file may need larger budgets): the message says so.
+    ``reachable``: criterion -> the threshold n rows can meet
+    (:func:`unattainable_criteria`); ``source``: the spec file to copy (default
+    ``spec``'s own; a shipped plan's spec names its bundled spec). Once the data's users
+    agree to those thresholds (the spec owner's decision, never made here), these
+    public-data commands plan at this size and release: nothing is spent before the last
+    one. The plan may still find none (a smaller file may need larger budgets): the
+    message says so.
     """
-    import re  # noqa: PLC0415
-
     from synthflow.public_sample import public_sample_path  # noqa: PLC0415
 
-    agreed = []
-    for line in lines:
-        m = re.search(r", (\S+) fails even without noise.*?can meet \(about ([0-9.e+-]+):", line)
-        if m:
-            agreed.append(f"{m.group(1)} {m.group(2)}")
+    agreed = [f"{name} {value:g}" for name, value in reachable.items()]
     sample = public_sample_path(spec)
     if not agreed or sample is None:
         return ""

@@ -268,17 +268,19 @@ def why_hopeless(
     """
     from synthflow.acceptance.attainable import (  # noqa: PLC0415
         agreed_threshold_path,
-        attainability_warnings,
+        unattainable_criteria,
     )
 
     sample = public_sample(spec)
-    reasons = [] if sample is None else attainability_warnings(spec, candidates, n, sample)
+    failing = {} if sample is None else unattainable_criteria(spec, candidates, n, sample)
+    reasons = [line for line, _ in failing.values()]
     from synthflow.release.shipped import planned_spec_of  # noqa: PLC0415
     from synthflow.resources import bundled_spec  # noqa: PLC0415
 
     planned = planned_spec_of(spec.sha256)  # a shipped plan's spec: copy the bundled one
     source = bundled_spec(planned) if planned else None
-    path = agreed_threshold_path(spec, n, reasons, source=source)
+    reachable = {name: value for name, (_, value) in failing.items()}
+    path = agreed_threshold_path(spec, n, reachable, source=source)
     if path:  # what that size can reach, and the exact commands that get it
         reasons.append(path)
     noisy = space_noise_warning(spec, candidates, n, fit_once=fit_once, needed=True)
