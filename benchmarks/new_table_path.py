@@ -95,8 +95,9 @@ def main() -> int:
     ap.add_argument("--work", type=Path, required=True, help="an empty working directory")
     ap.add_argument("--selections", type=int, default=10)
     ap.add_argument("--release-probability", default="0.9", help="the plan's P(release)")
-    ap.add_argument("--generator-epsilon", default=None,
-                    help="sweep these generator budgets (e.g. 4,8)")  # fmt: skip
+    ap.add_argument("--generator-epsilon", default="4,8",
+                    help="sweep these generator budgets (default 4,8, as the README's "
+                         "path; '' for the spec's own)")  # fmt: skip
     args = ap.parse_args()
     work = args.work
     work.mkdir(parents=True, exist_ok=False)
