@@ -69,7 +69,7 @@ def validate_grids(spec: ReleaseSpec) -> None:
         ConfigError: For an unknown model or invalid hyperparameters.
     """
     # The light module: checking the space needs no generator (nor pandas or torch).
-    from synthflow.generators.hyperparameters import HYPERPARAMETERS  # noqa: PLC0415
+    from synthflow.generators.table import HYPERPARAMETERS  # noqa: PLC0415
 
     check_space_size(spec)
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from synthflow.config._values import MAX_CATEGORIES, brief
+from synthflow.config.values import MAX_CATEGORIES, brief
 from synthflow.errors import ConfigError
 
 __all__ = ["Codebook", "read_codebook"]
@@ -149,7 +149,7 @@ def read_codebook(source: str | Path | Mapping[str, Any]) -> Codebook:
     """
     import yaml  # noqa: PLC0415
 
-    from synthflow.config._values import read_yaml  # noqa: PLC0415
+    from synthflow.config.values import read_yaml  # noqa: PLC0415
 
     if isinstance(source, Mapping):
         origin, raw = "the codebook (domains=)", dict(source)

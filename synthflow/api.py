@@ -19,7 +19,7 @@ from synthflow.cost import delta_of
 from synthflow.errors import ConfigError
 from synthflow.flow import draw_candidate, fit_generator
 from synthflow.generators.protocol import Generator
-from synthflow.jobs._open import open_job
+from synthflow.jobs import open_job
 from synthflow.ledger import Ledger
 from synthflow.loader import load_spec
 from synthflow.rng import PrivacyRNG

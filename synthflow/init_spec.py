@@ -24,14 +24,12 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from synthflow._init_spec_columns import REVIEW, column_yaml, line, q, typed_columns
+from synthflow._init_spec_columns import typed_columns
 from synthflow.errors import ConfigError
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from synthflow._init_spec_columns import DraftColumn
-    from synthflow._init_spec_criteria import Calibration, DraftCriterion
     from synthflow.config.model import ReleaseSpec
 
 __all__ = ["DraftSpec", "draft_spec", "write_draft"]
@@ -149,6 +147,7 @@ def draft_spec(
         drafted_criteria,
         public_file,
     )
+    from synthflow._init_spec_text import render_draft  # noqa: PLC0415
     from synthflow._readers import read_table  # noqa: PLC0415
 
     if rows is not None:
@@ -168,7 +167,7 @@ def draft_spec(
     name = name or re.sub(r"[^A-Za-z0-9_-]+", "_", stem).strip("_") or "release"
     criteria = drafted_criteria(cols)
     render = functools.partial(
-        _render, label, nrows=len(frame), name=name, cols=cols, criteria=criteria
+        render_draft, label, nrows=len(frame), name=name, cols=cols, criteria=criteria
     )
     with public_file(frame, path) as public:
         every = render(str(public.resolve()), None, all_on=True)  # scored, every criterion on
@@ -179,108 +178,6 @@ def draft_spec(
         sample=None if path is None else path.resolve(),
         _render=lambda sample: render(sample, calibration),
     )
-
-
-def _render(
-    label: str,
-    sample: str | None,
-    calibration: Calibration | None,
-    *,
-    nrows: int,
-    name: str,
-    cols: list[DraftColumn],
-    criteria: list[DraftCriterion],
-    all_on: bool = False,
-) -> str:
-    """The drafted spec's text (every criterion switched on with ``all_on``)."""
-    # Long: one drafted section after another, in the spec's own order.
-    from synthflow._init_spec_criteria import MARGIN, criterion_yaml, threshold  # noqa: PLC0415
-
-    lines = [
-        f"# Release spec DRAFTED by {label}",
-        f"# ({nrows:,} rows, {len(cols)} columns): review every value marked REVIEW.",
-        "#",
-        "# Domains, bounds and categories must be PUBLIC FACTS (a codebook, a standard, the",
-        "# documented range of a public-use file), never read from private data. Those marked",
-        "# 'observed in the public file' are only the values this sample holds: widen each",
-        "# domain to the documented range and list every category the private data may hold",
-        "# (or give them in a codebook: 'synthflow init --domains FILE'). A private value",
-        "# outside them is refused: 'synthflow validate SPEC --data PRIVATE' checks, before",
-        "# any work. Narrow bounds to what is publicly plausible (narrower bounds, less",
-        "# noise). Bins, budgets, criteria, thresholds and the space are defaults, not",
-        "# recommendations. Check with 'synthflow validate SPEC --rows N'; every key is in",
-        "# docs/spec.md.",
-        line(f"name: {q(name)}", "# REVIEW: the release's short name"),
-        line("unit: record", "# REVIEW: one row (birth, person): the unit of privacy"),
-        line('description: ""', "# REVIEW: what the data are, in words"),
-        *(
-            [line(f"public_sample: {q(sample)}", "# REVIEW: the public file of this draft")]
-            if sample is not None and len(sample) <= 400
-            else []
-        ),
-        *(
-            ["# public_sample: FILE  # REVIEW: the public data saved as a file (noise figures)"]
-            if sample is None
-            else []
-        ),
-        "",
-        "privacy:",
-        line("  neighbouring: replace_one", "# neighbours replace one record; n is public"),
-        line("  total_epsilon: 10.0", "# REVIEW: default: the dataset's whole budget"),
-        line("  generator_epsilon: 4.0", "# REVIEW: default: one generator fit"),
-        line("  total_delta: 1.0e-6", "# REVIEW: the Gaussian generators spend delta"),
-    ]
-    dates = [c for c in cols if c.source]
-    if dates:
-        lines += ["", "input:", "  mapping:"]
-        lines += [
-            line(f"    {q(c.name)}: {{from: {q(c.source)}, parse: month}}", REVIEW) for c in dates
-        ]
-    lines += ["", "columns:"]
-    for c in cols:
-        lines += column_yaml(c)
-    lines += [
-        "",
-        "constraints:",
-        line("  raw: []", "# REVIEW: rules dropping implausible rows, e.g."),
-        '  #   - {id: 2, name: a rule in words, all: [[COLUMN, "<", 20], [COLUMN, ">", 6]]}',
-        line("  synthetic: []", "# REVIEW: raw rules also checked on synthetic rows"),
-        "",
-        "# REVIEW: default criteria and budgets, not recommendations: agree them with the",
-        "# data's users ('synthflow plan' helps choose budgets; 'synthflow validate SPEC",
-        "# --rows N' warns of criteria whose noise alone decides pass or fail). Each",
-        f"# threshold is at least {MARGIN:g} times what two samples of the private size drawn",
-        "# from this public file score against each other (init --rows N), so that a good",
-        "# generator can meet it: no generator beats a second real sample.",
-        "acceptance:",
-        "  criteria:",
-    ]
-    more = False
-    for k in criteria:
-        if not k.active and not more and not all_on:
-            lines.append(
-                "    # More kinds (docs/spec.md), drafted for these columns: uncomment, "
-                "then review."
-            )
-            more = True
-        if calibration is not None:
-            lines += calibration.comment(k)
-            k = dataclasses.replace(k, body=calibration.kept_body(k))
-        lines += criterion_yaml(k, threshold(k, calibration), active=True if all_on else None)
-    lines += [
-        "",
-        "space:",
-        line("  min_count: [1, 2]", "# REVIEW: default: every record appears this often"),
-        "  models:",
-        line("    - model: workload", "# REVIEW: default grids; on any table, Gaussian"),
-        "      grid: {one_way_share: [0.1, 0.2], noise: gaussian, delta: 5.0e-7}",
-        "    - model: privbayes",
-        "      grid: {flavor: degree, epsilon_split: 0.3, degree: [1, 2]}",
-        "",
-        "# datasheet: {title: ..., publisher: ..., source: ..., population: ..., period: ...}",
-        "# disclosure: {key_variables: [...], sensitive: COLUMN}",
-    ]
-    return "\n".join(lines) + "\n"
 
 
 def write_draft(

@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import math
-import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -13,13 +12,7 @@ import yaml
 
 from synthflow._grids import validate_grids
 from synthflow._ops import COMPARATORS
-from synthflow.config._sections import section_keys
-from synthflow.config._values import MAX_SPEC_BYTES, brief, check_keys, number, read_yaml, text
-from synthflow.config.columns import (
-    parse_column,
-    parse_constraints,
-    parse_source,
-)
+from synthflow.config.columns import parse_columns, parse_constraints
 from synthflow.config.datasheet import load_datasheet, parse_datasheet
 from synthflow.config.model import (
     Column,
@@ -29,6 +22,8 @@ from synthflow.config.model import (
     ReleaseSpec,
     SamplingSpec,
 )
+from synthflow.config.sections import section_keys
+from synthflow.config.values import MAX_SPEC_BYTES, brief, check_keys, number, read_yaml, text
 from synthflow.criteria.registry import parse_criteria
 from synthflow.errors import ConfigError
 
@@ -157,31 +152,9 @@ def load_spec(path: str | Path) -> ReleaseSpec:
 
 def _build_spec(p: Path, data: bytes, raw: Any) -> ReleaseSpec:
     """The spec's objects from its parsed YAML (``load_spec`` names any failure)."""
-    # Long: every section of the spec built and cross-checked in order.
     raw = check_keys(str(p), raw, *section_keys("root"))
     inp = check_keys("input", raw.get("input") or {}, *section_keys("input"))
-    mapping = inp.get("mapping") or {}
-    if not isinstance(raw["columns"], dict) or not raw["columns"]:
-        raise ConfigError("columns: expected a mapping column name -> column spec")
-    normal = [unicodedata.normalize("NFC", str(name)) for name in raw["columns"]]
-    if len(set(normal)) != len(normal):
-        raise ConfigError(
-            "columns: two column names differ only in their Unicode form (e.g. a composed "
-            "and a decomposed accent); rename one of them"
-        )
-    unknown_map = set(mapping) - set(raw["columns"])
-    if unknown_map:
-        raise ConfigError(f"input.mapping: {sorted(unknown_map)} are not columns of the spec")
-    columns = {
-        name: parse_column(name, c, parse_source(name, mapping[name]) if name in mapping else None)
-        for name, c in raw["columns"].items()
-    }
-    for name, col in columns.items():
-        for g in col.groups:
-            if col.domain and (g.hi < col.domain[0] or g.lo > col.domain[1]):
-                raise ConfigError(
-                    f"columns.{name}.groups: group {g.label!r} lies outside the domain"
-                )
+    columns = parse_columns(raw["columns"], inp.get("mapping") or {})
     pr = check_keys("privacy", raw["privacy"], *section_keys("privacy"))
     if pr.get("neighbouring", "replace_one") != "replace_one":
         raise ConfigError(

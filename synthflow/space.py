@@ -185,7 +185,7 @@ def _default_noise(model: str) -> str | None:
     """The default ``noise`` of a generator family that has one (``workload``), else None."""
     import dataclasses  # noqa: PLC0415
 
-    from synthflow.generators.hyperparameters import HYPERPARAMETERS  # noqa: PLC0415
+    from synthflow.generators.table import HYPERPARAMETERS  # noqa: PLC0415
 
     cls = HYPERPARAMETERS.get(model)
     fields = {f.name: f.default for f in dataclasses.fields(cls)} if cls else {}

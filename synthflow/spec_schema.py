@@ -21,8 +21,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from synthflow.config._sections import DEFS, ROOT
-from synthflow.criteria._params import COMMON_KEYS, params_schema
+from synthflow.config.sections import DEFS, ROOT
+from synthflow.criteria import COMMON_KEYS, params_schema
 from synthflow.criteria.registry import KINDS
 
 __all__ = [
@@ -126,7 +126,7 @@ def schema_errors(raw: Any) -> list[str]:
         message = error.message
         shown = repr(error.instance)
         if len(shown) > 40:  # never echo a large value (a data file passed as the spec)
-            from synthflow.config._values import brief  # noqa: PLC0415
+            from synthflow.config.values import brief  # noqa: PLC0415
 
             message = message.replace(shown, brief(error.instance))[:300]
         out.append(f"{where.lstrip('.') or '(top level)'}: {message}")

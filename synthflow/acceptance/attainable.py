@@ -147,23 +147,41 @@ def attainability_warnings(
 
 
 def agreed_threshold_path(
-    spec: ReleaseSpec, n: int, reachable: dict[str, float], *, source: str | Path | None = None
+    spec: ReleaseSpec,
+    n: int,
+    reachable: dict[str, float],
+    *,
+    source: str | Path | None = None,
+    bundled: str | None = None,
 ) -> str:
-    """The exact commands to a release at a threshold agreed for this size ('' if none).
+    """What this size can reach, and the exact command(s) that get it ('' if none).
 
     ``reachable``: criterion -> the threshold n rows can meet
-    (:func:`unattainable_criteria`); ``source``: the spec file to copy (default
-    ``spec``'s own; a shipped plan's spec names its bundled spec). Once the data's users
-    agree to those thresholds (the spec owner's decision, never made here), these
-    public-data commands plan at this size and release: nothing is spent before the last
-    one. The plan may still find none (a smaller file may need larger budgets): the
-    message says so.
+    (:func:`unattainable_criteria`). ``bundled``: the bundled spec's name when ``spec``
+    is one (or its shipped plan's): then one public-data command proposes every
+    threshold this size meets (the one above and any the generator fails at this
+    size), plans them and prints the release command (``ship-plan --rows N
+    --propose-thresholds``, minutes, nothing spent). Otherwise ``source`` (default
+    ``spec``'s own file) is copied and the steward's own commands follow. Either way
+    the thresholds are the spec owner's decision, never made here.
     """
     from synthflow.public_sample import public_sample_path  # noqa: PLC0415
 
     agreed = [f"{name} {value:g}" for name, value in reachable.items()]
+    if not agreed:
+        return ""
+    if bundled is not None:
+        return (
+            f"what this size can reach, and the plan that gets it (public data, minutes; "
+            f"nothing is spent): synthflow ship-plan {bundled} --rows {n} "
+            "--propose-thresholds --out plans/\n"
+            "  It proposes the thresholds a registry of this size meets ("
+            + ", ".join(agreed)
+            + " above, and any the generator fails at this size), plans them for the data's "
+            "users to agree, and prints the exact release command."
+        )
     sample = public_sample_path(spec)
-    if not agreed or sample is None:
+    if sample is None:
         return ""
     source = source or spec.path
     return (

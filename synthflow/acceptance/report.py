@@ -40,7 +40,7 @@ from synthflow.acceptance.noise_check import (
 )
 from synthflow.acceptance.results import AcceptanceReport, CriterionResult
 from synthflow.config.model import ReleaseSpec
-from synthflow.criteria._common import code_matrix
+from synthflow.criteria import code_matrix
 from synthflow.criteria.plots import (
     BAD,
     CAND,

@@ -1,7 +1,7 @@
 """The method flags of 'tables protect' (declared by the methods), and the checks on them.
 
-Each method names the flags it reads in :data:`synthflow.tables.methods.METHODS`; the
-parser gets every flag once, in a group that says which methods read it.
+Each method class in :data:`synthflow.tables.methods.METHODS` declares the flags it reads;
+the parser gets every flag once, in a group that says which methods read it.
 """
 
 from __future__ import annotations

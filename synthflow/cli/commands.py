@@ -92,7 +92,7 @@ def _validate(args: argparse.Namespace) -> int:
     import yaml
 
     from synthflow._extras import has
-    from synthflow.config._values import read_yaml
+    from synthflow.config.values import read_yaml
     from synthflow.loader import load_spec
     from synthflow.resources import resolve_spec_path
     from synthflow.space import expand_space

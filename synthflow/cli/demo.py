@@ -75,6 +75,8 @@ def _make(args: argparse.Namespace, make_shipped_plan: Any) -> Any:
         store=Path(args.store) if args.store else None,
         rows=args.rows,
         release_probability=args.release_probability,
+        propose=args.propose_thresholds,
+        max_total=args.max_total,
     )
 
 
@@ -125,6 +127,10 @@ def register_demo(sub: argparse._SubParsersAction) -> None:
     )
     p.set_defaults(func=_demo)
 
+    _register_ship_plan(sub)
+
+
+def _register_ship_plan(sub: argparse._SubParsersAction) -> None:
     p = add_command(
         sub,
         "ship-plan",
@@ -158,6 +164,20 @@ def register_demo(sub: argparse._SubParsersAction) -> None:
         type=float,
         metavar="R",
         help="least probability that the release comes out (default: the recipe's)",
+    )
+    p.add_argument(
+        "--propose-thresholds",
+        action="store_true",
+        help="when the spec's thresholds find no plan at this size (a small registry), "
+        "propose thresholds the size meets (from the public sweep; for the data's users to "
+        "agree) and plan those: writes NAME@ROWS.proposed.yaml and its plan",
+    )
+    p.add_argument(
+        "--max-total",
+        type=float,
+        metavar="E",
+        help="with --propose-thresholds: the proposed spec's total epsilon, a ceiling for "
+        "its plan (default: twice the spec's)",
     )
     p.epilog = "The data must be public: the sweep is seeded and the plan reports what it finds."
     p.set_defaults(func=_ship_plan)

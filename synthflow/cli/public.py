@@ -21,7 +21,7 @@ __all__ = ["register"]
 
 
 def _calibrate(sample: str, out: str) -> int:
-    from synthflow.public._io import read_sample
+    from synthflow.public import read_sample
     from synthflow.public.nvss import calibrate
 
     cal = calibrate(read_sample(sample), source=sample)
@@ -32,7 +32,7 @@ def _calibrate(sample: str, out: str) -> int:
 def _simulate(calibration: str, rows: int, seed: int, out: str) -> int:
     import numpy as np
 
-    from synthflow.public._io import write_sample
+    from synthflow.public import write_sample
     from synthflow.public.nvss import Calibration, simulate
 
     frame = simulate(Calibration.from_yaml(calibration), rows, np.random.default_rng(seed))
@@ -43,7 +43,7 @@ def _simulate(calibration: str, rows: int, seed: int, out: str) -> int:
 def _from_nvss(natality: str, out: str, rows: int | None, seed: int) -> int:
     import numpy as np
 
-    from synthflow.public._io import write_sample
+    from synthflow.public import write_sample
     from synthflow.public.natality import load_nvss_natality
 
     rng = np.random.default_rng(seed) if rows is not None else None
@@ -84,7 +84,6 @@ def _draw(spec: str, public: str, rows: int, out: str, seed: int | None) -> int:
 
 def register(subparsers: Any) -> None:
     """Add the ``public-data`` command to the main CLI's ``subparsers``."""
-    # Long: the command's options, one argparse call each.
     parser = add_command(
         subparsers,
         "public-data",
@@ -93,7 +92,13 @@ def register(subparsers: Any) -> None:
     )
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     sub = parser.add_subparsers(dest="public_command", metavar="SUBCOMMAND", required=True)
+    _register_nvss(sub)
+    _register_datasets(sub)
+    _register_draw(sub)
 
+
+def _register_nvss(sub: Any) -> None:
+    """The NVSS subcommands: ``calibrate``, ``simulate`` and ``from-nvss``."""
     p = add_command(
         sub,
         "calibrate",
@@ -129,6 +134,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the sample (with --rows)")
     p.set_defaults(func=lambda args: _from_nvss(args.data, _out(args), args.rows, args.seed))
 
+
+def _register_datasets(sub: Any) -> None:
+    """The other datasets' subcommands: ``affairs``, ``randhie`` and ``wide``."""
     for table, seed, help_text in (
         ("affairs", 1978, "Fair's 1974 survey (statsmodels), split into public.csv and "
          "private.csv (configs/affairs.yaml)"),
@@ -151,6 +159,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--seed", type=int, required=True, help="seed of the rows")
     p.set_defaults(func=lambda args: _wide(args.out, args.rows, args.seed))
 
+
+def _register_draw(sub: Any) -> None:
+    """The ``draw`` subcommand: rows drawn from a public sample's model."""
     p = add_command(
         sub,
         "draw",

@@ -1,6 +1,6 @@
 """``synthflow release``.
 
-A thin layer over the release job (:mod:`synthflow.jobs.release`), imported when the
+A thin layer over the release job (:mod:`synthflow.release.job`), imported when the
 command runs so that the CLI starts fast.
 """
 
@@ -24,8 +24,8 @@ __all__ = ["register"]
 
 def _release(args: argparse.Namespace) -> int:
     from synthflow.errors import SelectionEnded
-    from synthflow.jobs._release_checks import selection_spend_line
     from synthflow.jobs.receipt import next_steps, released_receipt
+    from synthflow.release.spend import selection_spend_line
 
     inputs = (args.spec, args.data, *([args.candidates] if args.candidates else []))
     check_json(args.json, force=args.force, protected=inputs)
@@ -110,7 +110,7 @@ def _shipped(args: argparse.Namespace) -> None:
 
 
 def _run(args: argparse.Namespace) -> Path | None:
-    from synthflow.jobs.release import run_release
+    from synthflow.release.job import run_release
 
     _shipped(args)
     return run_release(

@@ -49,7 +49,7 @@ def _sweep(args: argparse.Namespace) -> int:
     if not args.address:
         # Before the engine's own imports (pandas: about 0.4 s), so that the fork server's
         # imports of the flow run beside them on a second core.
-        from synthflow.jobs._sweep_forkserver import start_fork_server
+        from synthflow.jobs import start_fork_server
 
         start_fork_server()
     from synthflow.jobs.sweep import run_sweep

@@ -27,7 +27,7 @@ from synthflow.errors import ConfigError
 from synthflow.tables.methods import METHODS, floats
 
 # The library is imported where a command uses it: the CLI starts without it (#16);
-# synthflow.tables.methods, the methods and their flags, is light on purpose.
+# synthflow.tables.methods, the methods (their flags as class data), is light on purpose.
 
 __all__ = ["register"]
 
@@ -37,7 +37,7 @@ log = logging.getLogger(__name__)
 def _protect(args: argparse.Namespace) -> int:
     from synthflow.jobs.tables import protect_tables
     from synthflow.loader import load_spec
-    from synthflow.tables._spec import load_tables
+    from synthflow.tables import load_tables
 
     spec = load_spec(args.spec)
     tables = load_tables(args.tables, spec)
@@ -50,7 +50,6 @@ def _protect(args: argparse.Namespace) -> int:
         spec,
         tables,
         method,
-        opts,
         args.data,
         out=out,
         seed=args.seed,
@@ -72,7 +71,7 @@ def _compare(args: argparse.Namespace) -> int:
     require("matplotlib", what="tables compare (its HTML report)")
     from synthflow.jobs.tables import compare_tables
     from synthflow.loader import load_spec
-    from synthflow.tables._spec import load_tables
+    from synthflow.tables import load_tables
     from synthflow.tables.report import write_report
 
     if not args.public:

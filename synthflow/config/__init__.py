@@ -7,7 +7,7 @@ dataset-specific (columns, public domains and bounds, transformation alternative
 constraints, acceptance criteria, the configuration space) lives in the YAML, never in
 package code. Errors name the key, the value and the fix.
 
-The package's modules, in import order: :mod:`._values` (the YAML reader and the checks
+The package's modules, in import order: :mod:`.values` (the YAML reader and the checks
 every section uses), :mod:`.model` (the frozen objects), :mod:`.columns` (columns,
 constraints, the matching rule), :mod:`.datasheet`. The loader lives above this package
 (:mod:`synthflow.loader`) because it reads the criterion and generator registries, which
@@ -22,15 +22,6 @@ from synthflow._lazy import lazy_package
 # The exports, imported on first use (synthflow/_lazy.py).
 if TYPE_CHECKING:
     from synthflow._bins import parse_bin
-    from synthflow.config._values import (
-        MAX_CATEGORIES,
-        MAX_INTEGER,
-        MAX_SPEC_BYTES,
-        MAX_SPEC_DEPTH,
-        MAX_SPEC_NODES,
-        brief,
-        read_yaml,
-    )
     from synthflow.config.model import (
         Clause,
         Column,
@@ -45,6 +36,15 @@ if TYPE_CHECKING:
         ReleaseSpec,
         SamplingSpec,
         Transformation,
+    )
+    from synthflow.config.values import (
+        MAX_CATEGORIES,
+        MAX_INTEGER,
+        MAX_SPEC_BYTES,
+        MAX_SPEC_DEPTH,
+        MAX_SPEC_NODES,
+        brief,
+        read_yaml,
     )
 
 __all__ = [

@@ -8,8 +8,6 @@ from typing import Any, Literal
 
 from synthflow._bins import Bin, expand_bins
 from synthflow._ops import COMPARATORS
-from synthflow.config._sections import section_keys
-from synthflow.config._values import MAX_CATEGORIES, brief, check_keys, number, text
 from synthflow.config.model import (
     Clause,
     Column,
@@ -18,16 +16,43 @@ from synthflow.config.model import (
     MatchRule,
     Transformation,
 )
+from synthflow.config.sections import section_keys
+from synthflow.config.values import MAX_CATEGORIES, brief, check_keys, number, text
 from synthflow.errors import ConfigError
 
-__all__ = ["parse_column", "parse_constraints", "parse_match", "parse_source"]
+__all__ = ["parse_column", "parse_columns", "parse_constraints", "parse_match", "parse_source"]
 
 _OPS = set(COMPARATORS)
 
 
+def parse_columns(raw: Any, mapping: Any) -> dict[str, Column]:
+    """The spec's ``columns``, each read through ``input.mapping`` where it names one."""
+    if not isinstance(raw, dict) or not raw:
+        raise ConfigError("columns: expected a mapping column name -> column spec")
+    normal = [unicodedata.normalize("NFC", str(name)) for name in raw]
+    if len(set(normal)) != len(normal):
+        raise ConfigError(
+            "columns: two column names differ only in their Unicode form (e.g. a composed "
+            "and a decomposed accent); rename one of them"
+        )
+    unknown_map = set(mapping) - set(raw)
+    if unknown_map:
+        raise ConfigError(f"input.mapping: {sorted(unknown_map)} are not columns of the spec")
+    columns = {
+        name: parse_column(name, c, parse_source(name, mapping[name]) if name in mapping else None)
+        for name, c in raw.items()
+    }
+    for name, col in columns.items():
+        for g in col.groups:
+            if col.domain and (g.hi < col.domain[0] or g.lo > col.domain[1]):
+                raise ConfigError(
+                    f"columns.{name}.groups: group {g.label!r} lies outside the domain"
+                )
+    return columns
+
+
 def parse_column(name: str, raw: Any, source: ColumnSource | None) -> Column:
     """One column of ``columns``: its public domain, bins and groups."""
-    # Long: each key of a column parsed and checked in turn.
     where = f"columns.{name}"
     raw = check_keys(where, raw, *section_keys("column"))
     kind = raw["type"]
@@ -36,35 +61,9 @@ def parse_column(name: str, raw: Any, source: ColumnSource | None) -> Column:
     domain = None
     categories: tuple[str, ...] = ()
     if kind == "int":
-        d = raw.get("domain")
-        if not (isinstance(d, list) and len(d) == 2):
-            raise ConfigError(f"{where}.domain: an int column needs domain [lo, hi], got {d!r}")
-        domain = (number(f"{where}.domain", d[0]), number(f"{where}.domain", d[1]))
-        if domain[0] > domain[1]:
-            raise ConfigError(f"{where}.domain: lo {domain[0]} is above hi {domain[1]}")
+        domain = _parse_domain(where, raw.get("domain"))
     else:
-        cats = raw.get("categories")
-        if isinstance(cats, list) and len(cats) > MAX_CATEGORIES:
-            raise ConfigError(
-                f"{where}.categories: {len(cats):,} categories; a column has at most "
-                f"{MAX_CATEGORIES:,} (group rare ones into a public 'other')"
-            )
-        if isinstance(cats, list) and any(isinstance(c, bool) for c in cats):
-            raise ConfigError(
-                f"{where}.categories: true/false are YAML booleans; quote categories that "
-                "look like them, e.g. ['true', 'false']"
-            )
-        if not (
-            isinstance(cats, list)
-            and len(cats) >= 2
-            and all(isinstance(c, (str, int, float)) for c in cats)
-            and len({unicodedata.normalize("NFC", str(c)) for c in cats}) == len(cats)
-        ):
-            raise ConfigError(
-                f"{where}.categories: a categorical column needs a list of at least two distinct "
-                f"categories (text or numbers), got {brief(cats)}"
-            )
-        categories = tuple(str(c) for c in cats)
+        categories = _parse_categories(where, raw.get("categories"))
     bounds = None
     if "bounds" in raw:
         b = raw["bounds"]
@@ -76,7 +75,65 @@ def parse_column(name: str, raw: Any, source: ColumnSource | None) -> Column:
     groups: tuple[Bin, ...] = ()
     if "groups" in raw:
         groups = tuple(expand_bins(raw["groups"], where=f"{where}.groups")) if kind == "int" else ()
-    trans_raw = raw["transformations"]
+    return Column(
+        name=name,
+        kind=kind,
+        domain=domain,
+        categories=categories,
+        bounds=bounds,
+        groups=groups,
+        transformations=_parse_transformations(where, raw["transformations"], domain, categories),
+        source=source,
+        description=text(f"{where}.description", raw.get("description", ""), 400),
+        unit=text(f"{where}.unit", raw.get("unit", ""), 40),
+    )
+
+
+def _parse_domain(where: str, d: Any) -> tuple[float, float]:
+    """An int column's ``domain: [lo, hi]``."""
+    if not (isinstance(d, list) and len(d) == 2):
+        raise ConfigError(f"{where}.domain: an int column needs domain [lo, hi], got {d!r}")
+    domain = (number(f"{where}.domain", d[0]), number(f"{where}.domain", d[1]))
+    if domain[0] > domain[1]:
+        raise ConfigError(f"{where}.domain: lo {domain[0]} is above hi {domain[1]}")
+    return domain
+
+
+def _parse_categories(where: str, cats: Any) -> tuple[str, ...]:
+    """A categorical column's ``categories``: at least two, distinct, never booleans."""
+    if isinstance(cats, list) and len(cats) > MAX_CATEGORIES:
+        raise ConfigError(
+            f"{where}.categories: {len(cats):,} categories; a column has at most "
+            f"{MAX_CATEGORIES:,} (group rare ones into a public 'other')"
+        )
+    if isinstance(cats, list) and any(isinstance(c, bool) for c in cats):
+        raise ConfigError(
+            f"{where}.categories: true/false are YAML booleans; quote categories that "
+            "look like them, e.g. ['true', 'false']"
+        )
+    if not (
+        isinstance(cats, list)
+        and len(cats) >= 2
+        and all(isinstance(c, (str, int, float)) for c in cats)
+        and len({unicodedata.normalize("NFC", str(c)) for c in cats}) == len(cats)
+    ):
+        raise ConfigError(
+            f"{where}.categories: a categorical column needs a list of at least two distinct "
+            f"categories (text or numbers), got {brief(cats)}"
+        )
+    return tuple(str(c) for c in cats)
+
+
+def _parse_transformations(
+    where: str,
+    trans_raw: Any,
+    domain: tuple[float, float] | None,
+    categories: tuple[str, ...],
+) -> tuple[Transformation, ...]:
+    """A column's ``transformations``: one bin list per letter (``identity`` if categorical).
+
+    ``domain`` is None for a categorical column (its ``categories`` are its bins).
+    """
     if not isinstance(trans_raw, dict) or not trans_raw:
         raise ConfigError(f"{where}.transformations: expected a mapping letter -> bins")
     transformations = []
@@ -89,12 +146,11 @@ def parse_column(name: str, raw: Any, source: ColumnSource | None) -> Column:
                 f"got {letter!r}"
             )
         tw = f"{where}.transformations.{letter}"
-        if kind == "categorical":
+        if domain is None:  # categorical
             if items != "identity" and list(map(str, items)) != list(categories):
                 raise ConfigError(f"{tw}: a categorical column's transformation must be 'identity'")
             bins = [Bin(label=c, lo=i, hi=i) for i, c in enumerate(categories)]
         else:
-            assert domain is not None
             bins = expand_bins(items, where=tw)
             if bins[0].lo > domain[0] or bins[-1].hi < domain[1]:
                 raise ConfigError(
@@ -102,18 +158,7 @@ def parse_column(name: str, raw: Any, source: ColumnSource | None) -> Column:
                     f"[{domain[0]:g}, {domain[1]:g}]; add open bins such as '<a' and '>b'"
                 )
         transformations.append(Transformation(name=letter, bins=tuple(bins)))
-    return Column(
-        name=name,
-        kind=kind,
-        domain=domain,
-        categories=categories,
-        bounds=bounds,
-        groups=groups,
-        transformations=tuple(transformations),
-        source=source,
-        description=text(f"{where}.description", raw.get("description", ""), 400),
-        unit=text(f"{where}.unit", raw.get("unit", ""), 40),
-    )
+    return tuple(transformations)
 
 
 def parse_source(name: str, raw: Any) -> ColumnSource:

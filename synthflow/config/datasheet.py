@@ -8,9 +8,9 @@ from typing import Any
 
 import yaml
 
-from synthflow.config._sections import section_keys
-from synthflow.config._values import check_keys, read_yaml, text
 from synthflow.config.model import DatasheetSpec
+from synthflow.config.sections import section_keys
+from synthflow.config.values import check_keys, read_yaml, text
 from synthflow.errors import ConfigError
 
 __all__ = ["load_datasheet", "parse_datasheet"]

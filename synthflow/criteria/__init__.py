@@ -9,11 +9,16 @@ generator measures), the noise check's best case and its section of the evaluati
 report. Evaluation, publishing, audit, planner, noise check, datasheet, report and
 ``workload`` call the kind (``c.impl``); no code outside this package compares a
 criterion's kind name. :data:`KINDS` lists them; :func:`register` adds one defined
-outside the package (docs/adding-a-criterion.md).
+outside the package (docs/adding-a-criterion.md). Other packages take the helpers they
+share with the kinds from here: :func:`code_matrix` (a release's codes as a checked
+matrix) and the criteria's keys in the spec's JSON Schema (:data:`COMMON_KEYS`,
+:func:`params_schema`).
 """
 
 from __future__ import annotations
 
+from synthflow.criteria._common import code_matrix
+from synthflow.criteria._params import COMMON_KEYS, params_schema
 from synthflow.criteria.protocol import CriterionKind
 from synthflow.criteria.registry import (
     KINDS,
@@ -26,9 +31,12 @@ from synthflow.criteria.registry import (
 )
 
 __all__ = [
+    "COMMON_KEYS",
     "KINDS",
     "CriterionKind",
+    "code_matrix",
     "kind_of",
+    "params_schema",
     "parse_criteria",
     "register",
     "releasable_once",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any
 
-from synthflow.config._values import brief, number
+from synthflow.config.values import brief, number
 from synthflow.errors import ConfigError
 
 if TYPE_CHECKING:

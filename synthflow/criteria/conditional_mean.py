@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from synthflow.config._values import number
 from synthflow.config.model import Column, CriterionParams, CriterionSpec, ReleaseSpec
+from synthflow.config.values import number
 from synthflow.criteria._params import TEXT, param, target_column
 from synthflow.criteria.protocol import CriterionKind
 from synthflow.errors import ConfigError

@@ -177,6 +177,17 @@ class OneWayRatio(CriterionKind):
             p["threshold_at"] = c.threshold_at
         return p
 
+    def relaxed(self, c: CriterionSpec, threshold: float) -> dict[str, float]:
+        """The threshold, and the clip when the ratio is clipped at or below it.
+
+        A ratio clipped at ``c`` never exceeds ``c``: a threshold above the clip would
+        pass everything, so the clip moves to the new threshold.
+        """
+        fields = {"threshold": threshold}
+        if c.clip is not None and c.clip <= threshold:
+            fields["clip"] = threshold
+        return fields
+
     def meaning(self, c: CriterionSpec, spec: ReleaseSpec) -> str:
         """The datasheet sentence."""
         return (

@@ -242,6 +242,15 @@ class CriterionKind:
         sens, _ = self.sensitivity_and_threshold(c, spec, {"n": n}, c.epsilon)
         return {"n": n, "sensitivity": sens}
 
+    def relaxed(self, c: CriterionSpec, threshold: float) -> dict[str, float]:
+        """The fields that change when the criterion is proposed ``threshold`` (a looser one).
+
+        Only ``threshold`` by default; a kind whose statistic is clipped at or below
+        the new threshold moves its clip too (else the proposal could never bind).
+        Used by :mod:`synthflow.plan.propose`, which proposes, never decides.
+        """
+        return {"threshold": threshold}
+
     def meaning(self, c: CriterionSpec, spec: ReleaseSpec) -> str:
         """One sentence for the datasheet: what the criterion measures, with its unit."""
         raise NotImplementedError

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from synthflow.config._values import brief, number
 from synthflow.config.model import Column, CriterionSpec
+from synthflow.config.values import brief, number
 from synthflow.criteria import _params
 from synthflow.criteria.conditional_mean import ConditionalMean
 from synthflow.criteria.faithfulness import Faithfulness

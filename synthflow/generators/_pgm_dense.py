@@ -39,6 +39,7 @@ cliques and noise sd, the public total and the public structural zeros enter.
 from __future__ import annotations
 
 import contextlib
+import math
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -116,56 +117,13 @@ def _fit(
     iters: int,
     momentum: bool,
 ) -> np.ndarray:
-    # Long: the layout, its marginal oracle and loss around one mirror-descent run.
     lay = _Layout.of(names, sizes)
     e = lay.design()
     rows, k, s = e.shape[0], lay.k, lay.sizes[lay.wide]
-    w, b, v = np.zeros((k, s)), np.zeros((k, k)), np.zeros(s)
-    forbidden = np.zeros((rows, s), dtype=bool)
-    for cl, table in potentials.items():
-        lay.place(cl, table, w, b, v)
-        fw, fb, fv = np.zeros((k, s)), np.zeros((k, k)), np.zeros(s)
-        lay.place(cl, np.asarray(table) <= _FORBIDDEN / 10, fw, fb, fv)
-        if fw.any() or fb.any() or fv.any():  # structural zeros: exact zeros in the joint
-            z = ((e @ fb) * e).sum(axis=1)
-            forbidden |= (e @ fw + z[:, None] + fv[None, :]) > 0
-    # Weighted targets in the marginals' layout; several measurements of one clique
-    # combine into their precision-weighted mean (same gradient, loss up to a constant).
-    yw, yb, yv = np.zeros((k, s)), np.zeros((k, k)), np.zeros(s)
-    sw, sb, sv = np.zeros((k, s)), np.zeros((k, k)), np.zeros(s)
-    for cl, noisy, sd in measurements:
-        prec = 1.0 / max(float(sd), 1e-12) ** 2
-        lay.place(cl, np.asarray(noisy, dtype=np.float64) * prec, yw, yb, yv)
-        lay.place(cl, np.full(np.shape(noisy), prec), sw, sb, sv)
-    yw, yb, yv = (
-        np.divide(y, p, out=np.zeros_like(y), where=p > 0)
-        for y, p in ((yw, sw), (yb, sb), (yv, sv))
-    )
-    # Blocks of ``b`` over pairs (and 1-ways, on the diagonal) of the other columns:
-    # their potentials add into ``z`` (one value per row) and their marginals are sums of
-    # the row totals, both by one flat gather / bincount over every live block's cell
-    # codes; only blocks holding a potential or a measurement are visited.
+    w, b, v, forbidden = _start(lay, e, potentials)
+    yw, yb, yv, sw, sb, sv = _targets(lay, measurements)
     shape = [lay.sizes[n] for n in lay.rest]
-    codes = np.indices(shape).reshape(len(shape), rows) if shape else np.zeros((0, 1), int)
-    blocks: list[tuple[tuple, slice]] = []
-    flat: list[np.ndarray] = []
-    cells = 0
-    for i, col in enumerate(lay.rest):
-        for j, other in enumerate(lay.rest[i:], start=i):
-            ox, oy = lay.offset[col], lay.offset[other]
-            if col == other:
-                idx = np.arange(ox, ox + lay.sizes[col])
-                key: tuple = (idx, idx)
-                code = codes[i]
-            else:
-                key = (slice(ox, ox + lay.sizes[col]), slice(oy, oy + lay.sizes[other]))
-                code = codes[i] * lay.sizes[other] + codes[j]
-            if b[key].any() or sb[key].any():
-                size = lay.sizes[col] * (lay.sizes[other] if col != other else 1)
-                blocks.append((key, slice(cells, cells + size)))
-                flat.append(code + cells)
-                cells += size
-    flat_codes = np.concatenate(flat) if flat else np.zeros(0, dtype=np.int64)
+    blocks, flat_codes, cells = _blocks(lay, shape, b, sb)
     vals = np.zeros(cells)
 
     design = np.empty((rows, k + 2))  # [E | z | 1]: one product, the log-joint
@@ -220,3 +178,80 @@ def _fit(
     joint[forbidden.reshape(joint.shape)] = 0.0
     order = [*lay.rest, lay.wide]
     return np.transpose(joint, [order.index(n) for n in names])
+
+
+def _start(
+    lay: _Layout, e: np.ndarray, potentials: Mapping[Clique, np.ndarray]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The starting potentials in the layout (``w``, ``b``, ``v``) and the forbidden cells.
+
+    ``forbidden``: per row of the design and value of the widest column, whether a
+    structural zero rules the cell out (it is zeroed in the joint).
+    """
+    rows, k, s = e.shape[0], lay.k, lay.sizes[lay.wide]
+    w, b, v = np.zeros((k, s)), np.zeros((k, k)), np.zeros(s)
+    forbidden = np.zeros((rows, s), dtype=bool)
+    for cl, table in potentials.items():
+        lay.place(cl, table, w, b, v)
+        fw, fb, fv = np.zeros((k, s)), np.zeros((k, k)), np.zeros(s)
+        lay.place(cl, np.asarray(table) <= _FORBIDDEN / 10, fw, fb, fv)
+        if fw.any() or fb.any() or fv.any():  # structural zeros: exact zeros in the joint
+            z = ((e @ fb) * e).sum(axis=1)
+            forbidden |= (e @ fw + z[:, None] + fv[None, :]) > 0
+    return w, b, v, forbidden
+
+
+def _targets(
+    lay: _Layout, measurements: Sequence[tuple[Clique, np.ndarray, float]]
+) -> tuple[np.ndarray, ...]:
+    """Weighted targets in the marginals' layout (``yw, yb, yv``) and their precisions.
+
+    Several measurements of one clique combine into their precision-weighted mean (same
+    gradient, loss up to a constant).
+    """
+    k, s = lay.k, lay.sizes[lay.wide]
+    yw, yb, yv = np.zeros((k, s)), np.zeros((k, k)), np.zeros(s)
+    sw, sb, sv = np.zeros((k, s)), np.zeros((k, k)), np.zeros(s)
+    for cl, noisy, sd in measurements:
+        prec = 1.0 / max(float(sd), 1e-12) ** 2
+        lay.place(cl, np.asarray(noisy, dtype=np.float64) * prec, yw, yb, yv)
+        lay.place(cl, np.full(np.shape(noisy), prec), sw, sb, sv)
+    yw, yb, yv = (
+        np.divide(y, p, out=np.zeros_like(y), where=p > 0)
+        for y, p in ((yw, sw), (yb, sb), (yv, sv))
+    )
+    return yw, yb, yv, sw, sb, sv
+
+
+def _blocks(
+    lay: _Layout, shape: list[int], b: np.ndarray, sb: np.ndarray
+) -> tuple[list[tuple[tuple, slice]], np.ndarray, int]:
+    """The live blocks of ``b``, every row's cell code in each, and their cells together.
+
+    Blocks of ``b`` over pairs (and 1-ways, on the diagonal) of the other columns: their
+    potentials add into ``z`` (one value per row) and their marginals are sums of the row
+    totals, both by one flat gather / bincount over every live block's cell codes; only
+    blocks holding a potential or a measurement are visited.
+    """
+    rows = math.prod(shape)  # as the design's: e.shape[0]
+    codes = np.indices(shape).reshape(len(shape), rows) if shape else np.zeros((0, 1), int)
+    blocks: list[tuple[tuple, slice]] = []
+    flat: list[np.ndarray] = []
+    cells = 0
+    for i, col in enumerate(lay.rest):
+        for j, other in enumerate(lay.rest[i:], start=i):
+            ox, oy = lay.offset[col], lay.offset[other]
+            if col == other:
+                idx = np.arange(ox, ox + lay.sizes[col])
+                key: tuple = (idx, idx)
+                code = codes[i]
+            else:
+                key = (slice(ox, ox + lay.sizes[col]), slice(oy, oy + lay.sizes[other]))
+                code = codes[i] * lay.sizes[other] + codes[j]
+            if b[key].any() or sb[key].any():
+                size = lay.sizes[col] * (lay.sizes[other] if col != other else 1)
+                blocks.append((key, slice(cells, cells + size)))
+                flat.append(code + cells)
+                cells += size
+    flat_codes = np.concatenate(flat) if flat else np.zeros(0, dtype=np.int64)
+    return blocks, flat_codes, cells

@@ -154,22 +154,11 @@ def mirror_descent_junction(
         iters: Plain mirror-descent iterations this fit stands for (as the dense fit).
         momentum: Nesterov momentum with restarts (the default).
     """
-    # Long: mirror descent on the junction tree kept in one loop (as Private-PGM).
     size = dict(zip(names, (int(s) for s in sizes), strict=True))
     cliques = [tuple(cl) for cl in potentials]
-    index = {cl: i for i, cl in enumerate(cliques)}
     tree = _Tree.of(names, sizes, cliques)
     shapes = [tuple(size[a] for a in nd) for nd in tree.nodes]
-    # Several measurements of one clique combine into their precision-weighted mean (the
-    # same gradient; the loss changes by a constant).
-    weight = [0.0] * len(cliques)
-    target = [np.zeros(np.shape(potentials[cl])) for cl in cliques]
-    for cl, noisy, sd in measurements:
-        prec = 1.0 / max(float(sd), 1e-12) ** 2
-        weight[index[tuple(cl)]] += prec
-        shaped = np.asarray(noisy, float).reshape(target[index[tuple(cl)]].shape)  # flat: C order
-        target[index[tuple(cl)]] = target[index[tuple(cl)]] + prec * shaped
-    target = [t / w if w > 0 else t for t, w in zip(target, weight, strict=True)]
+    weight, target = _targets(cliques, measurements, potentials)
     children: dict[int, list[int]] = {i: [] for i in range(len(tree.nodes))}
     for child, par in tree.parent.items():
         children[par].append(child)
@@ -178,34 +167,7 @@ def mirror_descent_junction(
     done: dict[int, list[int]] = {i: [] for i in range(len(tree.nodes))}
 
     def oracle(theta: tuple[np.ndarray, ...]) -> tuple[tuple[np.ndarray, ...], list[np.ndarray]]:
-        log = [np.zeros(s) for s in shapes]
-        for cl, h, values in zip(cliques, tree.home, theta, strict=True):
-            log[h] += _broadcast(values, cl, tree.nodes[h])  # in place: nodes are large
-        up: dict[int, np.ndarray] = {}  # child -> its message to its parent
-        partial: list[np.ndarray] = [np.zeros(())] * len(tree.nodes)  # potentials + ups
-        for i in reversed(tree.order):
-            partial[i] = log[i]  # owned by this call: summed into in place
-            for c in children[i]:
-                partial[i] += up[c]
-            if i in tree.parent:
-                up[i] = _message(partial[i], tree.nodes[i], tree.nodes[tree.parent[i]])
-        # Down the tree, each node's belief once: its message to a child is the belief's
-        # log-sum onto their separator less the child's own message up (sum-product's
-        # division), not a belief re-summed without that child for every child.
-        beliefs: list[np.ndarray] = [np.zeros(())] * len(tree.nodes)
-        down: dict[int, np.ndarray] = {}  # child -> its parent's message to it
-        for i in tree.order:
-            beliefs[i] = partial[i]
-            if i in down:
-                beliefs[i] += down[i]
-            for c in children[i]:
-                down[c] = _down(beliefs[i], up[c], tree.nodes[i], tree.nodes[c])
-        tables = []
-        for table in beliefs:  # each owned here: made the node's table in place
-            table -= table.max()
-            np.exp(table, out=table)  # forbidden cells: exp(-1e9) == 0.0 exactly
-            table *= total / table.sum()
-            tables.append(table)
+        tables = _calibrate(tree, children, shapes, cliques, theta, total)
         mus: list[np.ndarray] = [np.zeros(0)] * len(cliques)
         for k in by_size:  # from the smallest marginal already summed that holds the clique
             cl, h = cliques[k], tree.home[k]
@@ -246,3 +208,69 @@ def mirror_descent_junction(
                 if set(cl) <= set(nd):
                     tables[i] = np.where(_broadcast(mask, tuple(cl), nd), 0.0, tables[i])
     return list(zip(tree.nodes, tables, strict=True))
+
+
+def _targets(
+    cliques: list[Clique],
+    measurements: Sequence[tuple[Clique, np.ndarray, float]],
+    potentials: Mapping[Clique, np.ndarray],
+) -> tuple[list[float], list[np.ndarray]]:
+    """Per clique, the measurements' total precision and their precision-weighted mean.
+
+    Several measurements of one clique combine into their precision-weighted mean (the
+    same gradient; the loss changes by a constant).
+    """
+    index = {cl: i for i, cl in enumerate(cliques)}
+    weight = [0.0] * len(cliques)
+    target = [np.zeros(np.shape(potentials[cl])) for cl in cliques]
+    for cl, noisy, sd in measurements:
+        prec = 1.0 / max(float(sd), 1e-12) ** 2
+        weight[index[tuple(cl)]] += prec
+        shaped = np.asarray(noisy, float).reshape(target[index[tuple(cl)]].shape)  # flat: C order
+        target[index[tuple(cl)]] = target[index[tuple(cl)]] + prec * shaped
+    target = [t / w if w > 0 else t for t, w in zip(target, weight, strict=True)]
+    return weight, target
+
+
+def _calibrate(  # noqa: PLR0917  (the fit's fixed parts and one step's potentials)
+    tree: _Tree,
+    children: dict[int, list[int]],
+    shapes: list[tuple[int, ...]],
+    cliques: list[Clique],
+    theta: tuple[np.ndarray, ...],
+    total: float,
+) -> list[np.ndarray]:
+    """Each junction-tree node's table of counts (summing to ``total``) under ``theta``.
+
+    The clique log-potentials summed into their nodes, calibrated by sum-product message
+    passing in log space: one pass up the spanning tree and one down.
+    """
+    log = [np.zeros(s) for s in shapes]
+    for cl, h, values in zip(cliques, tree.home, theta, strict=True):
+        log[h] += _broadcast(values, cl, tree.nodes[h])  # in place: nodes are large
+    up: dict[int, np.ndarray] = {}  # child -> its message to its parent
+    partial: list[np.ndarray] = [np.zeros(())] * len(tree.nodes)  # potentials + ups
+    for i in reversed(tree.order):
+        partial[i] = log[i]  # owned by this call: summed into in place
+        for c in children[i]:
+            partial[i] += up[c]
+        if i in tree.parent:
+            up[i] = _message(partial[i], tree.nodes[i], tree.nodes[tree.parent[i]])
+    # Down the tree, each node's belief once: its message to a child is the belief's
+    # log-sum onto their separator less the child's own message up (sum-product's
+    # division), not a belief re-summed without that child for every child.
+    beliefs: list[np.ndarray] = [np.zeros(())] * len(tree.nodes)
+    down: dict[int, np.ndarray] = {}  # child -> its parent's message to it
+    for i in tree.order:
+        beliefs[i] = partial[i]
+        if i in down:
+            beliefs[i] += down[i]
+        for c in children[i]:
+            down[c] = _down(beliefs[i], up[c], tree.nodes[i], tree.nodes[c])
+    tables = []
+    for table in beliefs:  # each owned here: made the node's table in place
+        table -= table.max()
+        np.exp(table, out=table)  # forbidden cells: exp(-1e9) == 0.0 exactly
+        table *= total / table.sum()
+        tables.append(table)
+    return tables

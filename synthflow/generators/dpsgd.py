@@ -40,12 +40,20 @@ rounded to float32: the usual floating-point caveat of DP-SGD implementations
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from synthflow.generators._ctgan_nets import (  # also imported from here by tests
+    _discriminate,
+    _discriminator_params,
+    _fake_loss,
+    _fake_rows,
+    _generator_network,
+    _real_loss,
+)
 
 __all__ = ["DPSGDResult", "TorchStream", "poisson_batch", "train_dpctgan"]
 
@@ -94,90 +102,6 @@ def _import_torch() -> Any:
     import torch  # noqa: PLC0415  (optional extra)
 
     return torch
-
-
-def _linear(torch: Any, stream: TorchStream, fan_in: int, fan_out: int) -> Any:
-    """A linear layer initialised as torch's (uniform +-1/sqrt(fan_in)), from the stream.
-
-    Built here rather than as ``nn.Linear``, whose constructor runs torch's initialiser.
-    """
-    nn = torch.nn
-    bound = 1.0 / math.sqrt(fan_in)
-
-    class Linear(nn.Module):  # type: ignore[name-defined]
-        def __init__(self) -> None:
-            super().__init__()
-            self.weight = nn.Parameter(stream.uniform(fan_out, fan_in, low=-bound, high=bound))
-            self.bias = nn.Parameter(stream.uniform(fan_out, low=-bound, high=bound))
-
-        def forward(self, x: Any) -> Any:
-            return nn.functional.linear(x, self.weight, self.bias)
-
-    return Linear()
-
-
-def _generator_network(torch: Any, stream: TorchStream, dim_z: int, hidden: int, out: int) -> Any:
-    nn = torch.nn
-
-    class Residual(nn.Module):  # type: ignore[name-defined]  # CTGAN's block: [ReLU(BN(Wx)), x]
-        def __init__(self, i: int, o: int) -> None:
-            super().__init__()
-            self.fc = _linear(torch, stream, i, o)
-            self.bn = nn.BatchNorm1d(o)
-
-        def forward(self, x: Any) -> Any:
-            return torch.cat([torch.relu(self.bn(self.fc(x))), x], dim=1)
-
-    return nn.Sequential(
-        Residual(dim_z, hidden),
-        Residual(dim_z + hidden, hidden),
-        _linear(torch, stream, dim_z + 2 * hidden, out),
-    )
-
-
-def _discriminator_params(torch: Any, stream: TorchStream, dim: int, hidden: int) -> dict[str, Any]:
-    layers = [_linear(torch, stream, dim, hidden), _linear(torch, stream, hidden, hidden)]
-    layers.append(_linear(torch, stream, hidden, 1))
-    params = {}
-    for i, layer in enumerate(layers):
-        params[f"w{i}"] = layer.weight.detach().clone().requires_grad_(True)
-        params[f"b{i}"] = layer.bias.detach().clone().requires_grad_(True)
-    return params
-
-
-def _discriminate(torch: Any, params: dict[str, Any], x: Any, masks: tuple[Any, Any]) -> Any:
-    """CTGAN's discriminator with explicit dropout masks (kept 1/0, scaled by 2)."""
-    f = torch.nn.functional
-    h = f.leaky_relu(f.linear(x, params["w0"], params["b0"]), 0.2) * masks[0] * 2.0
-    h = f.leaky_relu(f.linear(h, params["w1"], params["b1"]), 0.2) * masks[1] * 2.0
-    return f.linear(h, params["w2"], params["b2"]).squeeze(-1)
-
-
-def _real_loss(torch: Any, loss: str) -> Callable[[Any], Any]:
-    f = torch.nn.functional
-    return (lambda d: f.softplus(-d)) if loss == "cross_entropy" else (lambda d: -d)
-
-
-def _fake_loss(torch: Any, loss: str) -> Callable[[Any], Any]:
-    f = torch.nn.functional
-    return f.softplus if loss == "cross_entropy" else (lambda d: d)
-
-
-def _gumbel_softmax(torch: Any, logits: Any, sizes: tuple[int, ...], stream: TorchStream) -> Any:
-    """CTGAN's output activation: a Gumbel-softmax (tau 0.2) per column, noise from the stream."""
-    y = (logits + stream.gumbel(*logits.shape)) / 0.2
-    parts, st = [], 0
-    for k in sizes:
-        parts.append(torch.softmax(y[:, st : st + k], dim=1))
-        st += k
-    return torch.cat(parts, dim=1)
-
-
-def _fake_rows(
-    torch: Any, gen_net: Any, stream: TorchStream, rows: int, *, dim_z: int, sizes: tuple[int, ...]
-) -> Any:
-    """``rows`` generated rows: latent normals, the generator, a Gumbel-softmax per column."""
-    return _gumbel_softmax(torch, gen_net(stream.normal(rows, dim_z)), sizes, stream)
 
 
 @dataclass(frozen=True)
@@ -235,10 +159,7 @@ def train_dpctgan(
     ``onehot`` (n rows, sum(sizes) columns) is the private data; it is read only inside
     the clipped, noised discriminator step. The caller has charged the budget.
     """
-    # Long: DP-CTGAN's training loop with its accountant, as in the reference implementation.
     torch = _import_torch()
-    from torch.func import grad, vmap  # noqa: PLC0415
-
     stream = TorchStream(generator, torch)
     n, dim = onehot.shape
     data = torch.from_numpy(onehot.astype(np.float32))
@@ -256,24 +177,14 @@ def train_dpctgan(
     real_loss, fake_loss = _real_loss(torch, loss), _fake_loss(torch, loss)
     expected = sample_rate * n  # public: q and n are
     fake_rows = max(2, round(expected))
-
-    def one_real(p: dict[str, Any], x: Any, m0: Any, m1: Any) -> Any:
-        return real_loss(_discriminate(torch, p, x.unsqueeze(0), (m0, m1))).sum()
-
-    per_row = vmap(grad(one_real), in_dims=(None, 0, 0, 0))
+    per_row = _per_row_gradients(torch, real_loss)
     sizes_seen: list[int] = []
     for _ in range(steps):
         # --- discriminator: the DP step --------------------------------------------------
         rows = poisson_batch(n, sample_rate, generator)
         sizes_seen.append(len(rows))
-        frozen = {k: v.detach() for k, v in params.items()}
-        total = {k: torch.zeros_like(v) for k, v in params.items()}
-        if len(rows):
-            x = data[torch.from_numpy(rows)]
-            masks = stream.dropout_masks(len(rows), hidden)
-            total = clip_and_sum(torch, per_row(frozen, x, *masks), clip)
-        for v in total.values():
-            v.add_(stream.normal(*v.shape) * (noise_multiplier * clip))
+        x = data[torch.from_numpy(rows)] if len(rows) else None
+        total = _noisy_sum(torch, params, per_row, x, stream, hidden, clip, noise_multiplier)
         with torch.no_grad():
             fake = _fake_rows(torch, gen_net, stream, fake_rows, dim_z=embedding_dim, sizes=sizes)
         fmasks = stream.dropout_masks(fake_rows, hidden)
@@ -296,3 +207,38 @@ def train_dpctgan(
     return DPSGDResult(
         generator=gen_net, steps=steps, sample_rate=sample_rate, batch_sizes=tuple(sizes_seen)
     )
+
+
+def _per_row_gradients(torch: Any, real_loss: Callable[[Any], Any]) -> Callable[..., Any]:
+    """Per-row gradients of the discriminator's loss on real rows (``torch.func``)."""
+    from torch.func import grad, vmap  # noqa: PLC0415
+
+    def one_real(p: dict[str, Any], x: Any, m0: Any, m1: Any) -> Any:
+        return real_loss(_discriminate(torch, p, x.unsqueeze(0), (m0, m1))).sum()
+
+    return vmap(grad(one_real), in_dims=(None, 0, 0, 0))
+
+
+def _noisy_sum(  # noqa: PLR0917  (one DP step's parts)
+    torch: Any,
+    params: dict[str, Any],
+    per_row: Callable[..., dict[str, Any]],
+    x: Any,
+    stream: TorchStream,
+    hidden: int,
+    clip: float,
+    noise_multiplier: float,
+) -> dict[str, Any]:
+    """The DP step's gradient: the batch's clipped per-row gradients, summed, plus noise.
+
+    ``x``: the Poisson batch's rows (None for an empty batch, whose sum is zero); the
+    Gaussian noise has standard deviation ``noise_multiplier * clip``.
+    """
+    frozen = {k: v.detach() for k, v in params.items()}
+    total = {k: torch.zeros_like(v) for k, v in params.items()}
+    if x is not None:
+        masks = stream.dropout_masks(len(x), hidden)
+        total = clip_and_sum(torch, per_row(frozen, x, *masks), clip)
+    for v in total.values():
+        v.add_(stream.normal(*v.shape) * (noise_multiplier * clip))
+    return total

@@ -3,9 +3,9 @@
 The configuration space validates its grid points against these classes
 (:func:`synthflow.space.expand_space`); keeping them apart from the generators lets
 ``synthflow space`` run without pandas, networkx or torch. Each generator module
-re-exports its class, and :data:`GENERATORS` is the one generator registry: each
-family's hyperparameter class and where its generator lives (imported on first use);
-:data:`HYPERPARAMETERS` is its name -> hyperparameters view.
+re-exports its class; the one generator registry,
+:data:`~synthflow.generators.table.GENERATORS`, pairs each family's hyperparameter class
+with where its generator lives (it names the generators' modules, which import this one).
 """
 
 from __future__ import annotations
@@ -18,11 +18,8 @@ from synthflow.generators._gan_hyperparameters import (
     DPCTGANHyperparameters,
     PATECTGANHyperparameters,
 )
-from synthflow.generators.table import GeneratorTable
 
 __all__ = [
-    "GENERATORS",
-    "HYPERPARAMETERS",
     "AIMHyperparameters",
     "DPCTGANHyperparameters",
     "MSTHyperparameters",
@@ -229,21 +226,3 @@ class AIMHyperparameters:
             isinstance(self.rounds, bool) or not isinstance(self.rounds, int) or self.rounds < 1
         ):
             raise ValueError(f"rounds ({self.rounds!r}) must be None or an integer >= 1")
-
-
-GENERATORS = GeneratorTable(
-    {
-        "privbayes": (PrivBayesHyperparameters, "synthflow.generators.privbayes:PrivBayes"),
-        "workload": (WorkloadHyperparameters, "synthflow.generators.workload:WorkloadGenerator"),
-        "mwem": (MWEMHyperparameters, "synthflow.generators.mwem:MWEM"),
-        "pep": (PEPHyperparameters, "synthflow.generators.pep:PEP"),
-        "mst": (MSTHyperparameters, "synthflow.generators._smartnoise:MST"),
-        "aim": (AIMHyperparameters, "synthflow.generators._smartnoise:AIM"),
-        "dpctgan": (DPCTGANHyperparameters, "synthflow.generators.gan:DPCTGAN"),
-        "patectgan": (PATECTGANHyperparameters, "synthflow.generators.gan:PATECTGAN"),
-    }
-)
-"""The one generator registry (:mod:`synthflow.generators.table`): classes import lazily."""
-
-HYPERPARAMETERS = GENERATORS.hyperparameters
-"""Generator family -> its hyperparameter class (a view of :data:`GENERATORS`)."""

@@ -295,7 +295,6 @@ class MWEM(GeneratorBase):
             DataError: If the data fall outside the public domain.
             BudgetExceededError: If the ledger cannot afford ``epsilon``.
         """
-        # Long: MWEM's rounds (select, measure, update) kept in one loop, as in the paper.
         check_codes(data, domain)
         self.check_feasible(domain, len(data))
         hp = self.hyperparameters
@@ -305,30 +304,7 @@ class MWEM(GeneratorBase):
         eps_one = self.epsilon * self.one_way_share
         eps_rounds = self.epsilon - eps_one
         eps_round = eps_rounds / t_max
-        if not ledger.can_afford(self.epsilon):
-            ledger.charge(f"{self.name} (total)", epsilon=self.epsilon)  # raises with amounts
-        ones = None
-        if eps_one > 0:
-            ledger.charge(
-                f"{self.name} 1-way marginals: Laplace on each of {len(domain.sizes)} "
-                "histograms (replace-one L1 sensitivity 2 each)",
-                epsilon=eps_one,
-                mechanism="laplace",
-                sensitivity=2.0,
-            )
-            ones = OneWayMarginals.measure(data, domain, epsilon=eps_one, rng=rng)
-        ledger.charge(
-            f"{self.name} selection: exponential mechanism x {t_max} on query errors",
-            epsilon=eps_rounds / 2,
-            mechanism="exponential",
-            sensitivity=1.0,
-        )
-        ledger.charge(
-            f"{self.name} measurement: Laplace x {t_max} on selected counts",
-            epsilon=eps_rounds - eps_rounds / 2,
-            mechanism="laplace",
-            sensitivity=1.0,
-        )
+        ones = self._charge_and_measure_ones(data, domain, ledger, rng, eps_one=eps_one)
         noisy_offsets = rng.laplace(np.zeros(t_max), sensitivity=1.0, epsilon=eps_round / 2)
         tolerance = 0.5 / (eps_round / 2)  # half the Laplace scale of one measurement
         band = self.band_scales / (eps_round / 2)
@@ -380,6 +356,48 @@ class MWEM(GeneratorBase):
         self.domain_ = domain
         self.probabilities_ = (cube / cube.sum()).ravel()
         return self
+
+    def _charge_and_measure_ones(
+        self,
+        data: pd.DataFrame,
+        domain: Domain,
+        ledger: Ledger,
+        rng: PrivacyRNG,
+        *,
+        eps_one: float,
+    ) -> OneWayMarginals | None:
+        """Charge the fit's budget; the 1-way marginals measured with ``eps_one`` (if > 0).
+
+        Charged in turn: the 1-way marginals' share (PEP only), then the rounds' selection
+        and measurement halves of the rest; refused first if ``epsilon`` is unaffordable.
+        """
+        t_max = self.hyperparameters.num_iterations
+        eps_rounds = self.epsilon - eps_one
+        if not ledger.can_afford(self.epsilon):
+            ledger.charge(f"{self.name} (total)", epsilon=self.epsilon)  # raises with amounts
+        ones = None
+        if eps_one > 0:
+            ledger.charge(
+                f"{self.name} 1-way marginals: Laplace on each of {len(domain.sizes)} "
+                "histograms (replace-one L1 sensitivity 2 each)",
+                epsilon=eps_one,
+                mechanism="laplace",
+                sensitivity=2.0,
+            )
+            ones = OneWayMarginals.measure(data, domain, epsilon=eps_one, rng=rng)
+        ledger.charge(
+            f"{self.name} selection: exponential mechanism x {t_max} on query errors",
+            epsilon=eps_rounds / 2,
+            mechanism="exponential",
+            sensitivity=1.0,
+        )
+        ledger.charge(
+            f"{self.name} measurement: Laplace x {t_max} on selected counts",
+            epsilon=eps_rounds - eps_rounds / 2,
+            mechanism="laplace",
+            sensitivity=1.0,
+        )
+        return ones
 
     def sample(self, n: int, *, rng: np.random.Generator) -> pd.DataFrame:
         """Draw ``n`` rows from the learned cube (post-processing only)."""

@@ -50,22 +50,20 @@ on measured 2-way tables) is what brings a 10K release below independent columns
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from synthflow.generators.dpsgd import (
-    CLIP_MARGIN,
-    TorchStream,
+from synthflow.generators._ctgan_nets import (
     _discriminate,
     _discriminator_params,
     _fake_rows,
     _generator_network,
-    _import_torch,
     _real_loss,
-    poisson_batch,
 )
+from synthflow.generators.dpsgd import CLIP_MARGIN, TorchStream, _import_torch, poisson_batch
 
 __all__ = ["PATEResult", "partition", "teacher_votes", "train_patectgan"]
 
@@ -163,7 +161,6 @@ def train_patectgan(
     ``onehot`` (n rows, sum(sizes) columns) is the private data; only the teachers read
     it, and only the noisy vote sums leave them. The caller has charged the budget.
     """
-    # Long: PATE-CTGAN's training loop as in the reference implementation.
     torch = _import_torch()
     stream = TorchStream(generator, torch)
     n, dim = onehot.shape
@@ -181,57 +178,33 @@ def train_patectgan(
     opt_g = torch.optim.Adam(
         gen_net.parameters(), lr=generator_lr, weight_decay=generator_decay, **adam
     )
-    softplus = torch.nn.functional.softplus
     g_loss_of = _real_loss(torch, loss)
     voters: list[int] = []
 
     def fakes(rows: int) -> Any:
         return _fake_rows(torch, gen_net, stream, rows, dim_z=embedding_dim, sizes=sizes)
 
-    def masks(rows: int) -> tuple[Any, Any]:
-        return stream.dropout_masks(rows, hidden)
-
     for _ in range(steps):
         # --- 1. teachers: one step each on its own partition (never released) -------------
         with torch.no_grad():
             fake_t = fakes(per)
-        logits_real = _teachers(torch, t_params, real)
-        logits_fake = _teachers(torch, t_params, fake_t.expand(teachers, -1, -1))
-        t_loss = (softplus(-logits_real).mean(dim=1) + softplus(logits_fake).mean(dim=1)).sum()
-        opt_t.zero_grad(set_to_none=True)
-        t_loss.backward()
-        opt_t.step()
+        _teacher_step(torch, t_params, opt_t, real, fake_t.expand(teachers, -1, -1))
         # --- 2. the private release: noisy votes of a Poisson sample of teachers ---------
         with torch.no_grad():
             x = fakes(batch_size)
             joining = poisson_batch(teachers, teacher_rate, generator)
             voters.append(len(joining))
-            sub = [p[torch.from_numpy(joining)] for p in t_params]
-            logits = _teachers(torch, sub, x.expand(len(joining), -1, -1))
-            noisy, _ = teacher_votes(
-                torch, logits, noise_multiplier=noise_multiplier, stream=stream
-            )
+            noisy = _vote(torch, t_params, x, joining, stream, noise_multiplier=noise_multiplier)
             target = (0.5 + noisy / (teacher_rate * teachers)).float()
         # --- 3. student: post-processing of the noisy votes ------------------------------
-        d = _discriminate(torch, s_params, x, masks(batch_size))
-        # Cross-entropy against the soft label, linear in the label: its expectation over
-        # the vote noise is the cross-entropy against the teachers' mean belief (unbiased
-        # for any noisy label, even outside [0, 1]).
-        s_loss = (softplus(d) - target * d).mean()
-        if regularization == "dragan":  # Kodali et al. 2017: gradient penalty near the rows
-            near = (x + 0.5 * x.std() * stream.uniform(*x.shape)).requires_grad_(True)
-            d_near = _discriminate(torch, s_params, near, masks(batch_size))
-            (gx,) = torch.autograd.grad(d_near.sum(), near, create_graph=True)
-            s_loss = s_loss + 10.0 * ((gx.norm(dim=1) - 1.0) ** 2).mean()
+        dragan = regularization == "dragan"
+        s_loss = _student_loss(torch, s_params, x, target, stream, hidden=hidden, dragan=dragan)
         opt_s.zero_grad(set_to_none=True)
         s_loss.backward()
         opt_s.step()
         # --- 4. generator against the student --------------------------------------------
-        frozen = {k: v.detach() for k, v in s_params.items()}
-        g_loss = g_loss_of(_discriminate(torch, frozen, fakes(batch_size), masks(batch_size)))
-        opt_g.zero_grad(set_to_none=True)
-        g_loss.mean().backward()
-        opt_g.step()
+        fake, fmasks = fakes(batch_size), stream.dropout_masks(batch_size, hidden)
+        _generator_step(torch, opt_g, s_params, fake, fmasks, loss_of=g_loss_of)
     gen_net.eval()
     return PATEResult(
         generator=gen_net,
@@ -240,3 +213,76 @@ def train_patectgan(
         rows_per_teacher=per,
         voters=tuple(voters),
     )
+
+
+def _teacher_step(torch: Any, params: list[Any], opt: Any, real: Any, fake: Any) -> None:
+    """One Adam step of every teacher: its own partition ``real`` against ``fake`` rows."""
+    softplus = torch.nn.functional.softplus
+    logits_real = _teachers(torch, params, real)
+    logits_fake = _teachers(torch, params, fake)
+    t_loss = (softplus(-logits_real).mean(dim=1) + softplus(logits_fake).mean(dim=1)).sum()
+    opt.zero_grad(set_to_none=True)
+    t_loss.backward()
+    opt.step()
+
+
+def _vote(
+    torch: Any,
+    params: list[Any],
+    x: Any,
+    joining: np.ndarray,
+    stream: TorchStream,
+    *,
+    noise_multiplier: float,
+) -> Any:
+    """The noisy sum of the ``joining`` teachers' votes on the generated rows ``x``."""
+    sub = [p[torch.from_numpy(joining)] for p in params]
+    logits = _teachers(torch, sub, x.expand(len(joining), -1, -1))
+    noisy, _ = teacher_votes(torch, logits, noise_multiplier=noise_multiplier, stream=stream)
+    return noisy
+
+
+def _generator_step(
+    torch: Any,
+    opt: Any,
+    student: dict[str, Any],
+    fake: Any,
+    masks: tuple[Any, Any],
+    *,
+    loss_of: Callable[[Any], Any],
+) -> None:
+    """One Adam step of the generator (which made ``fake``) against the frozen student."""
+    frozen = {k: v.detach() for k, v in student.items()}
+    g_loss = loss_of(_discriminate(torch, frozen, fake, masks))
+    opt.zero_grad(set_to_none=True)
+    g_loss.mean().backward()
+    opt.step()
+
+
+def _student_loss(
+    torch: Any,
+    params: dict[str, Any],
+    x: Any,
+    target: Any,
+    stream: TorchStream,
+    *,
+    hidden: int,
+    dragan: bool,
+) -> Any:
+    """The student's loss on the generated rows ``x`` against their noisy soft labels.
+
+    Dropout masks come from the stream; ``dragan``: with DRAGAN's gradient penalty.
+    """
+    softplus = torch.nn.functional.softplus
+    rows = len(x)
+    d = _discriminate(torch, params, x, stream.dropout_masks(rows, hidden))
+    # Cross-entropy against the soft label, linear in the label: its expectation over
+    # the vote noise is the cross-entropy against the teachers' mean belief (unbiased
+    # for any noisy label, even outside [0, 1]).
+    s_loss = (softplus(d) - target * d).mean()
+    if dragan:  # Kodali et al. 2017: gradient penalty near the rows
+        near = (x + 0.5 * x.std() * stream.uniform(*x.shape)).requires_grad_(True)
+        d_near = _discriminate(torch, params, near, stream.dropout_masks(rows, hidden))
+        (gx,) = torch.autograd.grad(d_near.sum(), near, create_graph=True)
+        s_loss = s_loss + 10.0 * ((gx.norm(dim=1) - 1.0) ** 2).mean()
+    return s_loss

@@ -5,15 +5,15 @@ from __future__ import annotations
 from collections.abc import Iterable, MutableMapping
 
 from synthflow.errors import ConfigError
-from synthflow.generators.hyperparameters import GENERATORS
 from synthflow.generators.protocol import Generator
+from synthflow.generators.table import GENERATORS
 from synthflow.transform import Transformer
 
 __all__ = ["REGISTRY", "check_public_only", "make_generator", "register"]
 
 REGISTRY: MutableMapping[str, type[Generator]] = GENERATORS.classes
 """Generator family -> its class: a view of the one table
-(:data:`~synthflow.generators.hyperparameters.GENERATORS`), each class imported on first use."""
+(:data:`~synthflow.generators.table.GENERATORS`), each class imported on first use."""
 
 
 def make_generator(
@@ -66,7 +66,7 @@ def register(cls: type[Generator]) -> type[Generator]:
     """Add a generator defined outside the package (docs/adding-a-generator.md).
 
     The one step a plug-in takes: the class joins the one table
-    (:data:`~synthflow.generators.hyperparameters.GENERATORS`), whose views
+    (:data:`~synthflow.generators.table.GENERATORS`), whose views
     :data:`REGISTRY` and ``HYPERPARAMETERS`` (what the spec loader reads) then both
     name it. On the command line, ``synthflow --plugin MODULE_OR_FILE ...`` imports the module
     that calls this. Returns ``cls`` (usable as a class decorator).

@@ -1,11 +1,11 @@
 """The one generator registry: each family's name, hyperparameters and class.
 
 The spec loader and ``synthflow space`` need a family's hyperparameters without
-importing its generator (pandas, scipy, torch, jax): the table holds the hyperparameter
-class and where the generator class lives (``"module:Class"``), imported the first time
-it is asked for. :data:`~synthflow.generators.registry.REGISTRY` (name -> class) and
-:data:`~synthflow.generators.hyperparameters.HYPERPARAMETERS` (name -> hyperparameters)
-are two views of this one table, so they cannot disagree;
+importing its generator (pandas, scipy, torch, jax): the table, :data:`GENERATORS`, holds
+the hyperparameter class and where the generator class lives (``"module:Class"``),
+imported the first time it is asked for. :data:`~synthflow.generators.registry.REGISTRY`
+(name -> class) and :data:`HYPERPARAMETERS` (name -> hyperparameters) are two views of
+this one table, so they cannot disagree;
 :func:`~synthflow.generators.registry.register` adds a plug-in's class to it.
 """
 
@@ -15,7 +15,18 @@ import importlib
 from collections.abc import Iterator, Mapping, MutableMapping
 from typing import Any
 
-__all__ = ["GeneratorTable"]
+from synthflow.generators.hyperparameters import (
+    AIMHyperparameters,
+    DPCTGANHyperparameters,
+    MSTHyperparameters,
+    MWEMHyperparameters,
+    PATECTGANHyperparameters,
+    PEPHyperparameters,
+    PrivBayesHyperparameters,
+    WorkloadHyperparameters,
+)
+
+__all__ = ["GENERATORS", "HYPERPARAMETERS", "GeneratorTable"]
 
 
 class GeneratorTable:
@@ -86,3 +97,22 @@ class _Classes(MutableMapping[str, Any]):
 
     def __len__(self) -> int:
         return len(self._table.names())
+
+
+GENERATORS = GeneratorTable(
+    {
+        "privbayes": (PrivBayesHyperparameters, "synthflow.generators.privbayes:PrivBayes"),
+        "workload": (WorkloadHyperparameters, "synthflow.generators.workload:WorkloadGenerator"),
+        "mwem": (MWEMHyperparameters, "synthflow.generators.mwem:MWEM"),
+        "pep": (PEPHyperparameters, "synthflow.generators.pep:PEP"),
+        "mst": (MSTHyperparameters, "synthflow.generators._smartnoise:MST"),
+        "aim": (AIMHyperparameters, "synthflow.generators._smartnoise:AIM"),
+        "dpctgan": (DPCTGANHyperparameters, "synthflow.generators.gan:DPCTGAN"),
+        "patectgan": (PATECTGANHyperparameters, "synthflow.generators.gan:PATECTGAN"),
+    }
+)
+"""The one generator registry: classes import lazily (the generators' modules import
+:mod:`~synthflow.generators.hyperparameters`, so the table lives here, not there)."""
+
+HYPERPARAMETERS = GENERATORS.hyperparameters
+"""Generator family -> its hyperparameter class (a view of :data:`GENERATORS`)."""

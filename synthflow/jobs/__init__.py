@@ -5,10 +5,15 @@ every computation on data follows are applied: a CSPRNG, or a seed on public dat
 public-only generators refused on private data; the data read and cleaned; the
 dataset's ledger for data not declared public), checks what it can before its first
 charge (outputs, rows, budget), runs the library and writes its files. Only this
-package opens ledgers and builds randomness (``tests/unit/test_architecture.py``). The
-command line (:mod:`synthflow.cli`: argparse and printing only) and the Python API call
-the same functions: run, evaluate, sweep (its workers included), plan, release, the
-demo, ship-plan and the table protections.
+package opens ledgers and builds randomness (``tests/unit/test_architecture.py``), with
+two exceptions that belong to it: :func:`open_job` itself, in ``synthflow/_job_open.py``
+below this package so that the release job can call it, and the release job
+(:mod:`synthflow.release.job`: its pre-flight, selection and publication live in
+``release/``, which never imports this package; :func:`run_release` and
+:func:`why_hopeless` are exported here). The command line (:mod:`synthflow.cli`:
+argparse and printing only) and the Python API call the same functions: run, evaluate,
+sweep (its workers included), plan, release, the demo, ship-plan and the table
+protections.
 """
 
 from __future__ import annotations
@@ -18,11 +23,14 @@ from typing import TYPE_CHECKING
 from synthflow._lazy import lazy_package
 
 if TYPE_CHECKING:  # the exports, imported on first use (synthflow/_lazy.py)
-    from synthflow.jobs._open import Job, open_job
+    from synthflow._job_open import Job, open_job
+    from synthflow.jobs._sweep_forkserver import start_fork_server
     from synthflow.jobs.evaluate import evaluate_files, load_codes
     from synthflow.jobs.plan import plan_budget
-    from synthflow.jobs.release import run_release, why_hopeless
     from synthflow.jobs.run import RUN_FILES, run_configuration
+    from synthflow.release.hopeless import why_hopeless
+    from synthflow.release.job import run_release
+    from synthflow.release.spend import selection_spend_line
 
 __all__ = [
     "RUN_FILES",
@@ -33,6 +41,8 @@ __all__ = [
     "plan_budget",
     "run_configuration",
     "run_release",
+    "selection_spend_line",
+    "start_fork_server",
     "why_hopeless",
 ]
 

@@ -105,8 +105,8 @@ def run_one(
 
     ``generator_epsilon`` replaces the spec's eps_gen for this run (a swept budget).
     """
+    from synthflow._job_open import open_job  # noqa: PLC0415
     from synthflow.flow import run_flow  # noqa: PLC0415  (workers only: the driver starts fast)
-    from synthflow.jobs._open import open_job  # noqa: PLC0415
 
     t0 = time.perf_counter()
     eps = spec.privacy.generator_epsilon if generator_epsilon is None else generator_epsilon

@@ -25,11 +25,11 @@ from pathlib import Path
 from synthflow import _ledger_head
 from synthflow.config.model import DatasheetSpec
 from synthflow.errors import ConfigError
-from synthflow.jobs.release import run_release
 from synthflow.jobs.ship import make_shipped_plan
 from synthflow.ledger import read_ledger
 from synthflow.loader import load_spec
 from synthflow.release.audit import NOT_CHECKED, AuditReport, audit_release
+from synthflow.release.job import run_release
 from synthflow.release.reprovenance import first_to_do
 from synthflow.release.shipped import FILES, ShippedPlan, shipped_plan
 from synthflow.resources import public_data_file
@@ -147,7 +147,7 @@ def run_main_job(
     # belongs to an earlier demo removed since (rm -rf), never to a rollback.
     _ledger_head.forget(out / "enclave" / "dataset_ledger.jsonl")
     if shipped is None:
-        shipped = make_shipped_plan(
+        made = make_shipped_plan(
             DEFAULT_SPEC,
             out / "new_plan",
             data=screen_data,
@@ -155,6 +155,9 @@ def run_main_job(
             workers=workers,
             show_progress=show_progress,
         )
+        if not isinstance(made, ShippedPlan):  # only a proposal (never asked here) is not
+            raise TypeError("make_shipped_plan proposed thresholds it was not asked for")
+        shipped = made
         if prescreen_out is not None:
             _copy(shipped, prescreen_out, shipped=True)
     plan = _copy(shipped, out / "plan", shipped=False)

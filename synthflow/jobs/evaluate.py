@@ -7,10 +7,10 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from synthflow._job_open import open_job
 from synthflow.acceptance.evaluate import evaluate
 from synthflow.data import load_data, read_table
 from synthflow.errors import ConfigError, DataError
-from synthflow.jobs._open import open_job
 from synthflow.public_sample import check_public_sample_is_public, public_sample_path
 from synthflow.space import find_configuration
 from synthflow.transform import Transformer

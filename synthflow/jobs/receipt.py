@@ -12,9 +12,9 @@ import json
 from pathlib import Path
 
 from synthflow.errors import ConfigError
-from synthflow.jobs._release_checks import selection_spend_line
 from synthflow.ledger import read_ledger
 from synthflow.release.reprovenance import replace_provenance_line
+from synthflow.release.spend import selection_spend_line
 
 __all__ = ["next_steps", "released_receipt"]
 

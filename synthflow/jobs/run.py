@@ -10,13 +10,13 @@ from typing import Any
 
 from synthflow import __version__
 from synthflow._files import replaced_atomically
+from synthflow._job_open import open_job
 from synthflow._outputs import check_output_dir, removed_if_refused
 from synthflow.config.model import ReleaseSpec
 from synthflow.cost import delta_of
 from synthflow.data import CleaningReport
 from synthflow.errors import ConfigError
 from synthflow.flow import FlowResult, run_flow
-from synthflow.jobs._open import open_job
 from synthflow.ledger import Ledger
 from synthflow.rng import PrivacyRNG
 from synthflow.space import Configuration

@@ -9,8 +9,10 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 from synthflow.errors import ConfigError, NoPlanError
+from synthflow.jobs.propose import ProposalFailed, ProposedPlan, keep_failed, propose_and_plan
 from synthflow.release.shipped import (
     FILES,
     PUBLIC_ROWS,
@@ -50,7 +52,9 @@ def make_shipped_plan(
     store: Path | None = None,
     rows: int | None = None,
     release_probability: float | None = None,
-) -> ShippedPlan:
+    propose: bool = False,
+    max_total: float | None = None,
+) -> ShippedPlan | ProposedPlan:
     """Sweep and plan bundled spec ``name`` by its recipe; write the shipped files into ``out``.
 
     ``data``: the public file to sweep (default: a seeded public draw simulated from the
@@ -61,7 +65,11 @@ def make_shipped_plan(
     resumed (a copy; nothing new to run when it is whole), so only the plan is remade.
     ``rows``: the seeded public draw's size (default :data:`PUBLIC_ROWS`): a plan for
     private data of another size (n is public; release refuses a plan made for a size
-    more than 20% away). ``release_probability`` overrides the recipe's.
+    more than 20% away). ``release_probability`` overrides the recipe's. ``propose``:
+    when the spec's thresholds find no plan, propose thresholds this size meets and plan
+    those (:mod:`synthflow.jobs.propose`); the files are then named ``NAME@ROWS`` and
+    a :class:`~synthflow.jobs.propose.ProposedPlan` is returned; ``max_total`` is then
+    the proposed spec's total epsilon ceiling (default twice the spec's).
 
     Raises:
         ConfigError: If ``name`` has no recipe, a shipped file exists in ``out``, or no
@@ -84,6 +92,10 @@ def make_shipped_plan(
     if rows is not None:
         check_rows(rows, least=1000)
     _check_counts(repeats=repeats, workers=workers, release_probability=release_probability)
+    if max_total is not None and not (propose and max_total > 0):
+        raise ConfigError(
+            "--max-total is the proposed spec's ceiling: give it with --propose-thresholds, > 0"
+        )
     if how is None:
         raise ConfigError(f"bundled spec {name!r} has no recipe in public_data/{RECIPES}")
     targets = {key: out / ship.format(name=name) for key, ship in FILES.items()}
@@ -108,30 +120,36 @@ def make_shipped_plan(
         described = f"a seeded public draw ({size} rows simulated, seed {seed})"
     else:
         described = f"the public file {data.name}"
-    run_sweep(
-        spec,
-        data,
-        work / "sweep.db",
-        repeats=int(repeats or how["repeats"]),
-        workers=workers,
-        seed=seed,
-        show_progress=show_progress,
-        generator_epsilons=[float(e) for e in how["generator_epsilon"]],
-    )
-    plan_dir = work / "plan"
-    target = float(release_probability or how["release_probability"])
-    try:
-        plan_budget(
-            bundled_spec(base),
-            work / "sweep.db",
+        size = _rows_of(data)
+
+    def sweep(spec: Any, store: Path, epsilons: list[float] | None = None) -> None:
+        run_sweep(
+            spec,
             data,
-            plan_dir,
-            release_probability=target,
+            store,
+            repeats=int(repeats or how["repeats"]),
+            workers=workers,
             seed=seed,
             show_progress=show_progress,
+            generator_epsilons=epsilons or [float(e) for e in how["generator_epsilon"]],
         )
+
+    target = float(release_probability or how["release_probability"])
+
+    def plan(spec_path: Path, store: Path, plan_dir: Path, max_total: float | None = None) -> None:
+        plan_budget(spec_path, store, data, plan_dir, release_probability=target, seed=seed,
+                    show_progress=show_progress, max_total=max_total)  # fmt: skip
+
+    sweep(spec, work / "sweep.db")
+    plan_dir = work / "plan"
+    try:
+        plan(bundled_spec(base), work / "sweep.db", plan_dir)
     except NoPlanError as exc:
-        raise _no_plan(exc, name, out, work, rows=rows, data=data, target=target) from None
+        if not propose:
+            raise _no_plan(exc, name, out, work, rows=rows, data=data, target=target) from None
+        ladder = [float(e) for e in how["generator_epsilon"]]
+        return _proposed(name, out, work, size=size, sweep=sweep, plan=plan, ladder=ladder,
+                         described=described, max_total=max_total)  # fmt: skip
     _ship(name, work, plan_dir, targets, described)
     shutil.rmtree(work)
     found = _shipped_in(name, out)
@@ -182,20 +200,63 @@ def _no_plan(exc: NoPlanError, name: str, out: Path, work: Path, *, rows: int | 
     )
 
 
-def _ship(name: str, work: Path, plan_dir: Path, targets: dict[str, Path], described: str) -> None:
-    """Copy the plan's files under their shipped names; paths in them become the names."""
+def _ship(name: str, work: Path, plan_dir: Path, targets: dict[str, Path], described: str,
+          *, store: Path | None = None, source: str | None = None) -> None:  # fmt: skip
+    """Copy the plan's files under their shipped names; paths in them become the names.
+
+    ``store``: the sweep planned (default ``work/sweep.db``); ``source``: the planned
+    spec's source file name (default the bundled spec's).
+    """
+    store = store or work / "sweep.db"
     store_name = targets["sweep.db"].name
-    shutil.copyfile(work / "sweep.db", targets["sweep.db"])
+    shutil.copyfile(store, targets["sweep.db"])
     for key in ("spec.yaml", "plan.html"):
         shutil.copyfile(plan_dir / key, targets[key])
     text = (plan_dir / "candidates.yaml").read_text(encoding="utf-8")
-    text = text.replace(f"store: {work / 'sweep.db'}", f"store: {store_name}")
+    text = text.replace(f"store: {store}", f"store: {store_name}")
     targets["candidates.yaml"].write_text(text, encoding="utf-8")
     plan = json.loads((plan_dir / "plan.json").read_text(encoding="utf-8"))
     plan["store"] = store_name
-    plan["source_spec"]["path"] = f"{base_name(name)}.yaml"
+    plan["source_spec"]["path"] = source or f"{base_name(name)}.yaml"
     plan["made_by"] = f"synthflow ship-plan {name}: a sweep of {described}, then plan"
     targets["plan.json"].write_text(json.dumps(plan, indent=1) + "\n", encoding="utf-8")
+
+
+def _proposed(name: str, out: Path, work: Path, *, size: int, sweep: Any, plan: Any,
+              ladder: list[float], described: str,
+              max_total: float | None) -> ProposedPlan:  # fmt: skip
+    """Propose thresholds for ``size`` rows and ship their plan as ``BASE@SIZE`` (#61)."""
+    at = f"{base_name(name)}@{size}"
+    targets = {key: out / ship.format(name=at) for key, ship in FILES.items()}
+    spec_out = out / f"{at}.proposed.yaml"
+    existing = [str(p) for p in [*targets.values(), spec_out] if p.exists()]
+    if existing:
+        shutil.rmtree(work)
+        raise ConfigError(f"{existing} exist; they are never overwritten: remove them first")
+    try:
+        found = propose_and_plan(at, size, work, sweep=sweep, plan=plan, recipe=ladder,
+                                 max_total=max_total)  # fmt: skip
+    except ProposalFailed as exc:
+        way_on = keep_failed(work, out, at, exc)
+        shutil.rmtree(work)
+        raise NoPlanError(
+            f"{str(exc).split('; see ')[0]}. {way_on}",
+            reachable=exc.reachable,
+            report=exc.report,
+        ) from None
+    shutil.copyfile(found.spec, spec_out)
+    _ship(at, work, found.plan_dir, targets, described, store=found.store, source=spec_out.name)
+    shutil.rmtree(work)
+    content = json.loads(targets["plan.json"].read_text(encoding="utf-8"))
+    return ProposedPlan(at, spec_out, targets["spec.yaml"], targets["candidates.yaml"],
+                        targets["plan.json"], content, found)  # fmt: skip
+
+
+def _rows_of(data: Path) -> int:
+    """The public file's rows (the size a proposal is for)."""
+    from synthflow._readers import read_table  # noqa: PLC0415
+
+    return len(read_table(data))
 
 
 def _shipped_in(name: str, out: Path) -> ShippedPlan:

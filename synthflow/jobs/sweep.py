@@ -35,7 +35,7 @@ from synthflow.jobs._sweep_workers import DaskWorkers, LocalWorkers, RunWorkers
 from synthflow.ledger import file_sha256
 from synthflow.loader import with_generator_epsilon
 from synthflow.space import Configuration
-from synthflow.sweep._select import run_seed, select_configurations
+from synthflow.sweep import run_seed, select_configurations
 from synthflow.sweep.evaluation import Evaluator, load_evaluator
 from synthflow.sweep.store import SweepStore
 

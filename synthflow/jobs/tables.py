@@ -8,18 +8,18 @@ public run's own ``out/ledger.jsonl`` sized to the method's budget).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from synthflow._job_open import open_job
 from synthflow.errors import DataError
-from synthflow.jobs._open import open_job
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from synthflow.config.model import ReleaseSpec
-    from synthflow.tables._spec import TableSpec
+    from synthflow.tables import TableSpec
     from synthflow.tables.compare import Comparison
-    from synthflow.tables.protect import TableMethod
+    from synthflow.tables.methods import TableMethod
 
 __all__ = ["compare_tables", "protect_tables"]
 
@@ -28,7 +28,6 @@ def protect_tables(
     spec: ReleaseSpec,
     tables: Sequence[TableSpec],
     method: TableMethod,
-    opts: dict[str, Any],
     data: str | Path,
     *,
     out: Path,
@@ -40,14 +39,12 @@ def protect_tables(
     what: str,
 ) -> list[Path]:
     """Protect every table with ``method``; write them, and what was done in tables.json."""
-    from synthflow.tables.protect import CellKey, protect, write_metadata, write_tables  # noqa: PLC0415
-    from synthflow.tables.ptable import make_ptable  # noqa: PLC0415
+    from synthflow.tables.protect import protect, write_metadata, write_tables  # noqa: PLC0415
     from synthflow.tables.tabulate import Microdata  # noqa: PLC0415
 
-    key_col = getattr(method, "record_key_column", None)
-    extra = (key_col,) if key_col is not None else ()
     # A DP method charges: the dataset's ledger (private data, or --ledger given), else
     # this public run's own, sized to the method's budget.
+    budget = method.budget
     job = open_job(
         spec,
         data,
@@ -55,23 +52,23 @@ def protect_tables(
         seed=seed,
         ledger=ledger_path,
         out=out,
-        budget=(opts["epsilon"], opts.get("delta", 0.0)) if method.is_dp else None,
-        extra_columns=extra,
+        budget=budget,
+        extra_columns=method.extra_columns,
         charges=method.is_dp,
     )
     assert job.loaded is not None
     microdata = Microdata(job.loaded.frame, spec)
     ledger = job.ledger
     if ledger is not None:
+        assert budget is not None  # only a DP method charges
         # The method's whole budget held before its first table is charged: refused with
         # nothing charged (and no table lost) if the ledger cannot afford it all.
-        with ledger.reserve(opts["epsilon"], opts.get("delta", 0.0), what=what):
+        with ledger.reserve(*budget, what=what):
             published = protect(microdata, tables, method, rng=job.rng, ledger=ledger)
     else:
         published = protect(microdata, tables, method, rng=job.rng, ledger=None)
     files = write_tables(published, out)
-    if isinstance(method, CellKey):
-        make_ptable(method.ptable).to_frame().to_csv(out / "ptable.csv", index=False)
+    method.write_public_files(out)
     meta = {
         "method": method.describe(),
         "spec": {"path": spec.path, "sha256": spec.sha256},

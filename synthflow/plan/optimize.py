@@ -389,7 +389,6 @@ class Planner:
         ``letters`` set means a once-per-release fit on that transformation set;
         ``single``: a single attempt (stop probability 1, basic composition).
         """
-        # Long: one planner evaluation: every criterion's pass probability at one budget point.
         fit_once = letters is not None
         arms = [
             j
@@ -408,29 +407,7 @@ class Planner:
         for col, i in enumerate(rows):
             weights[arms.index(int(self.arm_of[i])), col] = 1.0
         weights /= weights.sum(axis=1, keepdims=True)
-        perfect = 0.0
-        if self.coef is None:
-            per_draw = base[:, None]
-        elif not fit_once:
-            assert self.per_candidate is not None
-            coef, tstr = self.per_candidate
-            k = idx["__fit__"]
-            ok = (coef[rows, k] < self.coef.threshold) * self._tstr_pass(
-                tstr[rows, k], idx.get("__tstr__")
-            )
-            per_draw = (base * ok.mean(axis=1))[:, None]
-            perfect = float(self.perfect_per_candidate[k])
-        else:
-            assert letters is not None
-            runs, coef, tstr, perfect_k = self.once[letters]
-            pos = {int(r): p for p, r in enumerate(runs)}
-            sel = [pos[int(i)] for i in rows]
-            k = idx["__fit__"]
-            ok = (coef[sel, k] < self.coef.threshold) * self._tstr_pass(
-                tstr[sel, k], idx.get("__tstr__")
-            )
-            per_draw = base[:, None] * ok
-            perfect = float(perfect_k[k])
+        per_draw, perfect = self._per_draw(base, rows, letters, idx)
         p_arm_draw = weights @ per_draw  # (arms, draws)
         p_arm = p_arm_draw.mean(axis=1)
         keep = p_arm >= self.o.min_candidate_pass
@@ -440,28 +417,8 @@ class Planner:
             q_draw = np.zeros(p_arm_draw.shape[1])
         release = float(_release_probability(q_draw, gamma).mean())
         attempts = float(np.mean(1.0 / np.maximum(q_draw + (1 - q_draw) * gamma, 1e-12)))
-        epsilons = {c.name: float(EPS_GRID[idx[c.name]]) for c in self.laplace}
-        fit_eps = 0.0
-        if self.coef is not None:
-            fit_eps = float(REG_GRID[idx["__fit__"]])
-            epsilons[self.coef.name] = fit_eps
-        if self.tstr is not None:
-            epsilons[self.tstr.name] = float(EPS_GRID[idx["__tstr__"]])
-        fit_delta = self.coef.impl.delta(self.coef) if self.coef is not None else 0.0
         kept = [arms[a] for a in np.flatnonzero(keep)]
-        cost = SelectionCost(
-            generator_epsilon=generator_epsilon,
-            evaluation_epsilon=math.fsum(epsilons.values()),
-            fit_epsilon=fit_eps if fit_once else 0.0,
-            theorem=SINGLE_ATTEMPT if single else LIU_TALWAR,
-            attempt_delta=max((self.arm_delta[j] for j in kept), default=0.0)
-            + (0.0 if fit_once else fit_delta),
-            fit_delta=fit_delta if fit_once else 0.0,
-        )
-        if fit_delta > 0:
-            cost = joint_cost(cost, [self.arm_rho[j] for j in kept], [(fit_eps, fit_delta)])
-        if single and cost.total_delta > 0:  # the release's exact accounting (synthflow.pld)
-            cost = self._exact(cost, kept, letters, fit_eps, epsilons)
+        epsilons, cost = self._cost(generator_epsilon, letters, idx, kept, single=single)
         by_config = {self.arms[a].config_id: float(p) for a, p in zip(arms, p_arm, strict=True)}
         return PlanPoint(
             generator_epsilon=generator_epsilon,
@@ -482,6 +439,75 @@ class Planner:
             stop_probability=gamma,
             zcdp_only=zcdp_only,
         )
+
+    def _per_draw(
+        self,
+        base: np.ndarray,
+        rows: np.ndarray,
+        letters: tuple[tuple[str, str], ...] | None,
+        idx: dict[str, int],
+    ) -> tuple[np.ndarray, float]:
+        """Per run and fit draw: P(passing every criterion); P(the fit fails a perfect one).
+
+        ``base``: per run of ``rows``, P(passing the Laplace criteria).
+        """
+        perfect = 0.0
+        if self.coef is None:
+            per_draw = base[:, None]
+        elif letters is None:
+            assert self.per_candidate is not None
+            coef, tstr = self.per_candidate
+            k = idx["__fit__"]
+            ok = (coef[rows, k] < self.coef.threshold) * self._tstr_pass(
+                tstr[rows, k], idx.get("__tstr__")
+            )
+            per_draw = (base * ok.mean(axis=1))[:, None]
+            perfect = float(self.perfect_per_candidate[k])
+        else:
+            runs, coef, tstr, perfect_k = self.once[letters]
+            pos = {int(r): p for p, r in enumerate(runs)}
+            sel = [pos[int(i)] for i in rows]
+            k = idx["__fit__"]
+            ok = (coef[sel, k] < self.coef.threshold) * self._tstr_pass(
+                tstr[sel, k], idx.get("__tstr__")
+            )
+            per_draw = base[:, None] * ok
+            perfect = float(perfect_k[k])
+        return per_draw, perfect
+
+    def _cost(
+        self,
+        generator_epsilon: float,
+        letters: tuple[tuple[str, str], ...] | None,
+        idx: dict[str, int],
+        kept: list[int],
+        *,
+        single: bool,
+    ) -> tuple[dict[str, float], SelectionCost]:
+        """Each criterion's epsilon at ``idx``, and the selection's cost over ``kept`` arms."""
+        fit_once = letters is not None
+        epsilons = {c.name: float(EPS_GRID[idx[c.name]]) for c in self.laplace}
+        fit_eps = 0.0
+        if self.coef is not None:
+            fit_eps = float(REG_GRID[idx["__fit__"]])
+            epsilons[self.coef.name] = fit_eps
+        if self.tstr is not None:
+            epsilons[self.tstr.name] = float(EPS_GRID[idx["__tstr__"]])
+        fit_delta = self.coef.impl.delta(self.coef) if self.coef is not None else 0.0
+        cost = SelectionCost(
+            generator_epsilon=generator_epsilon,
+            evaluation_epsilon=math.fsum(epsilons.values()),
+            fit_epsilon=fit_eps if fit_once else 0.0,
+            theorem=SINGLE_ATTEMPT if single else LIU_TALWAR,
+            attempt_delta=max((self.arm_delta[j] for j in kept), default=0.0)
+            + (0.0 if fit_once else fit_delta),
+            fit_delta=fit_delta if fit_once else 0.0,
+        )
+        if fit_delta > 0:
+            cost = joint_cost(cost, [self.arm_rho[j] for j in kept], [(fit_eps, fit_delta)])
+        if single and cost.total_delta > 0:  # the release's exact accounting (synthflow.pld)
+            cost = self._exact(cost, kept, letters, fit_eps, epsilons)
+        return epsilons, cost
 
     def _exact(
         self,

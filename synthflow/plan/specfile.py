@@ -19,7 +19,12 @@ from synthflow.config.model import ReleaseSpec
 from synthflow.errors import ConfigError
 from synthflow.loader import load_spec
 
-__all__ = ["planned_spec_text", "write_planned_spec"]
+__all__ = [
+    "planned_spec_text",
+    "replace_in_criterion",
+    "replace_in_privacy",
+    "write_planned_spec",
+]
 
 _NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
 
@@ -37,33 +42,42 @@ def _replace_after(text: str, start: int, stop: int, *, key: str, value: float, 
     return text[: m.start(2)] + _number(value) + text[m.end(2) :]
 
 
+_NAME = re.compile(r"(?<![A-Za-z_])name:\s*([A-Za-z0-9_.-]+)")
+
+
+def replace_in_criterion(text: str, name: str, *, key: str, value: float) -> str:
+    """``text`` with the number of criterion ``name``'s ``key:`` replaced by ``value``.
+
+    The criterion's block runs from its ``name:`` to the next ``name:`` (its own keys,
+    block or flow style). Raises ConfigError when the name is not found exactly once or
+    the key is not a number there: nothing is guessed.
+    """
+    names = list(_NAME.finditer(text))
+    hits = [i for i, m in enumerate(names) if m.group(1) == name]
+    if len(hits) != 1:
+        raise ConfigError(f"cannot find criterion {name!r} once in the spec text")
+    i = hits[0]
+    stop = names[i + 1].start() if i + 1 < len(names) else len(text)
+    return _replace_after(
+        text, names[i].end(), stop, key=key, value=value, what=f"criterion {name!r}"
+    )
+
+
+def replace_in_privacy(text: str, *, key: str, value: float) -> str:
+    """``text`` with the number of the top-level ``privacy:`` block's ``key:`` replaced."""
+    privacy = re.search(r"^privacy:", text, re.M)
+    if privacy is None:
+        raise ConfigError("the spec text has no top-level 'privacy:' block")
+    return _replace_after(text, privacy.end(), len(text), key=key, value=value, what="privacy")
+
+
 def planned_spec_text(
     source: str, *, generator_epsilon: float, epsilons: dict[str, float], header: str
 ) -> str:
     """``source`` (a spec's YAML text) with the generator and criteria budgets replaced."""
-    text = source
-    privacy = re.search(r"^privacy:", text, re.M)
-    if privacy is None:
-        raise ConfigError("the spec text has no top-level 'privacy:' block")
-    text = _replace_after(
-        text,
-        privacy.end(),
-        len(text),
-        key="generator_epsilon",
-        value=generator_epsilon,
-        what="privacy",
-    )
-    names = list(re.finditer(r"(?<![A-Za-z_])name:\s*([A-Za-z0-9_.-]+)", text))
+    text = replace_in_privacy(source, key="generator_epsilon", value=generator_epsilon)
     for name, eps in epsilons.items():
-        hits = [i for i, m in enumerate(names) if m.group(1) == name]
-        if len(hits) != 1:
-            raise ConfigError(f"cannot find criterion {name!r} once in the spec text")
-        i = hits[0]
-        stop = names[i + 1].start() if i + 1 < len(names) else len(text)
-        text = _replace_after(
-            text, names[i].end(), stop, key="epsilon", value=eps, what=f"criterion {name!r}"
-        )
-        names = list(re.finditer(r"(?<![A-Za-z_])name:\s*([A-Za-z0-9_.-]+)", text))
+        text = replace_in_criterion(text, name, key="epsilon", value=eps)
     return header + text
 
 

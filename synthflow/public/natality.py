@@ -79,7 +79,6 @@ def load_nvss_natality(
             rows than ``n_rows``.
         ConfigError: ``n_rows`` is not a positive integer or ``rng`` is missing.
     """
-    # Long: the NVSS file's columns, each mapped and checked in turn.
     if n_rows is not None:
         if isinstance(n_rows, bool) or not isinstance(n_rows, (int, np.integer)) or n_rows < 1:
             raise ConfigError(f"n_rows ({n_rows!r}) must be a positive integer or None")
@@ -87,6 +86,22 @@ def load_nvss_natality(
             raise ConfigError(
                 "n_rows needs rng, a numpy Generator: pass rng=np.random.default_rng(seed)"
             )
+    raw = _read_natality(path)
+    num, sex, keep = _usable_rows(path, raw)
+    idx = np.flatnonzero(keep.to_numpy())
+    if n_rows is not None:
+        if n_rows > idx.size:
+            raise DataError(
+                f"NVSS natality file {str(path)!r}: n_rows ({n_rows}) exceeds the {idx.size} "
+                "usable singleton rows; ask for fewer rows"
+            )
+        assert rng is not None  # checked above
+        idx = np.sort(rng.choice(idx, size=int(n_rows), replace=False))
+    return _sample_format(num, sex, idx)
+
+
+def _read_natality(path: str | Path) -> pd.DataFrame:
+    """The file's columns of :data:`NATALITY_COLUMNS` (and ``dob_yy``), as text, lower-cased."""
     wanted = {*NATALITY_COLUMNS, "dob_yy"}
     raw = read_csv_checked(
         path,
@@ -101,6 +116,17 @@ def load_nvss_natality(
             f"NVSS natality file {str(path)!r}: missing column(s) {missing}; expected the "
             f"NBER CSV layout with lower-case columns {list(NATALITY_COLUMNS)}"
         )
+    return raw
+
+
+def _usable_rows(
+    path: str | Path, raw: pd.DataFrame
+) -> tuple[dict[str, pd.Series], pd.Series, pd.Series]:
+    """The numeric columns, the sex, and which rows are usable singletons.
+
+    Raises:
+        DataError: No row is a singleton birth with known values.
+    """
     num = {
         c: pd.to_numeric(raw[c].str.strip(), errors="coerce")
         for c in (*NATALITY_COLUMNS, "dob_yy")
@@ -126,15 +152,11 @@ def load_nvss_natality(
             f"NVSS natality file {str(path)!r}: no singleton birth (dplural == 1) with known "
             "values; check that it is a natality public-use file"
         )
-    idx = np.flatnonzero(keep.to_numpy())
-    if n_rows is not None:
-        if n_rows > idx.size:
-            raise DataError(
-                f"NVSS natality file {str(path)!r}: n_rows ({n_rows}) exceeds the {idx.size} "
-                "usable singleton rows; ask for fewer rows"
-            )
-        assert rng is not None  # checked above
-        idx = np.sort(rng.choice(idx, size=int(n_rows), replace=False))
+    return num, sex, keep
+
+
+def _sample_format(num: dict[str, pd.Series], sex: pd.Series, idx: np.ndarray) -> pd.DataFrame:
+    """Rows ``idx`` in the NVSS sample format."""
     year = num["dob_yy"].iloc[idx].astype(int) if "dob_yy" in num else DEFAULT_YEAR
     month = num["dob_mm"].iloc[idx].astype(int)
     frame = pd.DataFrame(

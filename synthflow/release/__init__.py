@@ -8,9 +8,11 @@ from synthflow._lazy import lazy_package
 
 if TYPE_CHECKING:  # the exports, imported on first use (synthflow/_lazy.py)
     from synthflow.cost import SelectionCost, selection_cost
+    from synthflow.release._provenance import bundled_provenance_of, provenance_warning
+    from synthflow.release.attempt import AttemptResult
     from synthflow.release.audit import AuditReport, audit_release
     from synthflow.release.publish import public_parameters, write_release
-    from synthflow.release.selection import AttemptResult, SelectionOutcome, private_selection
+    from synthflow.release.selection import SelectionOutcome, private_selection
 
 __all__ = [
     "AttemptResult",
@@ -18,7 +20,9 @@ __all__ = [
     "SelectionCost",
     "SelectionOutcome",
     "audit_release",
+    "bundled_provenance_of",
     "private_selection",
+    "provenance_warning",
     "public_parameters",
     "selection_cost",
     "write_release",

@@ -149,27 +149,11 @@ def render_datasheet(
         dataset_spent: The data's ledger's cumulative spend (``epsilon``, ``delta``)
             when it exceeds this release's own (earlier work on the same data).
     """
-    # Long: the datasheet's sections in their published order.
     ds = spec.datasheet
-    labels = transformer.to_labels(candidate)
-    keys = spec.disclosure.key_variables or tuple(
-        c for c in spec.column_names if c != spec.disclosure.sensitive
-    )
-    risk = risk_measures(
-        labels,
-        keys,
-        sensitive=spec.disclosure.sensitive,
-        max_msu_size=spec.disclosure.max_msu_size,
-    )
+    risk = _risk_words(spec, transformer.to_labels(candidate))
     figures = {f.criterion: f for f in noise or ()}
     criteria, notes = _criteria(spec, report, figures)
     n = len(candidate)
-    projection = (
-        f"{projection_rows:,} of {n:,} rows ({projection_rows / n:.2%}) were replaced by "
-        "copies of other records."
-        if projection_rows is not None and n
-        else "how many rows it changed was not recorded."
-    )
     return render(
         "datasheet.md.j2",
         title=ds.title or f"Synthetic data release: {spec.name}",
@@ -185,20 +169,8 @@ def render_datasheet(
         motivation=ds.motivation,
         meanings=any(c.description for c in spec.columns),
         units=any(c.unit for c in spec.columns),  # no column of "-" when none states one
-        codebook=[
-            {
-                "name": c.name,
-                "description": c.description or "-",
-                "unit": c.unit or "-",
-                "labels": _values(transformer.transformations[c.name].labels),
-            }
-            for c in spec.columns
-        ],
-        collection=[
-            (name.capitalize(), getattr(ds, name))
-            for name in ("source", "population", "period")
-            if getattr(ds, name)
-        ],
+        codebook=_codebook(spec, transformer),
+        collection=_stated(spec, ("source", "population", "period")),
         model=configuration.model,
         hyperparameters=", ".join(f"{k}={v}" for k, v in configuration.hyperparameters.items())
         or "defaults",
@@ -207,9 +179,78 @@ def render_datasheet(
         syn_rules=_plural(len(spec.synthetic_constraints), "rule"),
         letters=", ".join(f"{k} {v}" for k, v in configuration.transformations.items()),
         min_count=configuration.min_count,
-        projection=projection,
+        projection=_projection_words(projection_rows, n),
         criteria=criteria,
         criteria_notes=notes,
+        **_budget_words(cost, report, n, plan=plan, dataset_spent=dataset_spent),
+        risk=risk,
+        distribution=_stated(spec, ("publisher", "licence", "citation", "contact")),
+        maintenance=ds.maintenance,
+        signed_by=signed_by,
+    )
+
+
+def _stated(spec: ReleaseSpec, names: tuple[str, ...]) -> list[tuple[str, str]]:
+    """The datasheet fields of ``names`` the spec states, capitalised, in that order."""
+    ds = spec.datasheet
+    return [(name.capitalize(), getattr(ds, name)) for name in names if getattr(ds, name)]
+
+
+def _projection_words(projection_rows: int | None, n: int) -> str:
+    """What the min-count projection changed, as the datasheet says it."""
+    return (
+        f"{projection_rows:,} of {n:,} rows ({projection_rows / n:.2%}) were replaced by "
+        "copies of other records."
+        if projection_rows is not None and n
+        else "how many rows it changed was not recorded."
+    )
+
+
+def _risk_words(spec: ReleaseSpec, labels: pd.DataFrame) -> dict[str, Any]:
+    """The released file's disclosure-risk measures as the datasheet prints them."""
+    keys = spec.disclosure.key_variables or tuple(
+        c for c in spec.column_names if c != spec.disclosure.sensitive
+    )
+    risk = risk_measures(
+        labels,
+        keys,
+        sensitive=spec.disclosure.sensitive,
+        max_msu_size=spec.disclosure.max_msu_size,
+    )
+    return {
+        "key_list": ", ".join(f"`{k}`" for k in risk.key_variables),
+        "sample_uniques": f"{risk.sample_uniques:,}",
+        "k_anonymity": f"{risk.k_anonymity:,}",
+        "sensitive": risk.sensitive,
+        "l_diversity": risk.l_diversity,
+        "records_with_msu": f"{risk.records_with_msu:,}",
+        "max_msu_size": risk.max_msu_size,
+    }
+
+
+def _codebook(spec: ReleaseSpec, transformer: Transformer) -> list[dict[str, str]]:
+    """One entry per column: its name, meaning, unit and labels."""
+    return [
+        {
+            "name": c.name,
+            "description": c.description or "-",
+            "unit": c.unit or "-",
+            "labels": _values(transformer.transformations[c.name].labels),
+        }
+        for c in spec.columns
+    ]
+
+
+def _budget_words(
+    cost: SelectionCost,
+    report: AcceptanceReport,
+    n: int,
+    *,
+    plan: dict[str, Any] | None,
+    dataset_spent: dict[str, float] | None,
+) -> dict[str, Any]:
+    """The budget section's words: the total, its split, delta, selection and plan."""
+    return dict(
         total=f"{cost.total:g}",
         factor=f"{math.exp(cost.total):,.0f}" if cost.total < 700 else "astronomically many",
         split=_split(cost, report),
@@ -248,20 +289,4 @@ def render_datasheet(
             if plan
             else ""
         ),
-        risk={
-            "key_list": ", ".join(f"`{k}`" for k in risk.key_variables),
-            "sample_uniques": f"{risk.sample_uniques:,}",
-            "k_anonymity": f"{risk.k_anonymity:,}",
-            "sensitive": risk.sensitive,
-            "l_diversity": risk.l_diversity,
-            "records_with_msu": f"{risk.records_with_msu:,}",
-            "max_msu_size": risk.max_msu_size,
-        },
-        distribution=[
-            (name.capitalize(), getattr(ds, name))
-            for name in ("publisher", "licence", "citation", "contact")
-            if getattr(ds, name)
-        ],
-        maintenance=ds.maintenance,
-        signed_by=signed_by,
     )

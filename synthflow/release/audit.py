@@ -34,7 +34,7 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -61,6 +61,9 @@ from synthflow.release.publish import (
 from synthflow.release.risk import RiskMeasures, risk_measures
 from synthflow.space import find_configuration
 from synthflow.transform import Transformer
+
+if TYPE_CHECKING:
+    from synthflow.acceptance.results import AcceptanceReport
 
 __all__ = ["NOT_CHECKED", "AuditReport", "audit_release"]
 
@@ -417,9 +420,7 @@ def _check_datasheet(  # noqa: PLR0917  (the audit's parts, in its order)
     threshold and noise) is then the one acceptance.json states and the checks above
     verify; an edit of the README alone, MANIFEST rehashed, fails here, naming its line.
     """
-    # Long: the datasheet regenerated and compared line by line.
     from synthflow.acceptance.noise_check import NoiseFigure  # noqa: PLC0415
-    from synthflow.acceptance.results import AcceptanceReport, CriterionResult  # noqa: PLC0415
     from synthflow.release._datasheet import render_datasheet  # noqa: PLC0415
 
     path = root / "README.md"
@@ -432,34 +433,12 @@ def _check_datasheet(  # noqa: PLR0917  (the audit's parts, in its order)
         _provenance_warnings(
             report, spec, acc.get("provenance_warning"), acc.get("datasheet") is not None
         )
-        kinds = {c.name: c.kind for c in spec.criteria}
-        results = tuple(
-            CriterionResult(
-                name=c["name"],
-                kind=kinds[c["name"]],
-                value=float(c["value"]),
-                threshold=float(c["threshold"]),
-                passed=bool(c["passed"]),
-                epsilon=c["epsilon"],
-                mechanism=c["mechanism"],
-                sensitivity=c["sensitivity"],
-                noise_sd=c["noise_sd"],
-                public=c.get("public_parameters") or {},
-            )
-            for c in acc["criteria"]
-        )
         expected = render_datasheet(
             spec=spec,
             configuration=cfg,
             transformer=tr,
             candidate=codes,
-            report=AcceptanceReport(
-                criteria=results,
-                passed=bool(acc["passed"]),
-                epsilon_total=float(acc["evaluation_epsilon_charged"]),
-                exact=False,
-                regression_fit_reused=cost.fit_once,
-            ),
+            report=_published_acceptance(acc, spec, fit_once=cost.fit_once),
             cost=cost,
             plan=acc.get("budget_plan"),
             projection_rows=acc.get("projection_rows"),
@@ -477,17 +456,57 @@ def _check_datasheet(  # noqa: PLR0917  (the audit's parts, in its order)
     if published == expected:
         report.add("datasheet regenerated", True)
         return
+    line, shown = _first_difference(published, expected)
+    report.add(
+        "datasheet regenerated",
+        False,
+        f"README.md line {line + 1} differs from the datasheet the package's files give: {shown!r}",
+    )
+
+
+def _published_acceptance(
+    acc: dict[str, Any], spec: ReleaseSpec, *, fit_once: bool
+) -> AcceptanceReport:
+    """The evaluation's report as acceptance.json states it."""
+    from synthflow.acceptance.results import (  # noqa: PLC0415
+        AcceptanceReport,
+        CriterionResult,
+    )
+
+    kinds = {c.name: c.kind for c in spec.criteria}
+    results = tuple(
+        CriterionResult(
+            name=c["name"],
+            kind=kinds[c["name"]],
+            value=float(c["value"]),
+            threshold=float(c["threshold"]),
+            passed=bool(c["passed"]),
+            epsilon=c["epsilon"],
+            mechanism=c["mechanism"],
+            sensitivity=c["sensitivity"],
+            noise_sd=c["noise_sd"],
+            public=c.get("public_parameters") or {},
+        )
+        for c in acc["criteria"]
+    )
+    return AcceptanceReport(
+        criteria=results,
+        passed=bool(acc["passed"]),
+        epsilon_total=float(acc["evaluation_epsilon_charged"]),
+        exact=False,
+        regression_fit_reused=fit_once,
+    )
+
+
+def _first_difference(published: str, expected: str) -> tuple[int, str]:
+    """The first line (0-based) where ``published`` differs, and its text as shown."""
     got, want = published.splitlines(), expected.splitlines()
     line = next(
         (i for i, (a, b) in enumerate(zip(got, want, strict=False)) if a != b),
         min(len(got), len(want)),
     )
     shown = got[line][:120] if line < len(got) else "(end of file)"
-    report.add(
-        "datasheet regenerated",
-        False,
-        f"README.md line {line + 1} differs from the datasheet the package's files give: {shown!r}",
-    )
+    return line, shown
 
 
 def _dataset_spent(acc: dict[str, Any], cost: SelectionCost) -> dict[str, float] | None:
@@ -555,8 +574,7 @@ def _published_parameters(  # noqa: PLR0917  (the audit's parts)
     """
     if missing is None:
         return dict(public_parameters(spec, tr, codes, fit_once=fit_once))
-    from synthflow.criteria import kind_of  # noqa: PLC0415
-    from synthflow.criteria._common import code_matrix  # noqa: PLC0415
+    from synthflow.criteria import code_matrix, kind_of  # noqa: PLC0415
 
     matrix = code_matrix(codes, tr, what="synthetic")
     out: dict[str, dict[str, Any] | None] = {}
@@ -658,7 +676,6 @@ def _audit_release(
     spec_path: str | Path | None,
     key_path: str | Path | None,
 ) -> AuditReport:
-    # Long: every check of a published release, in the order the report lists them.
     root = Path(release_dir)
     if not root.exists():
         raise DataError(f"release directory {str(root)!r} does not exist; check the path")
@@ -666,23 +683,62 @@ def _audit_release(
         _check_key_path(key_path)
     report = AuditReport()
     if spec_path is not None:
-        from synthflow.resources import resolve_spec_path  # noqa: PLC0415
+        spec_path = _reviewer_spec_path(report, root, spec_path)
+    manifest, acc = _read_package(root)
+    # 1. files and hashes
+    _check_files(report, root, manifest, acc, key_path=key_path)
+    # 2. spec
+    spec = _check_spec(report, root, acc, spec_path)
+    decoded = _decode_data(report, root, acc, spec)
+    if decoded is None:
+        return report
+    cfg, tr, labels, codes = decoded
+    report.add(
+        "row count", len(codes) == acc["rows"], f"{len(codes)} rows, published {acc['rows']}"
+    )
+    _check_face_privacy(report, spec, cfg.min_count, tr, labels, codes)
+    # 5-6. decisions and sensitivities
+    theorem = acc["budget"].get("theorem", LIU_TALWAR)
+    cost = _recomputed_selection_cost(report, spec, acc, theorem)
+    if cost is None:
+        return report
+    missing = _missing_sample(spec, acc)
+    _check_criteria(report, spec, acc, tr, codes, cost.fit_once, missing)
+    if cost.papernot_steinke or cost.single_attempt:  # recomputed from public inputs above
+        spec_cost: SelectionCost | None = cost
+    else:
+        try:
+            spec_cost = selection_cost(spec, fit_once=cost.fit_once)
+        except ConfigError:
+            spec_cost = None
+    _check_statements(report, acc, spec, cfg.to_json(), spec_cost)
+    _check_datasheet(report, root, acc, spec, cfg, tr, codes, spec_cost)
+    _check_noise_figures(report, acc, spec, tr, cost.fit_once, missing)
+    _check_epsilon_arithmetic(report, acc, spec, cost, theorem)
+    return report
 
-        spec_path = resolve_spec_path(spec_path)  # a file, or a bundled spec's name
-        if not Path(spec_path).is_file():
-            raise DataError(f"the reviewer's spec {str(spec_path)!r} does not exist")
-        planned = _shipped_planned_spec(root, Path(spec_path))
-        if planned is not None:
-            spec_path, name = planned
-            report.audited_against = (
-                f"the shipped plan's spec for {name}, public_data/{spec_path.name}"
-            )
+
+def _reviewer_spec_path(report: AuditReport, root: Path, spec_path: str | Path) -> str | Path:
+    """The spec to audit against: the reviewer's, or the shipped plan's spec made from it."""
+    from synthflow.resources import resolve_spec_path  # noqa: PLC0415
+
+    spec_path = resolve_spec_path(spec_path)  # a file, or a bundled spec's name
+    if not Path(spec_path).is_file():
+        raise DataError(f"the reviewer's spec {str(spec_path)!r} does not exist")
+    planned = _shipped_planned_spec(root, Path(spec_path))
+    if planned is not None:
+        spec_path, name = planned
+        report.audited_against = f"the shipped plan's spec for {name}, public_data/{spec_path.name}"
+    return spec_path
+
+
+def _read_package(root: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The manifest's file hashes and acceptance.json, refused unless both are JSON objects."""
     manifest_path = root / MANIFEST
     if not manifest_path.is_file() or not (root / "acceptance.json").is_file():
         raise DataError(
             f"{str(root)!r} is not a synthflow release (needs {MANIFEST} and acceptance.json)"
         )
-    # 1. files and hashes
     try:
         manifest = json.loads(manifest_path.read_text("utf-8"))["files"]
         acc: dict[str, Any] = json.loads((root / "acceptance.json").read_text("utf-8"))
@@ -694,6 +750,18 @@ def _audit_release(
             f"{str(root)!r}: {MANIFEST} or acceptance.json is not a synthflow release file "
             f"({why}); the release is damaged or not a release"
         ) from None
+    return manifest, acc
+
+
+def _check_files(
+    report: AuditReport,
+    root: Path,
+    manifest: dict[str, Any],
+    acc: dict[str, Any],
+    *,
+    key_path: str | Path | None,
+) -> None:
+    """The package's file set, its signature, and each file's hash against the manifest."""
     entries = {p.name for p in root.iterdir()}
     signed = signing.SIGNATURE in entries or signing.PUBLIC_KEY in entries or "signed_by" in acc
     expected_files = set(RELEASE_FILES) | (
@@ -728,7 +796,12 @@ def _audit_release(
             ok,
             "" if ok else f"{DATA_FILE} differs from the data the criteria were released for",
         )
-    # 2. spec
+
+
+def _check_spec(
+    report: AuditReport, root: Path, acc: dict[str, Any], spec_path: str | Path | None
+) -> ReleaseSpec:
+    """The spec audited against (the reviewer's, else the package's), checked by hash."""
     spec: ReleaseSpec = load_spec(spec_path or root / "spec.yaml")
     ok = spec.sha256 == acc["spec"]["sha256"]
     report.add("spec hash", ok, "" if ok else "the spec differs from the one the release used")
@@ -739,11 +812,22 @@ def _audit_release(
             same,
             "" if same else "the published spec.yaml is not the reviewer's file (byte for byte)",
         )
+    return spec
+
+
+def _decode_data(
+    report: AuditReport, root: Path, acc: dict[str, Any], spec: ReleaseSpec
+) -> tuple[Any, Transformer, pd.DataFrame, pd.DataFrame] | None:
+    """The configuration, its transformer, and the data as labels and as codes.
+
+    None (the failure recorded) when the configuration is not the spec's or the data
+    does not fit its schema and domains: the checks that follow cannot run.
+    """
     try:
         cfg = find_configuration(spec, acc["configuration"]["id"])
     except ConfigError as exc:
         report.add("configuration", False, str(exc))
-        return report
+        return None
     tr = Transformer(spec, cfg.transformations)
     labels = pd.read_csv(root / DATA_FILE, dtype=str, keep_default_na=False)
     try:
@@ -756,10 +840,19 @@ def _audit_release(
         )
     except DataError as exc:
         report.add("schema and domains", False, str(exc))
-        return report
-    report.add(
-        "row count", len(codes) == acc["rows"], f"{len(codes)} rows, published {acc['rows']}"
-    )
+        return None
+    return cfg, tr, labels, codes
+
+
+def _check_face_privacy(  # noqa: PLR0917  (the audit's parts)
+    report: AuditReport,
+    spec: ReleaseSpec,
+    k: int,
+    tr: Transformer,
+    labels: pd.DataFrame,
+    codes: pd.DataFrame,
+) -> None:
+    """Risk measures (information), minimal occurrence, k-anonymity and constraints."""
     # Disclosure-risk measures of the released file (public; information for reviewers).
     keys = spec.disclosure.key_variables or tuple(
         c for c in spec.column_names if c != spec.disclosure.sensitive
@@ -771,7 +864,6 @@ def _audit_release(
         max_msu_size=spec.disclosure.max_msu_size,
     )
     # 3. face privacy
-    k = cfg.min_count
     counts = codes.groupby(list(codes.columns)).size()
     report.add(
         f"every record appears >= {k} times",
@@ -788,13 +880,21 @@ def _audit_release(
     # 4. constraints
     bad = int(binned_violations(codes, spec.synthetic_constraints, tr).sum())
     report.add("synthetic constraints", bad == 0, f"{bad} rows violate them" if bad else "")
-    # 5-6. decisions and sensitivities
+
+
+def _recomputed_selection_cost(
+    report: AuditReport, spec: ReleaseSpec, acc: dict[str, Any], theorem: str
+) -> SelectionCost | None:
+    """The selection's cost: as published, or recomputed from public inputs.
+
+    None (the failure recorded) when a Papernot-Steinke or single-attempt accounting
+    cannot be recomputed, or the theorem is unknown.
+    """
     cost = SelectionCost(
         generator_epsilon=acc["budget"]["generator_epsilon"],
         evaluation_epsilon=acc["budget"]["evaluation_epsilon"],
         fit_epsilon=acc["budget"]["regression_fit_once_epsilon"] or 0.0,
     )
-    theorem = acc["budget"].get("theorem", LIU_TALWAR)
     if theorem in (PAPERNOT_STEINKE, SINGLE_ATTEMPT):
         # Recompute the selection's accounting from public inputs: the spec, the
         # shortlist's configurations (their largest generator delta), and for
@@ -822,7 +922,7 @@ def _audit_release(
             ok_sel, why = False, f"cannot recompute it: {exc}"
         report.add(f"selection accounting ({label}, recomputed)", ok_sel, why)
         if not ok_sel:
-            return report
+            return None
         within_delta = cost.total_delta <= spec.privacy.total_delta + 1e-15
         report.add(
             "delta within the spec's total",
@@ -831,10 +931,21 @@ def _audit_release(
         )
     elif theorem != LIU_TALWAR:
         report.add("selection theorem", False, f"unknown theorem {theorem!r}")
-        return report
-    missing = _missing_sample(spec, acc)
-    params = _published_parameters(report, spec, tr, codes, cost.fit_once, missing)
-    fit_once = cost.fit_once
+        return None
+    return cost
+
+
+def _check_criteria(  # noqa: PLR0917  (the audit's parts)
+    report: AuditReport,
+    spec: ReleaseSpec,
+    acc: dict[str, Any],
+    tr: Transformer,
+    codes: pd.DataFrame,
+    fit_once: bool,
+    missing: str | None,
+) -> None:
+    """Each criterion's threshold, decision, budget fields, sensitivity and parameters."""
+    params = _published_parameters(report, spec, tr, codes, fit_once, missing)
     published = {c["name"]: c for c in acc["criteria"]}
     for crit in spec.criteria:
         c = published.get(crit.name)
@@ -881,16 +992,16 @@ def _audit_release(
         acc["passed"] is True and all(c["passed"] for c in acc["criteria"]),
         "" if acc["passed"] else "the release says it did not pass",
     )
-    if cost.papernot_steinke or cost.single_attempt:  # recomputed from public inputs above
-        spec_cost: SelectionCost | None = cost
-    else:
-        try:
-            spec_cost = selection_cost(spec, fit_once=cost.fit_once)
-        except ConfigError:
-            spec_cost = None
-    _check_statements(report, acc, spec, cfg.to_json(), spec_cost)
-    _check_datasheet(report, root, acc, spec, cfg, tr, codes, spec_cost)
-    _check_noise_figures(report, acc, spec, tr, cost.fit_once, missing)
+
+
+def _check_epsilon_arithmetic(
+    report: AuditReport,
+    acc: dict[str, Any],
+    spec: ReleaseSpec,
+    cost: SelectionCost,
+    theorem: str,
+) -> None:
+    """The budget's components, charge, total and plan against the spec (7.)."""
     # 7. epsilon arithmetic
     eps_eval = math.fsum(crit.epsilon for crit in spec.criteria)
     ok_e = _close(cost.evaluation_epsilon, eps_eval) and _close(
@@ -932,4 +1043,3 @@ def _audit_release(
             ok_pt,
             "" if ok_pt else f"the plan's total differs from the spent {cost.total}",
         )
-    return report

@@ -24,7 +24,7 @@ from synthflow.acceptance import AcceptanceReport
 from synthflow.acceptance.noise_check import noise_figures, public_sample, public_sample_source
 from synthflow.config.model import DatasheetSpec, ReleaseSpec
 from synthflow.cost import SelectionCost
-from synthflow.criteria._common import code_matrix
+from synthflow.criteria import code_matrix
 from synthflow.ledger import file_sha256
 from synthflow.release._datasheet import render_datasheet
 from synthflow.space import Configuration

@@ -68,12 +68,14 @@ from synthflow.errors import (
     SelectionPaused,
 )
 from synthflow.ledger import Ledger
+from synthflow.release.attempt import Attempt, AttemptResult, flow_attempt
 from synthflow.release.enclave import Enclave, read_outcome
 from synthflow.release.shortfall import shortfall
 from synthflow.rng import PrivacyRNG
 from synthflow.space import Configuration
 
 __all__ = [
+    "Attempt",
     "AttemptResult",
     "SelectionCost",
     "SelectionOutcome",
@@ -82,17 +84,6 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True, kw_only=True)
-class AttemptResult:
-    """What one attempt returns to the loop."""
-
-    passed: bool
-    transcript: dict[str, Any]
-    """Enclave-only record of the attempt (released values, noise)."""
-    payload: Any = None
-    """The release candidate and its report, kept only for a passing attempt."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -106,17 +97,16 @@ class SelectionOutcome:
     cost: SelectionCost
 
 
-Attempt = Callable[[Configuration, Ledger, PrivacyRNG, Any], AttemptResult]
-
-
 def private_selection(
     spec: ReleaseSpec,
     candidates: Sequence[Configuration],
     *,
-    attempt: Attempt,
     enclave_dir: Path,
     enclave_ledger: Ledger,
     rng: PrivacyRNG,
+    attempt: Attempt | None = None,
+    data: Any = None,
+    public: bool = False,
     stop_probability: float = 0.0,
     fit_once: bool = False,
     fit: Callable[[Ledger, PrivacyRNG], Any] | None = None,
@@ -130,13 +120,17 @@ def private_selection(
     Args:
         spec: The release spec (budgets).
         candidates: The candidate configurations (pre-screened on public data).
-        attempt: Runs one flow and its DP evaluation for a configuration, charging the
-            per-attempt ledger it is given; gets what was released once (or None).
         enclave_dir: Private directory for the ledger, fit and transcript.
         enclave_ledger: The selection's own ledger, ``enclave_dir / "ledger.jsonl"``
             with the spec's totals, opened by the release job (read again once the
             enclave is locked); each attempt's ledger is its child.
         rng: Privacy-critical randomness (secure in a release).
+        attempt: Runs one flow and its DP evaluation for a configuration, charging the
+            per-attempt ledger it is given; gets what was released once (or None).
+            None: the release's own, :func:`~synthflow.release.attempt.flow_attempt`
+            on ``data``.
+        data: The cleaned data the release's own attempts run on (``attempt`` None).
+        public: Whether ``data`` are declared public.
         stop_probability: gamma in [0, 1]: chance to stop empty-handed after a failure
             (1: a single attempt, charged once).
         fit_once: Release the once-per-release statistic (births: the regression fit)
@@ -183,6 +177,10 @@ def private_selection(
             "once per release"
         )
         raise BudgetExceededError(f"private selection costs {short}; {advice}")
+    if attempt is None:
+        if data is None:
+            raise ValueError("private_selection needs an attempt or the data to run one on")
+        attempt = flow_attempt(spec, data, show_progress=False, public=public)
     enclave = Enclave(enclave_dir)
     lock = enclave.lock()
     try:

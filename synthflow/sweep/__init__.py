@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from synthflow._lazy import lazy_package
 
 if TYPE_CHECKING:  # the exports, imported on first use (synthflow/_lazy.py)
+    from synthflow.sweep._select import run_seed, select_configurations
     from synthflow.sweep.evaluation import (
         AcceptanceEvaluator,
         CriterionOutcome,
@@ -37,6 +38,8 @@ __all__ = [
     "StoreError",
     "SweepStore",
     "load_evaluator",
+    "run_seed",
+    "select_configurations",
 ]
 
 lazy_package(__name__)

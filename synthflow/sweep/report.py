@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
+import pandas as pd
 
 from synthflow._files import write_atomic
-from synthflow._html import png, render
+from synthflow._html import Markup, png, render
 from synthflow.config.model import ReleaseSpec
 from synthflow.sweep._report_parts import (
     _dp_thresholds,
@@ -41,7 +42,6 @@ def _context(
     basis: Literal["dp", "exact"],
     spec: ReleaseSpec | None,
 ) -> dict[str, Any]:
-    # Long: the sweep report's tables and figures, one block per section.
     with SweepStore.open_existing(store) as db:
         meta = db.meta()
         runs = db.runs()
@@ -74,7 +74,17 @@ def _context(
         pass_dp=_share(float(runs["passed_dp"].mean())),
         pass_exact=_share(float(runs["passed_exact"].mean())),
     )
-    # Failed flows: the first line of each distinct reason, with the models it hit.
+    ctx["errors"] = _errors(runs)
+    # Criteria: failure rates with and without noise; the DP decision thresholds.
+    dp_thr = _dp_thresholds(store, spec) if spec is not None else {}
+    ctx.update(_criteria(crit, dp_thr))
+    ctx["constant"], ctx["factors"] = _settings(runs)
+    ctx.update(_shortlist(store, min_pass=min_pass, basis=basis))
+    return ctx
+
+
+def _errors(runs: pd.DataFrame) -> list[dict[str, Any]]:
+    """Failed flows: the first line of each distinct reason, with the models it hit."""
     errors = []
     failed = runs[runs["status"] == "error"]
     if not failed.empty:
@@ -89,9 +99,12 @@ def _context(
                 }
             )
         errors.sort(key=lambda e: -e["runs"])
-    ctx["errors"] = errors
-    # Criteria: failure rates with and without noise; the DP decision thresholds.
-    dp_thr = _dp_thresholds(store, spec) if spec is not None else {}
+    return errors
+
+
+def _criteria(crit: pd.DataFrame, dp_thr: dict[str, Any]) -> dict[str, Any]:
+    """The criteria's rows (``criteria``) and, if any ran, their plot (``criteria_plot``)."""
+    out: dict[str, Any] = {}
     criteria = []
     if not crit.empty:
         table = crit.groupby("name").agg(
@@ -114,7 +127,7 @@ def _context(
                     "dp_threshold": dp_thr.get(str(name), "-"),
                 }
             )
-        ctx["criteria_plot"] = png(
+        out["criteria_plot"] = png(
             _hbar(
                 [str(n) for n in table.index],
                 [
@@ -125,8 +138,15 @@ def _context(
             ),
             alt="failure rate per criterion",
         )
-    ctx["criteria"] = criteria
-    # Pass rates by setting; a setting of one model family is compared within it.
+    out["criteria"] = criteria
+    return out
+
+
+def _settings(runs: pd.DataFrame) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Pass rates by setting; a setting of one model family is compared within it.
+
+    The settings of one value (``constant``) and those that vary (``factors``).
+    """
     names = ["model", "min_count", "letters", "generator_epsilon"]
     names += sorted(c for c in runs.columns if c.startswith("transform:"))
     names += sorted(c for c in runs.columns if c.startswith("hp:"))
@@ -152,27 +172,37 @@ def _context(
             }
             for v, r in table.iterrows()
         ]
-        plot = None
-        if float(table[["pass_rate_dp", "pass_rate_exact"]].to_numpy().max()) > 0:
-            plot = png(
-                _hbar(
-                    [str(v) for v in table.index],
-                    [
-                        ("with the release's noise", table["pass_rate_dp"].to_numpy(), _DP),
-                        ("without noise", table["pass_rate_exact"].to_numpy(), _EXACT),
-                    ],
-                    "share of runs passing every criterion",
-                    legend=False,  # the page's legend above explains the colours
-                ),
-                alt=f"pass rate by {name}",
-            )
-        factors.append({"name": name, "models": only, "rows": rows, "plot": plot})
-    ctx["constant"] = constant
-    ctx["factors"] = factors
-    # The shortlist, on the same basis as `synthflow shortlist`.
+        factors.append(
+            {"name": name, "models": only, "rows": rows, "plot": _pass_plot(table, name)}
+        )
+    return constant, factors
+
+
+def _pass_plot(table: pd.DataFrame, name: str) -> Markup | None:
+    """The pass rates by one setting as a plot, or None if no run of it passed."""
+    if float(table[["pass_rate_dp", "pass_rate_exact"]].to_numpy().max()) > 0:
+        return png(
+            _hbar(
+                [str(v) for v in table.index],
+                [
+                    ("with the release's noise", table["pass_rate_dp"].to_numpy(), _DP),
+                    ("without noise", table["pass_rate_exact"].to_numpy(), _EXACT),
+                ],
+                "share of runs passing every criterion",
+                legend=False,  # the page's legend above explains the colours
+            ),
+            alt=f"pass rate by {name}",
+        )
+    return None
+
+
+def _shortlist(
+    store: str | Path, *, min_pass: float, basis: Literal["dp", "exact"]
+) -> dict[str, Any]:
+    """The shortlist, on the same basis as `synthflow shortlist`."""
     estimates = estimate(store, basis=basis)
     short = [e for e in estimates if e.p >= min_pass]
-    ctx["thin_evidence"] = thin_evidence(estimates)
+    ctx: dict[str, Any] = {"thin_evidence": thin_evidence(estimates)}
     ctx["exact_shortlist"] = (
         sum(e.p >= min_pass for e in estimate(store, basis="exact")) if basis == "dp" else 0
     )

@@ -12,8 +12,9 @@ The package reads like the workflow:
   :mod:`~synthflow.tables.topdown` -- the top-down method with largest-remainder
   rounding (additive at every level).
 * :mod:`~synthflow.tables.measures` -- utility and risk measures.
-* :mod:`~synthflow.tables.methods` -- the methods by name, each with the CLI options it
-  reads; :mod:`~synthflow.tables.protect` -- one method on every table (``tables protect``);
+* :mod:`~synthflow.tables.methods` -- the methods: one class per method (its CLI
+  options, settings and privacy), registered by name; :mod:`~synthflow.tables.protect`
+  -- one method on every table (``tables protect``);
   :mod:`~synthflow.tables.compare` and :mod:`~synthflow.tables.report` -- every
   method side by side as an HTML report (``tables compare``).
 """
@@ -43,16 +44,16 @@ if TYPE_CHECKING:  # the exports, imported on first use (synthflow/_lazy.py)
         measure,
         transition_matrix,
     )
-    from synthflow.tables.methods import METHODS, Method, build_method
-    from synthflow.tables.protect import (
+    from synthflow.tables.methods import (
+        METHODS,
         CellKey,
         IndependentNoise,
         Rounding,
         TableMethod,
         TopDown,
-        protect,
-        write_tables,
+        build_method,
     )
+    from synthflow.tables.protect import protect, write_tables
     from synthflow.tables.ptable import PRESETS, PTable, PTableParams, make_ptable
     from synthflow.tables.report import render_html, write_report
     from synthflow.tables.rounding import (
@@ -90,7 +91,6 @@ __all__ = [
     "IndependentNoise",
     "LevelSpec",
     "Measures",
-    "Method",
     "Microdata",
     "NoiseOptions",
     "PTable",

@@ -75,6 +75,14 @@ class LevelSpec:
         """Number of cells."""
         return int(np.prod(self.shape, dtype=np.int64))
 
+    @property
+    def description(self) -> str:
+        """Its dimensions, cells and structural zeros, as the comparison's report says."""
+        dims = " x ".join(
+            f"{c} ({len(lab)})" for c, lab in zip(self.columns, self.labels, strict=True)
+        )
+        return f"{dims}: {self.cells} cells, {int(self.structural.sum())} structural zeros"
+
 
 @dataclass(frozen=True, kw_only=True)
 class TableSpec:

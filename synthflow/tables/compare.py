@@ -29,8 +29,8 @@ from synthflow.rng import PrivacyRNG
 from synthflow.tables._noise import MECHANISMS, Neighbouring
 from synthflow.tables._spec import TableSpec
 from synthflow.tables.measures import Measures, measure, transition_matrix
-from synthflow.tables.methods import build_method
-from synthflow.tables.protect import CellKey, TableMethod, protect
+from synthflow.tables.methods import CellKey, TableMethod, build_method
+from synthflow.tables.protect import protect
 from synthflow.tables.ptable import PRESETS
 from synthflow.tables.tabulate import CountTable, Microdata, ReleasedTable, tabulate_all
 
@@ -194,6 +194,21 @@ def _rows(
     return rows
 
 
+def _original_rows(originals: Sequence[CountTable]) -> list[ComparisonRow]:
+    """The original tables as published: no loss, their own risk."""
+    return [
+        ComparisonRow(
+            table=o.spec.name,
+            method="original",
+            label="original",
+            epsilon=None,
+            measures=measure(o.counts, o.counts.astype(np.float64), o.spec.structural),
+            transition=transition_matrix(o.counts, o.counts, o.spec.structural),
+        )
+        for o in originals
+    ]
+
+
 def compare(
     data: Microdata,
     tables: Sequence[TableSpec],
@@ -224,24 +239,13 @@ def compare(
         nonnegative: Clip negative DP counts to 0 (as an office would publish).
         ledger: Charged every DP run (its total: :func:`comparison_budget`).
     """
-    # Long: every method on every table, then the measures, in one pass.
     start = time.perf_counter()
     if not epsilons or any(not (e > 0 and math.isfinite(e)) for e in epsilons):
         raise ValueError(f"epsilons ({list(epsilons)}) must be finite and > 0")
     groups = tabulate_all(tables, data)
     originals = [lv for g in groups for lv in g]
     methods = _methods(epsilons, delta=delta, neighbouring=neighbouring, nonnegative=nonnegative)
-    rows = [
-        ComparisonRow(
-            table=o.spec.name,
-            method="original",
-            label="original",
-            epsilon=None,
-            measures=measure(o.counts, o.counts.astype(np.float64), o.spec.structural),
-            transition=transition_matrix(o.counts, o.counts, o.spec.structural),
-        )
-        for o in originals
-    ]
+    rows = _original_rows(originals)
     for method, eps in methods:
         published = protect(data, tables, method, rng=rng, ledger=ledger, groups=groups)
         rows += _rows(originals, published, method.name, eps)
@@ -265,16 +269,7 @@ def compare(
     return Comparison(
         rows=tuple(rows),
         tables=tuple(o.spec.name for o in originals),
-        descriptions={
-            o.spec.name: (
-                " x ".join(
-                    f"{c} ({len(lab)})"
-                    for c, lab in zip(o.spec.columns, o.spec.labels, strict=True)
-                )
-                + f": {o.spec.cells} cells, {int(o.spec.structural.sum())} structural zeros"
-            )
-            for o in originals
-        },
+        descriptions={o.spec.name: o.spec.description for o in originals},
         epsilons=tuple(float(e) for e in epsilons),
         n=len(data),
         privacy=ledger.summary(),

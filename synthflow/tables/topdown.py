@@ -208,7 +208,6 @@ def top_down(
             (checked for every table before anything is charged).
         BudgetExceededError: If the ledger cannot afford a level.
     """
-    # Long: the top-down method's levels, noised and made consistent in one pass.
     if not groups:
         return []
     eps_table = options.epsilon / len(groups)
@@ -217,28 +216,7 @@ def top_down(
     out: list[ReleasedTable] = []
     all_shares = [_shares(options, group) for group in groups]  # check all before charging
     for group, shares in zip(groups, all_shares, strict=True):
-        name = group[0].spec.table
-        n = group[0].total
-        if shares[0] == 0:
-            ledger.charge(f"table {name} total (public n)", epsilon=0.0, mechanism="none")
-            total = n
-        else:
-            ledger.charge(
-                f"table {name} total (top-down)",
-                epsilon=eps_table * shares[0],
-                delta=delta_table * shares[0],
-                mechanism=options.mechanism,
-                sensitivity=total_sensitivity(options.neighbouring),
-            )
-            noisy_total = add_noise(
-                np.array([float(n)]),
-                mechanism=options.mechanism,
-                epsilon=eps_table * shares[0],
-                delta=delta_table * shares[0],
-                neighbouring="add_remove",
-                rng=rng,
-            )
-            total = max(int(np.rint(noisy_total[0])), 0)
+        total = _total(group[0], options, eps_table, delta_table, shares[0], ledger, rng)
         parent: np.ndarray = np.array([total], dtype=np.int64)
         for lv, share in zip(group, shares[1:], strict=True):
             eps, delta = eps_table * share, delta_table * share
@@ -252,23 +230,7 @@ def top_down(
                 neighbouring=options.neighbouring,
                 rng=rng,
             )
-            d = lv.spec.depth
-            ok = ~lv.spec.structural
-            w2: np.ndarray
-            ok2: np.ndarray
-            if d == 0:
-                w2, ok2 = noisy.reshape(1, -1), ok.reshape(1, -1)
-            else:
-                w2 = np.moveaxis(noisy, d - 1, -1).reshape(-1, lv.spec.shape[d - 1])
-                ok2 = np.moveaxis(ok, d - 1, -1).reshape(w2.shape)
-            alloc = proportional_allocation(w2, parent.reshape(-1), rng=post, eligible=ok2)
-            shape = lv.spec.shape
-            values: np.ndarray
-            if d == 0:
-                values = alloc.reshape(shape)
-            else:
-                moved = (*shape[: d - 1], *shape[d:], shape[d - 1])
-                values = np.moveaxis(alloc.reshape(moved), -1, d - 1)
+            values = _split_parents(lv, noisy, parent, post)
             out.append(
                 ReleasedTable(
                     spec=lv.spec,
@@ -279,3 +241,56 @@ def top_down(
             )
             parent = values
     return out
+
+
+def _total(  # noqa: PLR0917  (one table's budget and sources)
+    national: CountTable,
+    options: TopDownOptions,
+    eps_table: float,
+    delta_table: float,
+    share: float,
+    ledger: Ledger,
+    rng: PrivacyRNG,
+) -> int:
+    """A table's released grand total: n itself when public (share 0), else noisy (>= 0)."""
+    name, n = national.spec.table, national.total
+    if share == 0:
+        ledger.charge(f"table {name} total (public n)", epsilon=0.0, mechanism="none")
+        return n
+    ledger.charge(
+        f"table {name} total (top-down)",
+        epsilon=eps_table * share,
+        delta=delta_table * share,
+        mechanism=options.mechanism,
+        sensitivity=total_sensitivity(options.neighbouring),
+    )
+    noisy_total = add_noise(
+        np.array([float(n)]),
+        mechanism=options.mechanism,
+        epsilon=eps_table * share,
+        delta=delta_table * share,
+        neighbouring="add_remove",
+        rng=rng,
+    )
+    return max(int(np.rint(noisy_total[0])), 0)
+
+
+def _split_parents(
+    lv: CountTable, noisy: np.ndarray, parent: np.ndarray, post: np.random.Generator
+) -> np.ndarray:
+    """A level's counts: each parent cell split over its children as their noisy counts."""
+    d = lv.spec.depth
+    ok = ~lv.spec.structural
+    w2: np.ndarray
+    ok2: np.ndarray
+    if d == 0:
+        w2, ok2 = noisy.reshape(1, -1), ok.reshape(1, -1)
+    else:
+        w2 = np.moveaxis(noisy, d - 1, -1).reshape(-1, lv.spec.shape[d - 1])
+        ok2 = np.moveaxis(ok, d - 1, -1).reshape(w2.shape)
+    alloc = proportional_allocation(w2, parent.reshape(-1), rng=post, eligible=ok2)
+    shape = lv.spec.shape
+    if d == 0:
+        return alloc.reshape(shape)
+    moved = (*shape[: d - 1], *shape[d:], shape[d - 1])
+    return np.moveaxis(alloc.reshape(moved), -1, d - 1)

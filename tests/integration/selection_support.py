@@ -14,7 +14,7 @@ from synthflow.release import private_selection as _private_selection
 
 
 def enclave_ledger(spec: Any, enclave_dir: str | Path) -> Ledger:
-    """The selection's own ledger, as ``jobs/release.py`` opens it."""
+    """The selection's own ledger, as ``release/job.py`` opens it."""
     return Ledger(
         total_epsilon=spec.privacy.total_epsilon,
         total_delta=spec.privacy.total_delta,

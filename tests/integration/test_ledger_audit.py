@@ -327,7 +327,7 @@ def test_an_interrupted_selection_exits_4_saying_what_it_spent(
     # [inputs] 5: Ctrl-C during a charged selection exited 130. #45: any exception or
     # signal after a charge exits 4 and says what was spent, what is left and where the
     # ledger is; the interrupted attempt counts as a failed attempt on the re-run.
-    from synthflow.jobs import _attempt as job  # where an attempt runs its flow
+    from synthflow.release import attempt as job  # where an attempt runs its flow
 
     real = job.run_flow
     calls = []

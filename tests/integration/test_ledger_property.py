@@ -36,7 +36,7 @@ from synthflow.space import expand_space
 acc_evaluate = importlib.import_module("synthflow.acceptance.evaluate")
 flow = importlib.import_module("synthflow.flow")
 ledger_module = importlib.import_module("synthflow.ledger")
-job = importlib.import_module("synthflow.jobs._attempt")  # the attempt runs its flow there
+job = importlib.import_module("synthflow.release.attempt")  # the attempt runs its flow there
 protect = importlib.import_module("synthflow.tables.protect")
 
 STEPS = st.lists(

@@ -21,11 +21,11 @@ from synthflow.cli import main
 from synthflow.cost import selection_cost
 from synthflow.errors import ConfigError
 from synthflow.jobs.plan import plan_budget
-from synthflow.jobs.release import run_release
 from synthflow.jobs.sweep import run_sweep
 from synthflow.loader import load_spec
 from synthflow.plan import PLAN_FILES
 from synthflow.release.audit import audit_release
+from synthflow.release.job import run_release
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(Path(__file__).parent))

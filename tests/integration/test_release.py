@@ -705,7 +705,7 @@ def test_hopeless_spec_is_refused_before_any_charge(tmp_path, small_csv):
     zero = [c.to_json() | {"pass_rate": 0.0} for c in expand_space(spec)][:2]
     cands.write_text(yaml.safe_dump({"spec_sha256": spec.sha256, "configurations": zero}))
     from synthflow.errors import ConfigError
-    from synthflow.jobs.release import run_release
+    from synthflow.release.job import run_release
 
     with pytest.raises(ConfigError, match="none of the 2 shortlisted configurations passed"):
         run_release(spec_path, small_csv, cands, tmp_path / "r2", tmp_path / "e2",

@@ -221,7 +221,7 @@ def test_a_demo_whose_single_attempt_failed_says_so_and_what_it_spent(tmp_path):
 
 
 def test_plan_rows_problem_says_and_refuses_by_how_far_n_is_from_the_plans():
-    from synthflow.jobs._plan_size import plan_rows_problem
+    from synthflow.release.plan_checks import plan_rows_problem
 
     plan = shipped.shipped_plan("births").content
     n = plan["noise_figures"][0]["n"]

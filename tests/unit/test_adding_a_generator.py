@@ -14,7 +14,7 @@ import pytest
 
 from synthflow.errors import BudgetExceededError
 from synthflow.generators import registry
-from synthflow.generators.hyperparameters import GENERATORS, HYPERPARAMETERS
+from synthflow.generators.table import GENERATORS, HYPERPARAMETERS
 from synthflow.ledger import Ledger
 from synthflow.loader import load_spec
 from synthflow.rng import PrivacyRNG

@@ -35,7 +35,7 @@ def test_every_page_is_in_the_site():
 def test_spec_reference_lists_every_generators_grid_keys_and_defaults():
     import dataclasses
 
-    from synthflow.generators.hyperparameters import HYPERPARAMETERS
+    from synthflow.generators.table import HYPERPARAMETERS
 
     page = (REPO / "docs" / "spec.md").read_text()
     for family, cls in HYPERPARAMETERS.items():

@@ -60,7 +60,7 @@ def test_all_and_the_type_checking_block_must_agree(tmp_path, monkeypatch):
 
 def test_generator_hyperparameters_match_the_registry():
     from synthflow.generators import REGISTRY
-    from synthflow.generators.hyperparameters import HYPERPARAMETERS
+    from synthflow.generators.table import HYPERPARAMETERS
 
     # Two views of one table: each class's own Hyperparameters is the loader's.
     assert {m: c.Hyperparameters for m, c in REGISTRY.items()} == dict(HYPERPARAMETERS)

@@ -80,7 +80,7 @@ def test_the_regression_figure_is_the_planners_simulation_on_the_public_sample(b
     # sample; the figure is the planner's RegressionSim on it, resampled to n rows.
     from synthflow.cli import main
     from synthflow.criteria.regression_sim import RegressionSim
-    from synthflow.jobs.release import why_hopeless
+    from synthflow.release.hopeless import why_hopeless
     from synthflow.space import expand_space
 
     release = [cfg for cfg in expand_space(births_spec) if cfg.id.startswith("workload")][:1]

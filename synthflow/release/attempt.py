@@ -1,9 +1,15 @@
-"""One attempt of the release's private selection: a flow, then its DP evaluation."""
+"""One attempt of the release's private selection: a flow, then its DP evaluation.
+
+:func:`~synthflow.release.selection.private_selection` runs the release's attempts with
+:func:`flow_attempt` (a test may give it another :data:`Attempt`); each returns an
+:class:`AttemptResult` to the loop.
+"""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from synthflow.acceptance import evaluate
@@ -14,18 +20,31 @@ from synthflow.errors import (
 )
 from synthflow.flow import run_flow
 from synthflow.ledger import Ledger
-from synthflow.release.selection import AttemptResult
 from synthflow.rng import PrivacyRNG
 from synthflow.space import Configuration
 
-__all__ = ["_attempt_fn"]
+__all__ = ["Attempt", "AttemptResult", "flow_attempt"]
 
 log = logging.getLogger(__name__)
 
 
-def _attempt_fn(
-    spec: ReleaseSpec, raw: Any, show_progress: bool, public: bool
-) -> Callable[[Configuration, Ledger, PrivacyRNG, Any], AttemptResult]:
+@dataclass(frozen=True, kw_only=True)
+class AttemptResult:
+    """What one attempt returns to the loop."""
+
+    passed: bool
+    transcript: dict[str, Any]
+    """Enclave-only record of the attempt (released values, noise)."""
+    payload: Any = None
+    """The release candidate and its report, kept only for a passing attempt."""
+
+
+Attempt = Callable[[Configuration, Ledger, PrivacyRNG, Any], AttemptResult]
+
+
+def flow_attempt(spec: ReleaseSpec, raw: Any, *, show_progress: bool, public: bool) -> Attempt:
+    """The release's attempt on the cleaned data ``raw``: one flow, then its DP evaluation."""
+
     def attempt(cfg: Configuration, ledger: Ledger, rng: PrivacyRNG, fit: Any) -> AttemptResult:
         try:
             return _attempt(cfg, ledger, rng, fit)

@@ -20,6 +20,10 @@ so the rules exist once:
 
 Nothing is charged here: a job checks what it can (outputs, rows, budget) after opening
 and before its first charge.
+
+It lies below the job layer (:mod:`synthflow.jobs` re-exports it) so that the release
+job, :mod:`synthflow.release.job`, opens its data the same way without importing the
+layer above it.
 """
 
 from __future__ import annotations
@@ -124,7 +128,7 @@ def open_job(
         DataError: The data file, or the API's frame, fails the data checks (a value
             outside its column's public domain, a wrong type; never quoting a value).
     """
-    from synthflow.jobs._rules import check_rng, privacy_rng  # noqa: PLC0415
+    from synthflow._job_rules import check_rng, privacy_rng  # noqa: PLC0415
 
     rng = check_rng(rng, public=public) if rng is not None else privacy_rng(seed, public=public)
     if models and not public:  # the registry imports every generator: only when it matters

@@ -87,6 +87,7 @@ def number(
     hi: float = math.inf,
     hi_open: bool = False,
 ) -> float:
+    """A finite number within ``[lo, hi]`` (an end excluded where ``*_open``), as a float."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
         raise ConfigError(f"{where}: expected a number, got {brief(value)}")
     if not math.isfinite(value):
