@@ -57,9 +57,9 @@ from _record import record  # benchmarks/ is on sys.path when a script runs
 from synthflow.acceptance import exact_values
 from synthflow.errors import InfeasibleConfigurationError
 from synthflow.flow import run_flow
-from synthflow.ledger import Ledger
 from synthflow.loader import load_spec
-from synthflow.rng import PrivacyRNG
+from synthflow.privacy.ledger import Ledger
+from synthflow.privacy.rng import PrivacyRNG
 from synthflow.space import Configuration
 from synthflow.transform import Transformer
 

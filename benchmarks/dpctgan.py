@@ -26,7 +26,7 @@ from synthflow.data import load_data
 from synthflow.generators import make_generator
 from synthflow.generators.dpsgd import train_dpctgan
 from synthflow.loader import load_spec
-from synthflow.rng import PrivacyRNG
+from synthflow.privacy.rng import PrivacyRNG
 from synthflow.space import expand_space
 from synthflow.transform import Transformer
 

@@ -15,9 +15,9 @@ from synthflow.data import load_data
 from synthflow.flow import sample_valid
 from synthflow.generators import make_generator
 from synthflow.kanon import project_min_count
-from synthflow.ledger import Ledger
 from synthflow.loader import load_spec
-from synthflow.rng import PrivacyRNG
+from synthflow.privacy.ledger import Ledger
+from synthflow.privacy.rng import PrivacyRNG
 from synthflow.space import match_configuration
 from synthflow.transform import Transformer
 

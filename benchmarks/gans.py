@@ -33,9 +33,9 @@ from _record import record  # benchmarks/ is on sys.path when a script runs
 from synthflow.criteria.marginals import marginal_max_abs_error
 from synthflow.data import load_data
 from synthflow.flow import run_flow
-from synthflow.ledger import Ledger
 from synthflow.loader import load_spec
-from synthflow.rng import PrivacyRNG
+from synthflow.privacy.ledger import Ledger
+from synthflow.privacy.rng import PrivacyRNG
 from synthflow.space import Configuration, expand_space
 from synthflow.transform import Transformer
 

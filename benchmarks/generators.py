@@ -2,7 +2,7 @@
 
 For each generator one flow (:func:`synthflow.flow.run_flow`: fit, sample and filter,
 min_count projection) runs on the release binning (``mother_age`` alternative b, the
-others a) with a seeded :class:`~synthflow.rng.PrivacyRNG`; the candidate's *exact*
+others a) with a seeded :class:`~synthflow.privacy.rng.PrivacyRNG`; the candidate's *exact*
 ``marginal_max_abs_error`` and ``faithfulness_unmatched`` come from
 :func:`synthflow.acceptance.exact_values`.
 
@@ -56,9 +56,9 @@ from synthflow.acceptance import exact_values
 from synthflow.data import load_data
 from synthflow.flow import run_flow
 from synthflow.generators import REGISTRY
-from synthflow.ledger import Ledger
 from synthflow.loader import load_spec
-from synthflow.rng import PrivacyRNG
+from synthflow.privacy.ledger import Ledger
+from synthflow.privacy.rng import PrivacyRNG
 from synthflow.space import Configuration
 
 REPO = Path(__file__).resolve().parents[1]

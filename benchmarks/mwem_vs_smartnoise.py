@@ -30,7 +30,7 @@ seed it (no ``np.random.seed``). Its repeats are therefore not reproducible; the
 column shows their spread. Sampling from its fitted histogram is done here with our own
 seeded numpy ``Generator`` (i.i.d. draws from the normalised histogram, the same
 distribution as smartnoise's ``sample``, which loops ``np.random.choice`` per row). Ours
-is seeded through :class:`~synthflow.rng.PrivacyRNG`.
+is seeded through :class:`~synthflow.privacy.rng.PrivacyRNG`.
 
 Measured (9,898 rows, 2 CPU cores, 3 seeds; fit seconds mean, error mean +- sd)::
 
@@ -64,9 +64,9 @@ from synthflow.criteria.marginals import marginal_max_abs_error
 from synthflow.data import load_data
 from synthflow.generators._smartnoise import public_transformer
 from synthflow.generators.mwem import MWEM, MWEMHyperparameters
-from synthflow.ledger import Ledger
 from synthflow.loader import load_spec
-from synthflow.rng import PrivacyRNG
+from synthflow.privacy.ledger import Ledger
+from synthflow.privacy.rng import PrivacyRNG
 from synthflow.transform import Domain, Transformer
 
 REPO = Path(__file__).resolve().parents[1]

@@ -27,7 +27,7 @@ import math
 
 from _record import record  # benchmarks/ is on sys.path when a script runs
 
-from synthflow.accounting import dpsgd_epsilon
+from synthflow.privacy.accounting import dpsgd_epsilon
 
 EPSILON, DELTA, ROWS_PER_STEP = 3.6, 1e-9, 500
 

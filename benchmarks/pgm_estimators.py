@@ -34,11 +34,11 @@ from _record import record  # benchmarks/ is on sys.path when a script runs
 import synthflow.generators._pgm as pgm
 from synthflow.data import load_data
 from synthflow.flow import run_flow
-from synthflow.ledger import Ledger
 from synthflow.loader import load_spec
+from synthflow.privacy.ledger import Ledger
+from synthflow.privacy.rng import PrivacyRNG
 from synthflow.public.affairs import write_affairs
 from synthflow.public.wide import write_wide_table
-from synthflow.rng import PrivacyRNG
 from synthflow.space import Configuration
 
 REPO = Path(__file__).resolve().parents[1]

@@ -43,9 +43,9 @@ def _flow(args: tuple[str, str, str, int, int, bool]) -> tuple[str, int, int, fl
     from synthflow.acceptance import evaluate, fit_dp_regression  # noqa: PLC0415
     from synthflow.data import load_data  # noqa: PLC0415
     from synthflow.flow import run_flow  # noqa: PLC0415
-    from synthflow.ledger import Ledger  # noqa: PLC0415
     from synthflow.loader import load_spec  # noqa: PLC0415
-    from synthflow.rng import PrivacyRNG  # noqa: PLC0415
+    from synthflow.privacy.ledger import Ledger  # noqa: PLC0415
+    from synthflow.privacy.rng import PrivacyRNG  # noqa: PLC0415
     from synthflow.space import find_configuration  # noqa: PLC0415
 
     t0 = time.perf_counter()

@@ -56,10 +56,10 @@ from synthflow.acceptance import exact_values
 from synthflow.data import load_data
 from synthflow.flow import run_flow
 from synthflow.generators._pgm import Measurement
-from synthflow.ledger import Ledger
 from synthflow.loader import load_spec
+from synthflow.privacy.ledger import Ledger
+from synthflow.privacy.rng import PrivacyRNG
 from synthflow.public_sample import public_sample
-from synthflow.rng import PrivacyRNG
 from synthflow.space import expand_space
 from synthflow.transform import Transformer
 

@@ -24,7 +24,7 @@ from synthflow.criteria import regression
 from synthflow.criteria._common import code_matrix
 from synthflow.data import load_data
 from synthflow.loader import load_spec
-from synthflow.rng import PrivacyRNG
+from synthflow.privacy.rng import PrivacyRNG
 from synthflow.transform import Transformer
 
 REPO = Path(__file__).resolve().parents[1]

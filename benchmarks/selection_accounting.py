@@ -7,8 +7,8 @@ per-attempt criteria), each row prints Liu-Talwar's ``2 e`` next to Papernot-Ste
 epsilon at the spec's ``total_delta`` (1e-6) for ``eta`` 1 (the geometric law synthflow
 uses for (epsilon, delta) candidates), 0.5, 0.1 and 0.001 (towards the logarithmic law)
 and stop probabilities ``gamma`` 0.05-0.2. The attempt's Renyi curve is
-:func:`synthflow.accounting.pure_renyi` (randomized response's, the tightest for
-pure DP); the conversion is dp-accounting's (:func:`synthflow.accounting.renyi_epsilon`).
+:func:`synthflow.privacy.accounting.pure_renyi` (randomized response's, the tightest for
+pure DP); the conversion is dp-accounting's (:func:`synthflow.privacy.accounting.renyi_epsilon`).
 
 Theorem 2: ``e'(a) = e(a) + (1 + eta) (1 - 1/b) e(b) + (1 + eta) log(1/gamma) / b
 + log E[K] / (a - 1)`` for any ``b >= 1``, with ``E[K] = eta (1 - gamma) / (gamma (1 -
@@ -34,7 +34,7 @@ import math
 
 from _record import record  # benchmarks/ is on sys.path when a script runs
 
-from synthflow import accounting
+from synthflow.privacy import accounting
 
 ETAS = (1.0, 0.5, 0.1, 0.001)
 GAMMAS = (0.05, 0.1, 0.2, 0.4)

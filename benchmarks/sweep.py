@@ -24,9 +24,9 @@ from synthflow.data import load_data
 from synthflow.flow import FlowResult
 from synthflow.jobs._sweep_workers import LocalWorkers
 from synthflow.jobs.sweep import run_sweep
-from synthflow.ledger import Ledger
 from synthflow.loader import load_spec
-from synthflow.rng import PrivacyRNG
+from synthflow.privacy.ledger import Ledger
+from synthflow.privacy.rng import PrivacyRNG
 from synthflow.sweep.evaluation import AcceptanceEvaluator, Evaluator, RunEvaluation
 
 REPO = Path(__file__).resolve().parents[1]

@@ -21,9 +21,9 @@ from _record import record  # benchmarks/ is on sys.path when a script runs
 
 from synthflow.data import load_data
 from synthflow.jobs.run import run_configuration
-from synthflow.ledger import Ledger
 from synthflow.loader import load_spec
-from synthflow.rng import PrivacyRNG
+from synthflow.privacy.ledger import Ledger
+from synthflow.privacy.rng import PrivacyRNG
 from synthflow.space import match_configuration
 from synthflow.tables import Microdata, compare, load_tables, read_release, write_report
 from synthflow.tables.compare import DEFAULT_EPSILONS, comparison_budget

@@ -34,10 +34,10 @@ from synthflow.acceptance import exact_values
 from synthflow.errors import InfeasibleConfigurationError
 from synthflow.flow import run_flow
 from synthflow.generators import REGISTRY
-from synthflow.ledger import Ledger
 from synthflow.loader import load_spec
+from synthflow.privacy.ledger import Ledger
+from synthflow.privacy.rng import PrivacyRNG
 from synthflow.public.wide import make_wide_table
-from synthflow.rng import PrivacyRNG
 from synthflow.space import Configuration
 from synthflow.transform import Transformer
 

@@ -51,13 +51,13 @@ if TYPE_CHECKING:  # the exports, imported on first use (synthflow/_lazy.py)
     from synthflow.init_spec import DraftSpec, draft_spec
     from synthflow.jobs.plan import plan_budget
     from synthflow.jobs.sweep import run_sweep
-    from synthflow.ledger import Ledger, dataset_ledger
     from synthflow.loader import load_spec
+    from synthflow.privacy.ledger import Ledger, dataset_ledger
+    from synthflow.privacy.rng import PrivacyRNG
     from synthflow.release.audit import AuditReport, audit_release
     from synthflow.release.job import run_release as run_release
     from synthflow.release.publish import public_parameters, sha256_file
     from synthflow.release.shipped import ShippedPlan, shipped_plan
-    from synthflow.rng import PrivacyRNG
     from synthflow.space import Configuration, expand_space, find_configuration
     from synthflow.sweep.report import pass_rates_by
     from synthflow.sweep.report import write_report as write_sweep_report

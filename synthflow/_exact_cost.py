@@ -1,11 +1,11 @@
-"""One attempt's mechanisms for exact accounting (:mod:`synthflow.pld`), from public facts.
+"""One attempt's mechanisms for exact accounting (:mod:`synthflow.privacy.pld`), from public facts.
 
 :func:`attempt_mechanisms` lists, for each candidate, what one single attempt runs on the
 private data: the candidate's generator (:meth:`mechanisms` of the generator), the
 regression fit (made once per release, from the public bounds) and every other
 criterion's noise (each epsilon-DP at its budget). :func:`exact_epsilon` composes each
 list by its privacy loss distribution and takes the worst candidate (a uniform draw:
-:mod:`synthflow.pld`). Where a part has no PLD (a GAN, MST or AIM, a Gaussian fit made
+:mod:`synthflow.privacy.pld`). Where a part has no PLD (a GAN, MST or AIM, a Gaussian fit made
 per attempt in a standardisation read off the candidate) there is no exact figure: None.
 """
 
@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from synthflow.pld import Mechanism, worst_epsilon
+from synthflow.privacy.pld import Mechanism, worst_epsilon
 
 __all__ = [
     "EXACT_FORMULA",

@@ -34,8 +34,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from synthflow.errors import ConfigError
-from synthflow.ledger import Ledger, command_ledger, data_fingerprint
-from synthflow.rng import PrivacyRNG
+from synthflow.privacy.ledger import Ledger, command_ledger, data_fingerprint
+from synthflow.privacy.rng import PrivacyRNG
 
 if TYPE_CHECKING:
     import pandas as pd

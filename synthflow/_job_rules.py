@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from synthflow.errors import ConfigError
-from synthflow.rng import PrivacyRNG
+from synthflow.privacy.rng import PrivacyRNG
 
 __all__ = ["check_rng", "privacy_rng"]
 

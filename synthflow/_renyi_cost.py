@@ -44,12 +44,12 @@ def joint_rho(
 
     ``generator_rhos``: each candidate's rho (None: not zCDP, e.g. pure Laplace; then the
     uniform draw's worst case is basic composition: None). ``gaussian_fits``: (epsilon,
-    delta) of each Gaussian fit, each rho-zCDP at :func:`synthflow.zcdp.zcdp_rho`. One
+    delta) of each Gaussian fit, each rho-zCDP at :func:`synthflow.privacy.zcdp.zcdp_rho`. One
     attempt (its fit made in it, or once before it: adaptive composition either way) is
     (max rho_gen + rho_fit)-zCDP in those parts: a uniform draw's Renyi divergence is at
     most the worst candidate's (jointly quasi-convex), and zCDP adds up.
     """
-    from synthflow.zcdp import zcdp_rho  # noqa: PLC0415
+    from synthflow.privacy.zcdp import zcdp_rho  # noqa: PLC0415
 
     if not generator_rhos or not gaussian_fits or any(r is None for r in generator_rhos):
         return None
@@ -74,10 +74,10 @@ def papernot_steinke_epsilon(
         ConfigError: For gamma outside (0, 1), a spec without ``total_delta``, no rows, or
             a candidate without a Renyi curve.
     """
-    from synthflow import accounting  # noqa: PLC0415
     from synthflow.criteria import released_once  # noqa: PLC0415
     from synthflow.generators import make_generator  # noqa: PLC0415
-    from synthflow.zcdp import zcdp_rho  # noqa: PLC0415
+    from synthflow.privacy import accounting  # noqa: PLC0415
+    from synthflow.privacy.zcdp import zcdp_rho  # noqa: PLC0415
 
     approximate = sorted(k for k, d in deltas.items() if d > 0)
     shown = ", ".join(approximate[:3]) + (" ..." if len(approximate) > 3 else "")

@@ -20,9 +20,9 @@ from synthflow.errors import ConfigError
 from synthflow.flow import draw_candidate, fit_generator
 from synthflow.generators.protocol import Generator
 from synthflow.jobs import open_job
-from synthflow.ledger import Ledger
 from synthflow.loader import load_spec
-from synthflow.rng import PrivacyRNG
+from synthflow.privacy.ledger import Ledger
+from synthflow.privacy.rng import PrivacyRNG
 from synthflow.space import Configuration, find_configuration
 from synthflow.transform import Transformer
 

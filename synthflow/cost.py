@@ -131,7 +131,7 @@ class SelectionCost:
         """Epsilon of the zCDP parts composed in zCDP, at ``total_delta`` (None: not used)."""
         if not (self.single_attempt and self.joint_rho > 0):
             return None
-        from synthflow.zcdp import zcdp_epsilon  # noqa: PLC0415
+        from synthflow.privacy.zcdp import zcdp_epsilon  # noqa: PLC0415
 
         return zcdp_epsilon(self.joint_rho, delta=self.total_delta)
 

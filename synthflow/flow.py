@@ -1,7 +1,7 @@
 """One flow (SPEC sec. 1): transform -> fit -> sample and filter -> project.
 
 :func:`run_flow` is pure library code: it takes cleaned data, a configuration, a ledger
-and a :class:`~synthflow.rng.PrivacyRNG`, and returns a :class:`FlowResult`.
+and a :class:`~synthflow.privacy.rng.PrivacyRNG`, and returns a :class:`FlowResult`.
 :func:`write_candidate` persists a result; the CLI only wires the two.
 """
 
@@ -23,8 +23,8 @@ from synthflow.filtering import binned_violations
 from synthflow.generators import REGISTRY, Generator, make_generator
 from synthflow.generators.registry import check_public_only
 from synthflow.kanon import min_count_problem, project
-from synthflow.ledger import Ledger
-from synthflow.rng import PrivacyRNG
+from synthflow.privacy.ledger import Ledger
+from synthflow.privacy.rng import PrivacyRNG
 from synthflow.space import Configuration
 from synthflow.transform import Transformer
 

@@ -145,7 +145,7 @@ def check_public_sample_is_public(
     release reads them (binned by each of ``transformers``: private rows with each value
     redrawn inside its bin give the same published figures):
 
-    * the same rows (:func:`synthflow.ledger.data_fingerprint`), even when the spec says
+    * the same rows (:func:`synthflow.privacy.ledger.data_fingerprint`), even when the spec says
       ``public_sample_published: true`` (a published extract is never the whole file);
     * a part of them: at least :data:`SUBSET_SHARE` of the sample's rows are rows of the
       private file (:func:`shared_rows`) where an independent sample would share at most
@@ -165,7 +165,7 @@ def check_public_sample_is_public(
     Raises:
         ConfigError: Naming the key and the fix (no value or share of the data).
     """
-    from synthflow.ledger import data_fingerprint  # noqa: PLC0415
+    from synthflow.privacy.ledger import data_fingerprint  # noqa: PLC0415
 
     path = public_sample_path(spec)
     if path is None or is_bundled_public_data(path):

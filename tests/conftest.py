@@ -14,7 +14,7 @@ from synthflow.config import ReleaseSpec
 from synthflow.loader import load_spec
 
 REPO = Path(__file__).resolve().parents[1]
-# Ledger heads (synthflow/_ledger_head.py) recorded by tests never reach the user's
+# Ledger heads (synthflow/privacy/head.py) recorded by tests never reach the user's
 # ~/.synthflow, even from fixtures set up before the per-test one below.
 os.environ.setdefault("SYNTHFLOW_HOME", tempfile.mkdtemp(prefix="synthflow-home-"))
 SHARED_DATA = REPO.parent / "shared" / "public_data"

@@ -1,6 +1,6 @@
 """Spy on every DP sampler during a real fit or evaluation ([tests] item 1).
 
-:func:`record_draws` patches :class:`~synthflow.rng.PrivacyRNG`'s privacy samplers
+:func:`record_draws` patches :class:`~synthflow.privacy.rng.PrivacyRNG`'s privacy samplers
 (``laplace``, ``discrete_laplace``, ``exponential_mechanism``) to record each call
 (declared sensitivity, epsilon or scale, size, the values noised) and then call the real
 sampler, so the fit runs unchanged. :func:`draws_spend` turns the draws into the epsilon
@@ -21,8 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from synthflow.ledger import Ledger
-from synthflow.rng import PrivacyRNG
+from synthflow.privacy.ledger import Ledger
+from synthflow.privacy.rng import PrivacyRNG
 
 NOISE = ("laplace", "discrete_laplace")
 SELECT = ("exponential",)

@@ -36,8 +36,8 @@ from synthflow.criteria.marginals import marginal_family
 from synthflow.criteria.one_way_ratio import ratio_min_count, ratio_view
 from synthflow.criteria.regression_coefficients import fit_dp_regression
 from synthflow.errors import BudgetExceededError
-from synthflow.ledger import Ledger
-from synthflow.rng import PrivacyRNG
+from synthflow.privacy.ledger import Ledger
+from synthflow.privacy.rng import PrivacyRNG
 from synthflow.transform import Transformer
 
 __all__ = [

@@ -75,7 +75,7 @@ def public_sample_source(spec: ReleaseSpec) -> dict[str, Any] | None:
 
     With ``published: true`` when the spec declares it published before the release.
     """
-    from synthflow.ledger import file_sha256  # noqa: PLC0415
+    from synthflow.privacy.ledger import file_sha256  # noqa: PLC0415
 
     path = public_sample_path(spec)
     if path is None:

@@ -163,18 +163,18 @@ def main(argv: Sequence[str] | None = None) -> int:  # noqa: PLR0911  (one per o
 
 def _charged() -> float:
     """Epsilon this process has charged to dataset ledgers (0 before the ledger loads)."""
-    ledger = sys.modules.get("synthflow.ledger")  # not imported: nothing was charged
+    ledger = sys.modules.get("synthflow.privacy.ledger")  # not imported: nothing was charged
     return 0.0 if ledger is None else float(ledger.charged_to_datasets())
 
 
 def _charged_by_ledger() -> dict[str, tuple[float, float]]:
     """Per dataset ledger, what this process has charged (empty before the ledger loads)."""
-    ledger = sys.modules.get("synthflow.ledger")
+    ledger = sys.modules.get("synthflow.privacy.ledger")
     return {} if ledger is None else dict(ledger.charged_by_ledger())
 
 
 def _spend_lines(before: dict[str, tuple[float, float]]) -> list[str]:
-    ledger = sys.modules.get("synthflow.ledger")
+    ledger = sys.modules.get("synthflow.privacy.ledger")
     return [] if ledger is None else list(ledger.spend_lines(before))
 
 

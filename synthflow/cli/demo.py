@@ -177,7 +177,8 @@ def _register_ship_plan(sub: argparse._SubParsersAction) -> None:
         type=float,
         metavar="E",
         help="with --propose-thresholds: the proposed spec's total epsilon, a ceiling for "
-        "its plan (default: twice the spec's)",
+        "its plan (default: the spec's total scaled by the size its own plan was made for "
+        "over --rows, at least twice it: a smaller registry pays more for the same noise)",
     )
     p.epilog = "The data must be public: the sweep is seeded and the plan reports what it finds."
     p.set_defaults(func=_ship_plan)

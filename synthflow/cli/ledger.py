@@ -9,7 +9,7 @@ mechanism and its public parameters, never a data value.
 A dataset ledger holding charges that this home has no record of (another user's home,
 a ledger moved or restored from a backup), or whose record here cannot be read, is
 refused by every command: it may be an older copy that forgets a spend. Adopting it is
-the steward's explicit act (:func:`synthflow.ledger.adopt_ledger`), recorded as a line
+the steward's explicit act (:func:`synthflow.privacy.ledger.adopt_ledger`), recorded as a line
 of the ledger; a ledger that forgot part of the head recorded here is adopted with that
 spend charged again.
 """
@@ -26,7 +26,7 @@ __all__ = ["register"]
 
 
 def _adopt(args: argparse.Namespace) -> int:
-    from synthflow.ledger import adopt_ledger
+    from synthflow.privacy.ledger import adopt_ledger
 
     done = adopt_ledger(args.ledger)
     if not done.adopted:
@@ -64,7 +64,7 @@ def _show(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from synthflow.errors import ConfigError
-    from synthflow.ledger import read_ledger
+    from synthflow.privacy.ledger import read_ledger
 
     path = Path(args.ledger)
     if not path.is_file():

@@ -63,8 +63,8 @@ def _public_rows(args: argparse.Namespace) -> int | None:
     """
     from synthflow.data import load_data
     from synthflow.errors import ConfigError, DataError
-    from synthflow.ledger import file_sha256
     from synthflow.loader import load_spec
+    from synthflow.privacy.ledger import file_sha256
     from synthflow.release.shipped import shipped_sizes
     from synthflow.resources import bundled_spec_of, resolve_spec_path
 

@@ -23,8 +23,8 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from synthflow.config.model import CriterionSpec, ReleaseSpec
-    from synthflow.ledger import Ledger
-    from synthflow.rng import PrivacyRNG
+    from synthflow.privacy.ledger import Ledger
+    from synthflow.privacy.rng import PrivacyRNG
     from synthflow.transform import Transformer
 
 

@@ -36,8 +36,8 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from synthflow.criteria.context import Context, Released
-    from synthflow.ledger import Ledger
-    from synthflow.rng import PrivacyRNG
+    from synthflow.privacy.ledger import Ledger
+    from synthflow.privacy.rng import PrivacyRNG
     from synthflow.transform import Transformer
 
 

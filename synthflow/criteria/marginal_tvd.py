@@ -44,8 +44,8 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
     from synthflow.criteria.context import Context, Released
-    from synthflow.ledger import Ledger
-    from synthflow.rng import PrivacyRNG
+    from synthflow.privacy.ledger import Ledger
+    from synthflow.privacy.rng import PrivacyRNG
 
 
 __all__ = ["MarginalTVD", "MarginalTVDParams", "mean_tvd", "tvd_sensitivity"]

@@ -27,8 +27,8 @@ if TYPE_CHECKING:
 
     from synthflow.config.model import ReleaseSpec
     from synthflow.criteria.protocol import CriterionKind
-    from synthflow.ledger import Ledger
-    from synthflow.rng import PrivacyRNG
+    from synthflow.privacy.ledger import Ledger
+    from synthflow.privacy.rng import PrivacyRNG
     from synthflow.transform import Transformer
 
 __all__ = [

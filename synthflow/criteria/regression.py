@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
-    from synthflow.pld import Mechanism
-    from synthflow.rng import PrivacyRNG
+    from synthflow.privacy.pld import Mechanism
+    from synthflow.privacy.rng import PrivacyRNG
     from synthflow.transform import Transformer
 
 
@@ -242,7 +242,7 @@ class FitNoise:
     Discrete Gaussian noise (OpenDP's exact sampler in release mode) of parameter
     ``sigma / g`` on the integer grid makes it ``rho``-zCDP with ``sigma = L2 / sqrt(2
     rho)``; ``rho`` is the largest whose (epsilon, delta) conversion is at most epsilon
-    (:func:`synthflow.zcdp.zcdp_rho`). The snapping keeps floating-point rounding out of
+    (:func:`synthflow.privacy.zcdp.zcdp_rho`). The snapping keeps floating-point rounding out of
     the noise (no low-bit leak).
     """
 
@@ -261,12 +261,12 @@ class FitNoise:
     for floating-point error in the statistics); empty for Laplace."""
 
     def mechanisms(self, label: str) -> tuple[Mechanism, ...]:
-        """This fit for exact accounting (:mod:`synthflow.pld`).
+        """This fit for exact accounting (:mod:`synthflow.privacy.pld`).
 
         Gaussian: one discrete Gaussian of parameter ``sd / g`` (grid units) whose
         coordinates move by at most :attr:`shifts`. Laplace: one epsilon-DP mechanism.
         """
-        from synthflow.pld import Mechanism
+        from synthflow.privacy.pld import Mechanism
 
         if self.kind == "gaussian":
             return (Mechanism.discrete_gaussian(label, self.sd / self.granularity, self.shifts),)
@@ -327,7 +327,7 @@ def fit_noise(
         )
     if kind != "gaussian":
         raise ValueError(f"noise ({kind!r}) must be 'laplace' or 'gaussian'")
-    from synthflow.zcdp import zcdp_rho
+    from synthflow.privacy.zcdp import zcdp_rho
 
     m = len(ranges)
     l2 = float(np.sqrt((scaled**2).sum()))

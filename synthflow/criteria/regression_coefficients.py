@@ -28,8 +28,8 @@ if TYPE_CHECKING:
 
     from synthflow.criteria.context import Context, Released
     from synthflow.criteria.noise import NoiseFigure
-    from synthflow.ledger import Ledger
-    from synthflow.rng import PrivacyRNG
+    from synthflow.privacy.ledger import Ledger
+    from synthflow.privacy.rng import PrivacyRNG
     from synthflow.transform import Transformer
 
 

@@ -15,7 +15,7 @@ import numpy as np
 from synthflow.criteria import regression
 from synthflow.criteria._common import code_matrix
 from synthflow.criteria.fit_law import fit_law
-from synthflow.rng import PrivacyRNG
+from synthflow.privacy.rng import PrivacyRNG
 from synthflow.transform import Transformer
 
 if TYPE_CHECKING:

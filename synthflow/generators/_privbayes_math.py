@@ -8,7 +8,7 @@ import numpy as np
 from scipy.special import entr
 
 from synthflow.generators._sampling import search_in_order
-from synthflow.rng import PrivacyRNG
+from synthflow.privacy.rng import PrivacyRNG
 
 __all__ = [
     "_encode",

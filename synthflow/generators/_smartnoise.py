@@ -53,8 +53,8 @@ from synthflow.errors import InfeasibleConfigurationError
 from synthflow.generators._pgm import TreeSampler
 from synthflow.generators.hyperparameters import AIMHyperparameters, MSTHyperparameters
 from synthflow.generators.protocol import GeneratorBase, check_codes
-from synthflow.ledger import Ledger
-from synthflow.rng import PrivacyRNG
+from synthflow.privacy.ledger import Ledger
+from synthflow.privacy.rng import PrivacyRNG
 from synthflow.transform import Domain
 
 __all__ = ["AIM", "MST", "AIMHyperparameters", "MSTHyperparameters", "require_extra"]
@@ -145,7 +145,7 @@ class _SmartnoiseMarginal(GeneratorBase):
 
     def renyi(self, n: int) -> np.ndarray:
         """``rho * a``: the replace-one zCDP budget the adapter calibrates smartnoise to."""
-        from synthflow.accounting import zcdp_renyi  # noqa: PLC0415
+        from synthflow.privacy.accounting import zcdp_renyi  # noqa: PLC0415
 
         return zcdp_renyi(zcdp_rho(self.epsilon, float(self.hyperparameters.delta)))
 

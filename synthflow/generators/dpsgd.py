@@ -10,7 +10,7 @@ one row at a time (``pac`` 1: DP-SGD clips per row).
 **One training step** (the only place private rows are read):
 
 1. *Poisson subsampling*: each row joins the batch independently with probability
-   ``q = batch_size / n``, the draws coming from the :class:`~synthflow.rng.PrivacyRNG`
+   ``q = batch_size / n``, the draws coming from the :class:`~synthflow.privacy.rng.PrivacyRNG`
    (ChaCha20 in release mode); the batch size is therefore binomial, never fixed.
 2. *Per-row gradients* of the discriminator's loss on each real row
    (``torch.func.vmap`` of ``torch.func.grad``), each *clipped* to L2 norm ``C``
@@ -29,7 +29,7 @@ one row at a time (``pac`` 1: DP-SGD clips per row).
 Latent vectors, Gumbel noise and dropout masks also come from the stream, and the
 networks are initialised from it (no ``nn.Linear``, whose constructor runs torch's
 initialiser): no torch or numpy global generator is touched anywhere in training. The
-privacy cost is accounted by :mod:`synthflow.accounting` (PLD, replace-one) before
+privacy cost is accounted by :mod:`synthflow.privacy.accounting` (PLD, replace-one) before
 training, and the number of steps is capped so that it stays within the charged
 (epsilon, delta).
 

@@ -8,7 +8,7 @@ networks. Install CPU torch first, then the extra::
 
 Both run on private data and share one recipe (:class:`_DPGAN`):
 
-1. **Plan before any charge**: the accountant (:mod:`synthflow.accounting`, PLD,
+1. **Plan before any charge**: the accountant (:mod:`synthflow.privacy.accounting`, PLD,
    replace-one) caps the grid's steps so that training stays within its share of the
    generator's epsilon (what ``one_way_share`` and ``pair_share`` leave: half by
    default) at the configuration's delta; a configuration where not one step fits is
@@ -16,7 +16,7 @@ Both run on private data and share one recipe (:class:`_DPGAN`):
 2. **Charge first**: ``one_way_share`` of epsilon (0.2) for Laplace noise on every
    1-way marginal, ``pair_share`` (0.3) for Laplace noise on every 2-way marginal
    (:func:`measure_pairs`), then the training's (epsilon, delta).
-3. **Train**, every random draw from the :class:`~synthflow.rng.PrivacyRNG` (no torch or
+3. **Train**, every random draw from the :class:`~synthflow.privacy.rng.PrivacyRNG` (no torch or
    numpy global generator): DPCTGAN by DP-SGD on the discriminator
    (:mod:`synthflow.generators.dpsgd`), PATECTGAN by teachers on disjoint partitions
    whose votes are released as a Poisson-subsampled Gaussian over teachers
@@ -55,8 +55,8 @@ from synthflow.generators.hyperparameters import (
     PATECTGANHyperparameters,
 )
 from synthflow.generators.protocol import GeneratorBase, check_codes
-from synthflow.ledger import Ledger
-from synthflow.rng import PrivacyRNG
+from synthflow.privacy.ledger import Ledger
+from synthflow.privacy.rng import PrivacyRNG
 from synthflow.transform import Domain, Transformer
 
 __all__ = [
@@ -343,7 +343,7 @@ class _DPGAN(_GAN):
             InfeasibleConfigurationError: If the configuration cannot run on ``n`` rows or
                 not one step fits in (epsilon, delta).
         """
-        from synthflow.accounting import dpsgd_epsilon, dpsgd_max_steps  # noqa: PLC0415
+        from synthflow.privacy.accounting import dpsgd_epsilon, dpsgd_max_steps  # noqa: PLC0415
 
         plans: dict[int, tuple[int, float]] = self.__dict__.setdefault("_plans", {})
         if n in plans:  # the flow's check, fit and renyi ask for the same n: bisect once
@@ -375,7 +375,7 @@ class _DPGAN(_GAN):
 
     def renyi(self, n: int) -> np.ndarray:
         """Replace-one Renyi curve of the steps :meth:`plan_steps` allows on ``n`` rows."""
-        from synthflow.accounting import dpsgd_renyi, pure_renyi  # noqa: PLC0415
+        from synthflow.privacy.accounting import dpsgd_renyi, pure_renyi  # noqa: PLC0415
 
         steps, _ = self.plan_steps(n)
         training = dpsgd_renyi(

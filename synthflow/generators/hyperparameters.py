@@ -100,7 +100,7 @@ class WorkloadHyperparameters:
     """``laplace``: discrete Laplace per marginal, pure epsilon-DP (the default). ``gaussian``:
     discrete Gaussian per marginal, the whole fit rho-zCDP with rho the largest whose
     (epsilon, ``delta``) conversion is at most the generator's epsilon
-    (:func:`synthflow.zcdp.zcdp_rho`). It measures the ~20 marginals of a release
+    (:func:`synthflow.privacy.zcdp.zcdp_rho`). It measures the ~20 marginals of a release
     with about half the noise at the same epsilon (L2 sensitivity adds up as a square
     root, L1 linearly), at the price of ``delta``. In tree mode the selection joins the
     same rho (the exponential mechanism's bounded-range zCDP), as in MST."""

@@ -43,8 +43,8 @@ import pandas as pd
 
 from synthflow.generators.hyperparameters import MWEMHyperparameters
 from synthflow.generators.protocol import GeneratorBase, check_codes, refuse_dense_domain
-from synthflow.ledger import Ledger
-from synthflow.rng import PrivacyRNG
+from synthflow.privacy.ledger import Ledger
+from synthflow.privacy.rng import PrivacyRNG
 from synthflow.transform import Domain
 
 __all__ = ["MWEM", "MWEMHyperparameters", "OneWayMarginals", "RangeQueries"]

@@ -34,7 +34,7 @@ step is a Poisson-subsampled Gaussian mechanism over the teachers (adaptive
 composition: a teacher's state depends on its own partition and on the public history).
 The partition is a CSPRNG permutation of row positions (independent of the data); the
 ``n - k r`` rows left over by ``r = n // k`` rows per teacher are never read. The
-number of steps is capped before training by :mod:`synthflow.accounting` (PLD,
+number of steps is capped before training by :mod:`synthflow.privacy.accounting` (PLD,
 replace-one), exactly as for DP-SGD.
 
 What it can learn is small at 10K rows and epsilon 4: with 100 teachers of 100 rows,

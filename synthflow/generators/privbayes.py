@@ -50,8 +50,8 @@ from synthflow.generators._privbayes_math import (
 from synthflow.generators._sampling import systematic_draw
 from synthflow.generators.hyperparameters import PrivBayesHyperparameters
 from synthflow.generators.protocol import GeneratorBase, check_codes
-from synthflow.ledger import Ledger
-from synthflow.rng import PrivacyRNG
+from synthflow.privacy.ledger import Ledger
+from synthflow.privacy.rng import PrivacyRNG
 from synthflow.transform import Domain
 
 if TYPE_CHECKING:

@@ -9,12 +9,12 @@ import numpy as np
 import pandas as pd
 
 from synthflow.errors import DataError, InfeasibleConfigurationError
-from synthflow.ledger import Ledger
-from synthflow.rng import PrivacyRNG
+from synthflow.privacy.ledger import Ledger
+from synthflow.privacy.rng import PrivacyRNG
 from synthflow.transform import Domain
 
 if TYPE_CHECKING:
-    from synthflow.pld import Mechanism
+    from synthflow.privacy.pld import Mechanism
 
 __all__ = [
     "Generator",
@@ -127,13 +127,13 @@ class GeneratorBase:
         return None
 
     def mechanisms(self, domain: Domain) -> tuple[Mechanism, ...] | None:
-        """One fit's mechanisms for exact accounting (:mod:`synthflow.pld`), or None.
+        """One fit's mechanisms for exact accounting (:mod:`synthflow.privacy.pld`), or None.
 
         A pure-DP generator is one epsilon-DP mechanism, whatever it does inside; an
         (epsilon, delta) generator without an override has no PLD (None: the release
         falls back to its other accounting). Public: the domain and the settings only.
         """
-        from synthflow.pld import Mechanism  # noqa: PLC0415
+        from synthflow.privacy.pld import Mechanism  # noqa: PLC0415
 
         if self.privacy_cost.delta > 0:
             return None
@@ -142,14 +142,14 @@ class GeneratorBase:
     def renyi(self, n: int) -> np.ndarray:
         """Replace-one Renyi DP curve of one fit on ``n`` (public) rows.
 
-        At :data:`synthflow.accounting.RENYI_ORDERS`; private selection over (epsilon,
+        At :data:`synthflow.privacy.accounting.RENYI_ORDERS`; private selection over (epsilon,
         delta) candidates (Papernot-Steinke) needs it. A pure-DP generator has the curve
         of any epsilon-DP mechanism; an (epsilon, delta) generator must override this.
 
         Raises:
             InfeasibleConfigurationError: For an (epsilon, delta) generator without a curve.
         """
-        from synthflow.accounting import pure_renyi  # noqa: PLC0415
+        from synthflow.privacy.accounting import pure_renyi  # noqa: PLC0415
 
         if self.privacy_cost.delta > 0:
             raise InfeasibleConfigurationError(

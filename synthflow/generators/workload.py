@@ -27,7 +27,7 @@ discrete Gaussian noise (Canonne, Kamath and Steinke 2020). A marginal's count v
 has L2 sensitivity sqrt(2) under replace-one, so noise of parameter ``sigma_i`` makes it
 ``1 / sigma_i**2``-zCDP (their Theorem 4), and zCDP adds up over the marginals (Bun and
 Steinke 2016). The fit is rho-zCDP with rho the largest whose (epsilon, delta)
-conversion is at most the generator's epsilon (:func:`synthflow.zcdp.zcdp_rho`);
+conversion is at most the generator's epsilon (:func:`synthflow.privacy.zcdp.zcdp_rho`);
 each marginal gets ``rho_i`` proportional to the square of its Laplace epsilon share, so
 the noise keeps the Laplace plan's proportions. One charge of (epsilon, delta) covers
 the fit, before any noise is drawn. Its Renyi curve (``rho * a``) lets Papernot-Steinke
@@ -58,12 +58,12 @@ from synthflow.generators._pgm import Clique, Measurement, TreeSampler, estimate
 from synthflow.generators._workload_spec import Workload, structural_zeros, workload_from_spec
 from synthflow.generators.hyperparameters import WorkloadHyperparameters
 from synthflow.generators.protocol import GeneratorBase, check_codes
-from synthflow.ledger import Ledger
-from synthflow.rng import PrivacyRNG
+from synthflow.privacy.ledger import Ledger
+from synthflow.privacy.rng import PrivacyRNG
 from synthflow.transform import Domain, Transformer
 
 if TYPE_CHECKING:
-    from synthflow.pld import Mechanism
+    from synthflow.privacy.pld import Mechanism
 
 __all__ = [
     "WorkloadGenerator",
@@ -155,11 +155,11 @@ def gaussian_plan(
 ) -> tuple[list[PlannedMeasurement], float]:
     """Discrete Gaussian parameters for ``plan`` at (epsilon, delta); returns (plan, rho).
 
-    rho is :func:`synthflow.zcdp.zcdp_rho` of (epsilon, delta). Marginal i gets
+    rho is :func:`synthflow.privacy.zcdp.zcdp_rho` of (epsilon, delta). Marginal i gets
     ``rho_i = rho * eps_i**2 / sum_j eps_j**2`` (``eps_i`` its Laplace share), i.e.
     ``sigma_i = sqrt(2) / sqrt(2 rho_i)``; the ``rho_i`` add up to rho.
     """
-    from synthflow.zcdp import zcdp_rho  # noqa: PLC0415  (dp-accounting import cost)
+    from synthflow.privacy.zcdp import zcdp_rho  # noqa: PLC0415  (dp-accounting import cost)
 
     rho = zcdp_rho(epsilon, delta=delta)
     square = math.fsum(m.epsilon**2 for m in plan)
@@ -418,14 +418,14 @@ class WorkloadDesign:
 def gaussian_tree(design: WorkloadDesign, epsilon: float, delta: float) -> WorkloadDesign:
     """Tree mode in zCDP (MST's accounting, McKenna et al. 2021): one rho for the whole fit.
 
-    rho is :func:`synthflow.zcdp.zcdp_rho` of (epsilon, delta), split as the pure-DP
+    rho is :func:`synthflow.privacy.zcdp.zcdp_rho` of (epsilon, delta), split as the pure-DP
     design splits epsilon: a part of share ``s = e / epsilon`` gets ``rho s``. A
     measurement with ``rho_i`` is a discrete Gaussian of sigma ``sqrt(2) / sqrt(2 rho_i)``
     (L2 sensitivity sqrt(2) under replace-one); a selection step with ``rho_s`` is the
     exponential mechanism at ``epsilon_s = sqrt(8 rho_s)``, which is ``epsilon_s**2 / 8``
     -zCDP (bounded range; Cesar & Rogers 2021). The parts' rho add up to rho.
     """
-    from synthflow.zcdp import zcdp_rho  # noqa: PLC0415
+    from synthflow.privacy.zcdp import zcdp_rho  # noqa: PLC0415
 
     rho = zcdp_rho(epsilon, delta=delta)
 
@@ -575,13 +575,13 @@ class WorkloadGenerator(GeneratorBase):
 
     def zcdp_rho(self) -> float | None:
         """``noise: gaussian``: the fit's rho (its measurements' sum); else None (pure DP)."""
-        from synthflow.zcdp import zcdp_rho  # noqa: PLC0415
+        from synthflow.privacy.zcdp import zcdp_rho  # noqa: PLC0415
 
         hp = self.hyperparameters
         return zcdp_rho(self.epsilon, delta=hp.delta) if hp.noise == "gaussian" else None
 
     def mechanisms(self, domain: Domain) -> tuple[Mechanism, ...] | None:
-        """One fit's mechanisms (:mod:`synthflow.pld`): each Gaussian marginal, each selection.
+        """One fit's mechanisms (:mod:`synthflow.privacy.pld`): its Gaussian marginals, selections.
 
         ``noise: gaussian``: every planned marginal is a discrete Gaussian of its sigma on
         counts of which a replaced row moves two cells by one (shifts (1, 1)); in tree mode
@@ -590,7 +590,7 @@ class WorkloadGenerator(GeneratorBase):
         ``picks`` counted (the fit may measure fewer: an upper bound). Discrete Laplace:
         one epsilon-DP mechanism at the fit's epsilon. Public: the design only.
         """
-        from synthflow.pld import Mechanism  # noqa: PLC0415
+        from synthflow.privacy.pld import Mechanism  # noqa: PLC0415
 
         if self.hyperparameters.noise != "gaussian":
             return super().mechanisms(domain)
@@ -616,7 +616,7 @@ class WorkloadGenerator(GeneratorBase):
 
     def renyi(self, n: int) -> np.ndarray:
         """Replace-one Renyi DP curve of one fit: pure epsilon-DP, or ``rho * a`` (Gaussian)."""
-        from synthflow.accounting import pure_renyi, zcdp_renyi  # noqa: PLC0415
+        from synthflow.privacy.accounting import pure_renyi, zcdp_renyi  # noqa: PLC0415
 
         rho = self.zcdp_rho()
         return pure_renyi(self.epsilon) if rho is None else zcdp_renyi(rho)

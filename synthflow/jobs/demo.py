@@ -22,12 +22,12 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from synthflow import _ledger_head
 from synthflow.config.model import DatasheetSpec
 from synthflow.errors import ConfigError
 from synthflow.jobs.ship import make_shipped_plan
-from synthflow.ledger import read_ledger
 from synthflow.loader import load_spec
+from synthflow.privacy import head as ledger_head
+from synthflow.privacy.ledger import read_ledger
 from synthflow.release.audit import NOT_CHECKED, AuditReport, audit_release
 from synthflow.release.job import run_release
 from synthflow.release.reprovenance import first_to_do
@@ -145,7 +145,7 @@ def run_main_job(
     out.mkdir(parents=True)
     # The demo's ledger lives in the directory just made: a head recorded for that path
     # belongs to an earlier demo removed since (rm -rf), never to a rollback.
-    _ledger_head.forget(out / "enclave" / "dataset_ledger.jsonl")
+    ledger_head.forget(out / "enclave" / "dataset_ledger.jsonl")
     if shipped is None:
         made = make_shipped_plan(
             DEFAULT_SPEC,

@@ -19,7 +19,6 @@ from synthflow.acceptance.noise_check import binning_figures
 from synthflow.candidates import write_candidates
 from synthflow.data import load_data
 from synthflow.errors import ConfigError, NoPlanError
-from synthflow.ledger import file_sha256
 from synthflow.loader import load_spec
 from synthflow.plan import PLAN_FILES
 from synthflow.plan.costing import by_release_probability, exact_cost
@@ -27,6 +26,7 @@ from synthflow.plan.optimize import Planner, PlanOptions
 from synthflow.plan.report import write_plan_html
 from synthflow.plan.simulate import load_arms
 from synthflow.plan.specfile import write_planned_spec
+from synthflow.privacy.ledger import file_sha256
 from synthflow.sweep.shortlist import THIN_RUNS, wilson_interval
 
 __all__ = ["PLAN_FILES", "NoPlanError", "plan_budget"]

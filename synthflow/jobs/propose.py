@@ -99,13 +99,16 @@ def propose_and_plan(
     sweep: Any,
     plan: Any,
     recipe: list[float],
+    reference_rows: int,
     max_total: float | None = None,
 ) -> Proposed:
     """Sweep at a raised total, propose from the sweep, sweep and plan again, repeat.
 
     The first round keeps the bundled spec's thresholds and only raises its total to
-    the ceiling (``max_total``, default twice the bundled spec's: a smaller registry
-    pays more for the same noise); each later round proposes from the last sweep.
+    the ceiling (``max_total``; default the spec's total times ``reference_rows / n``,
+    the size the spec's own plan was made for over this one, and at least twice it: a
+    smaller registry pays more for the same noise); each later round proposes from the
+    last sweep.
     ``sweep(spec, store, epsilons)`` and ``plan(spec_path, store, plan_dir, max_total)``
     run the recipe's sweep and plan (raising :class:`NoPlanError`); the generator
     budgets are :func:`ladder` of ``recipe``. ``work``: a private working folder.
@@ -114,6 +117,7 @@ def propose_and_plan(
         NoPlanError: If no round finds a plan (the last plan's error, with the
             proposals and the rounds said first).
     """
+    from synthflow.acceptance.attainable import nice_up  # noqa: PLC0415
     from synthflow.loader import load_spec  # noqa: PLC0415
     from synthflow.plan.propose import propose_thresholds, proposed_spec_text  # noqa: PLC0415
     from synthflow.resources import bundled_spec  # noqa: PLC0415
@@ -121,7 +125,11 @@ def propose_and_plan(
     source_path = bundled_spec(name.split("@", 1)[0])
     source = load_spec(source_path)
     text = Path(source_path).read_text(encoding="utf-8")
-    ceiling = float(max_total or 2 * source.privacy.total_epsilon)
+    # A smaller registry pays more for the same noise relative to its counts (noise
+    # scales as 1 / (n epsilon)): the default ceiling scales the spec's total by the
+    # size its own plan was made for over this one (at least twice the spec's).
+    scale = max(2.0, reference_rows / n)
+    ceiling = float(max_total or nice_up(source.privacy.total_epsilon * scale))
     total = (
         f"privacy.total_epsilon {source.privacy.total_epsilon:g} -> {ceiling:g} (a ceiling: "
         "the release spends its plan's total)"

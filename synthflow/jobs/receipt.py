@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 from synthflow.errors import ConfigError
-from synthflow.ledger import read_ledger
+from synthflow.privacy.ledger import read_ledger
 from synthflow.release.reprovenance import replace_provenance_line
 from synthflow.release.spend import selection_spend_line
 

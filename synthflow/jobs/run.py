@@ -17,8 +17,8 @@ from synthflow.cost import delta_of
 from synthflow.data import CleaningReport
 from synthflow.errors import ConfigError
 from synthflow.flow import FlowResult, run_flow
-from synthflow.ledger import Ledger
-from synthflow.rng import PrivacyRNG
+from synthflow.privacy.ledger import Ledger
+from synthflow.privacy.rng import PrivacyRNG
 from synthflow.space import Configuration
 
 __all__ = ["RUN_FILES", "run_configuration", "write_candidate"]

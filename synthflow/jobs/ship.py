@@ -235,6 +235,8 @@ def _proposed(name: str, out: Path, work: Path, *, size: int, sweep: Any, plan: 
         raise ConfigError(f"{existing} exist; they are never overwritten: remove them first")
     try:
         found = propose_and_plan(at, size, work, sweep=sweep, plan=plan, recipe=ladder,
+                                 reference_rows=int((recipe(base_name(name)) or {}).get(
+                                     "rows", PUBLIC_ROWS)),
                                  max_total=max_total)  # fmt: skip
     except ProposalFailed as exc:
         way_on = keep_failed(work, out, at, exc)

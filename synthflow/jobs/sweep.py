@@ -32,8 +32,8 @@ from synthflow.jobs._sweep_dask import (
 )
 from synthflow.jobs._sweep_forkserver import start_fork_server
 from synthflow.jobs._sweep_workers import DaskWorkers, LocalWorkers, RunWorkers
-from synthflow.ledger import file_sha256
 from synthflow.loader import with_generator_epsilon
+from synthflow.privacy.ledger import file_sha256
 from synthflow.space import Configuration
 from synthflow.sweep import run_seed, select_configurations
 from synthflow.sweep.evaluation import Evaluator, load_evaluator

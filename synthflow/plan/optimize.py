@@ -505,7 +505,8 @@ class Planner:
         )
         if fit_delta > 0:
             cost = joint_cost(cost, [self.arm_rho[j] for j in kept], [(fit_eps, fit_delta)])
-        if single and cost.total_delta > 0:  # the release's exact accounting (synthflow.pld)
+        # the release's exact accounting (synthflow.privacy.pld)
+        if single and cost.total_delta > 0:
             cost = self._exact(cost, kept, letters, fit_eps, epsilons)
         return epsilons, cost
 
@@ -557,7 +558,7 @@ class Planner:
     ) -> tuple[Any, ...] | None:
         """The fit's mechanisms at ``fit_eps``: once from the bounds; Laplace per attempt."""
         from synthflow import _exact_cost  # noqa: PLC0415
-        from synthflow.pld import Mechanism  # noqa: PLC0415
+        from synthflow.privacy.pld import Mechanism  # noqa: PLC0415
 
         assert self.coef is not None
         if self.coef.impl.delta(self.coef) == 0:  # a Laplace fit: epsilon-DP either way

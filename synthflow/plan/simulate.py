@@ -30,7 +30,7 @@ import numpy as np
 from synthflow.config.model import CriterionSpec, ReleaseSpec
 from synthflow.criteria.context import laplace_terms, noise_decides
 from synthflow.errors import ConfigError
-from synthflow.rng import PrivacyRNG
+from synthflow.privacy.rng import PrivacyRNG
 from synthflow.sweep.store import SweepStore
 
 __all__ = [

@@ -19,8 +19,8 @@ from synthflow.errors import (
     NotEnoughRowsError,
 )
 from synthflow.flow import run_flow
-from synthflow.ledger import Ledger
-from synthflow.rng import PrivacyRNG
+from synthflow.privacy.ledger import Ledger
+from synthflow.privacy.rng import PrivacyRNG
 from synthflow.space import Configuration
 
 __all__ = ["Attempt", "AttemptResult", "flow_attempt"]

@@ -183,7 +183,7 @@ def _check_budget_fields(
     if mech == "functional" and c.get("sensitivity") is not None and crit.epsilon > 0:
         delta = crit.impl.delta(crit)  # a Gaussian fit: sd = sensitivity / sqrt(2 rho)
         if delta > 0:
-            from synthflow.zcdp import zcdp_rho  # noqa: PLC0415
+            from synthflow.privacy.zcdp import zcdp_rho  # noqa: PLC0415
 
             sd = float(c["sensitivity"]) / math.sqrt(2 * zcdp_rho(crit.epsilon, delta=delta))
         else:

@@ -101,7 +101,7 @@ def check_not_screened_on(data: Path, candidates: Path, plan: dict[str, Any] | N
     """
     import yaml  # noqa: PLC0415
 
-    from synthflow.ledger import file_sha256  # noqa: PLC0415
+    from synthflow.privacy.ledger import file_sha256  # noqa: PLC0415
 
     try:
         doc = yaml.safe_load(candidates.read_text("utf-8"))

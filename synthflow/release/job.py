@@ -22,7 +22,7 @@ from synthflow._outputs import removed_if_refused
 from synthflow._progress import private_count_line
 from synthflow.config.model import DatasheetSpec
 from synthflow.errors import SpentError
-from synthflow.ledger import Ledger, file_sha256
+from synthflow.privacy.ledger import Ledger, file_sha256
 from synthflow.release.preflight import Preflight, preflight
 from synthflow.release.publish import write_release
 from synthflow.release.selection import SelectionOutcome, private_selection

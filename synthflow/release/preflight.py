@@ -29,8 +29,9 @@ from synthflow.errors import (
     ConfigError,
 )
 from synthflow.flow import check_configurations
-from synthflow.ledger import Ledger
 from synthflow.loader import load_datasheet, load_spec
+from synthflow.privacy.ledger import Ledger
+from synthflow.privacy.rng import PrivacyRNG
 from synthflow.public_sample import check_public_sample_is_public
 from synthflow.release._provenance import bundled_provenance_of, provenance_warning
 from synthflow.release.file_checks import (
@@ -47,7 +48,6 @@ from synthflow.release.plan_checks import (
     read_plan,
 )
 from synthflow.release.spend import check_dataset_budget
-from synthflow.rng import PrivacyRNG
 from synthflow.space import Configuration
 from synthflow.transform import Transformer
 

@@ -25,7 +25,7 @@ from synthflow.acceptance.noise_check import noise_figures, public_sample, publi
 from synthflow.config.model import DatasheetSpec, ReleaseSpec
 from synthflow.cost import SelectionCost
 from synthflow.criteria import code_matrix
-from synthflow.ledger import file_sha256
+from synthflow.privacy.ledger import file_sha256
 from synthflow.release._datasheet import render_datasheet
 from synthflow.space import Configuration
 from synthflow.transform import Transformer

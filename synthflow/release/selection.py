@@ -67,11 +67,11 @@ from synthflow.errors import (
     SelectionEnded,
     SelectionPaused,
 )
-from synthflow.ledger import Ledger
+from synthflow.privacy.ledger import Ledger
+from synthflow.privacy.rng import PrivacyRNG
 from synthflow.release.attempt import Attempt, AttemptResult, flow_attempt
 from synthflow.release.enclave import Enclave, read_outcome
 from synthflow.release.shortfall import shortfall
-from synthflow.rng import PrivacyRNG
 from synthflow.space import Configuration
 
 __all__ = [

@@ -174,7 +174,7 @@ def plan_of(name: str, paths: dict[str, Path], content: dict[str, Any]) -> Shipp
 
 def shipped_plan_name_of(sha256: str) -> str | None:
     """The shipped plan (``births``, ``births@120000``) whose planned spec has this SHA-256."""
-    from synthflow.ledger import file_sha256  # noqa: PLC0415
+    from synthflow.privacy.ledger import file_sha256  # noqa: PLC0415
     from synthflow.resources import public_data_file  # noqa: PLC0415
 
     for name in _recipes():
@@ -201,7 +201,7 @@ def shipped_plan_of(spec: str | Path, *, rows: int | None = None) -> ShippedPlan
     made for the nearest size (relative distance), so that a registry of another size
     gets a plan made for its size; without it, the spec's own plan.
     """
-    from synthflow.ledger import file_sha256  # noqa: PLC0415
+    from synthflow.privacy.ledger import file_sha256  # noqa: PLC0415
     from synthflow.resources import bundled_spec_of, resolve_spec_path  # noqa: PLC0415
 
     path = resolve_spec_path(spec)

@@ -15,7 +15,7 @@ from typing import Any
 from synthflow.errors import (
     ConfigError,
 )
-from synthflow.ledger import Ledger, read_ledger
+from synthflow.privacy.ledger import Ledger, read_ledger
 
 __all__ = [
     "check_dataset_budget",

@@ -20,8 +20,8 @@ from synthflow.errors import ConfigError
 if TYPE_CHECKING:  # the sweep's driver imports this module: it stays light
     from synthflow.config.model import ReleaseSpec
     from synthflow.flow import FlowResult
-    from synthflow.ledger import Ledger
-    from synthflow.rng import PrivacyRNG
+    from synthflow.privacy.ledger import Ledger
+    from synthflow.privacy.rng import PrivacyRNG
 
 __all__ = [
     "AcceptanceEvaluator",

@@ -1,7 +1,7 @@
 """Noise for whole tables: sensitivities and vectorised, vetted samplers.
 
 The samplers follow diffprivlib's mechanisms exactly, vectorised over the cells of a
-table with uniforms from :meth:`synthflow.rng.PrivacyRNG.generator` (ChaCha20 keyed
+table with uniforms from :meth:`synthflow.privacy.rng.PrivacyRNG.generator` (ChaCha20 keyed
 from :mod:`secrets` in release mode; a seeded PCG64 stream in tests):
 
 * Laplace: :meth:`PrivacyRNG.laplace` (diffprivlib's four-uniform sampler).
@@ -24,8 +24,8 @@ from typing import Literal
 
 import numpy as np
 
-from synthflow.ledger import Ledger
-from synthflow.rng import PrivacyRNG
+from synthflow.privacy.ledger import Ledger
+from synthflow.privacy.rng import PrivacyRNG
 
 __all__ = [
     "MECHANISMS",

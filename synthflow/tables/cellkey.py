@@ -29,7 +29,7 @@ import pandas as pd
 
 from synthflow.config.model import ReleaseSpec
 from synthflow.errors import DataError
-from synthflow.rng import PrivacyRNG
+from synthflow.privacy.rng import PrivacyRNG
 from synthflow.tables.ptable import PTable
 from synthflow.tables.tabulate import CountTable, ReleasedTable
 

@@ -25,7 +25,7 @@ import pandas as pd
 
 from synthflow.data import read_table
 from synthflow.errors import DataError
-from synthflow.rng import PrivacyRNG
+from synthflow.privacy.rng import PrivacyRNG
 from synthflow.tables._noise import MECHANISMS, Neighbouring
 from synthflow.tables._spec import TableSpec
 from synthflow.tables.measures import Measures, measure, transition_matrix
@@ -35,7 +35,7 @@ from synthflow.tables.ptable import PRESETS
 from synthflow.tables.tabulate import CountTable, Microdata, ReleasedTable, tabulate_all
 
 if TYPE_CHECKING:
-    from synthflow.ledger import Ledger
+    from synthflow.privacy.ledger import Ledger
 
 __all__ = [
     "DEFAULT_EPSILONS",

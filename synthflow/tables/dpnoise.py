@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from synthflow.ledger import Ledger
-from synthflow.rng import PrivacyRNG
+from synthflow.privacy.ledger import Ledger
+from synthflow.privacy.rng import PrivacyRNG
 from synthflow.tables._noise import (
     MECHANISMS,
     NEIGHBOURINGS,

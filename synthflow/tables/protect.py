@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from synthflow.ledger import Ledger
-from synthflow.rng import PrivacyRNG
+from synthflow.privacy.ledger import Ledger
+from synthflow.privacy.rng import PrivacyRNG
 from synthflow.tables._spec import TableSpec
 from synthflow.tables.tabulate import CountTable, Microdata, ReleasedTable, tabulate_all
 

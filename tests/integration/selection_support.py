@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from synthflow.ledger import Ledger
+from synthflow.privacy.ledger import Ledger
 from synthflow.release import private_selection as _private_selection
 
 

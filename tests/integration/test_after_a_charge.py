@@ -18,8 +18,8 @@ import pytest
 import yaml
 
 from synthflow.cli import build_parser, main
-from synthflow.ledger import Ledger
 from synthflow.loader import load_spec
+from synthflow.privacy.ledger import Ledger
 from synthflow.space import expand_space
 
 

@@ -19,9 +19,9 @@ import yaml
 from selection_support import private_selection
 
 from synthflow.errors import SelectionEnded
-from synthflow.ledger import Ledger
+from synthflow.privacy.ledger import Ledger
+from synthflow.privacy.rng import PrivacyRNG
 from synthflow.release import AttemptResult
-from synthflow.rng import PrivacyRNG
 from synthflow.space import expand_space
 
 P_PASS = 0.3

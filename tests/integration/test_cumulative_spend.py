@@ -14,8 +14,8 @@ from pathlib import Path
 import yaml
 
 from synthflow.cli import main
-from synthflow.ledger import read_ledger
 from synthflow.loader import load_spec
+from synthflow.privacy.ledger import read_ledger
 from synthflow.release import audit_release
 from synthflow.release.publish import sha256_file
 from synthflow.space import expand_space

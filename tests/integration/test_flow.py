@@ -232,8 +232,8 @@ def test_generators_needing_public_data_refuse_private_data(small_spec, small_cs
     from synthflow.errors import ConfigError
     from synthflow.flow import run_flow
     from synthflow.generators import REGISTRY, PrivBayes
-    from synthflow.ledger import Ledger
-    from synthflow.rng import PrivacyRNG
+    from synthflow.privacy.ledger import Ledger
+    from synthflow.privacy.rng import PrivacyRNG
 
     class LeakyPrivBayes(PrivBayes):
         requires_public_data = True
@@ -273,7 +273,7 @@ def test_one_ledger_per_private_dataset(tmp_path, small_spec, small_csv, capsys)
     ]  # fmt: skip
     assert main(ev) in (0, 1)  # charged and decided: passed (0) or failed (1), not an error
     assert json.loads((tmp_path / "ev.json").read_text())["epsilon_total"] > 0
-    from synthflow.ledger import Ledger
+    from synthflow.privacy.ledger import Ledger
 
     assert main([*base, "--out", str(tmp_path / "r2"), "--ledger", str(ledger)]) == 0
     spent = Ledger(total_epsilon=small_spec.privacy.total_epsilon, path=ledger).spent_epsilon

@@ -15,9 +15,9 @@ from selection_support import private_selection
 
 from synthflow.cli import main
 from synthflow.errors import ConfigError, SelectionPaused
-from synthflow.ledger import Ledger
+from synthflow.privacy.ledger import Ledger
+from synthflow.privacy.rng import PrivacyRNG
 from synthflow.release import AttemptResult, selection
-from synthflow.rng import PrivacyRNG
 from synthflow.space import expand_space
 
 

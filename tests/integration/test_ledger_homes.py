@@ -1,6 +1,6 @@
 """A dataset ledger is anchored to its head record under ``SYNTHFLOW_HOME`` (issue 58, 10).
 
-The head record (synthflow/_ledger_head.py) is per user: a ledger that holds charges
+The head record (synthflow/privacy/head.py) is per user: a ledger that holds charges
 but has no record under the current home (another user's home, a fresh home, a ledger
 moved or restored from a backup) was accepted silently. Two users on one ledger: after
 a rollback, user B's charge was accepted, and every later command of user A was
@@ -216,7 +216,7 @@ _CHDIR = """
 import os, sys
 from synthflow.data import load_data
 from synthflow.errors import ConfigError
-from synthflow.ledger import dataset_ledger
+from synthflow.privacy.ledger import dataset_ledger
 from synthflow.loader import load_spec
 
 spec_path, csv, path, elsewhere = sys.argv[1:]

@@ -29,13 +29,13 @@ from hypothesis import strategies as st
 from synthflow.cli import main
 from synthflow.cost import selection_cost
 from synthflow.errors import BudgetExceededError
-from synthflow.ledger import Ledger
+from synthflow.privacy.ledger import Ledger
 from synthflow.space import expand_space
 
 # The modules themselves (their packages export functions of the same names).
 acc_evaluate = importlib.import_module("synthflow.acceptance.evaluate")
 flow = importlib.import_module("synthflow.flow")
-ledger_module = importlib.import_module("synthflow.ledger")
+ledger_module = importlib.import_module("synthflow.privacy.ledger")
 job = importlib.import_module("synthflow.release.attempt")  # the attempt runs its flow there
 protect = importlib.import_module("synthflow.tables.protect")
 

@@ -3,7 +3,7 @@
 After a completed command, setting its last charge's epsilon to 0, deleting its last
 line, or truncating the file to 0 bytes each let a second command through: the hash
 chain covered every line but the last, and nothing remembered the file's length. The
-ledger's head is now recorded outside the file (synthflow/_ledger_head.py), and a
+ledger's head is now recorded outside the file (synthflow/privacy/head.py), and a
 ledger that does not extend it is refused before any charge. Through the real CLI.
 """
 
@@ -14,7 +14,7 @@ import json
 import pytest
 
 from synthflow.cli import main
-from synthflow.ledger import Ledger
+from synthflow.privacy.ledger import Ledger
 from synthflow.space import expand_space
 
 

@@ -20,7 +20,7 @@ import yaml
 
 from synthflow.cli import main
 from synthflow.data import load_data
-from synthflow.ledger import dataset_ledger
+from synthflow.privacy.ledger import dataset_ledger
 from synthflow.space import expand_space
 
 REPO = Path(__file__).resolve().parents[2]

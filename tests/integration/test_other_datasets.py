@@ -28,11 +28,11 @@ from synthflow.data import load_data
 from synthflow.errors import InfeasibleConfigurationError
 from synthflow.flow import run_flow
 from synthflow.generators import REGISTRY
-from synthflow.ledger import Ledger
 from synthflow.loader import load_spec
+from synthflow.privacy.ledger import Ledger
+from synthflow.privacy.rng import PrivacyRNG
 from synthflow.public.wide import write_wide_table
 from synthflow.release.audit import audit_release
-from synthflow.rng import PrivacyRNG
 from synthflow.space import Configuration, expand_space
 from synthflow.transform import Transformer
 

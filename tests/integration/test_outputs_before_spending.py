@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from synthflow.cli import main
-from synthflow.ledger import Ledger
+from synthflow.privacy.ledger import Ledger
 from synthflow.space import expand_space
 
 

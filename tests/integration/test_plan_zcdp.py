@@ -17,13 +17,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from synthflow import pld, zcdp
 from synthflow._exact_cost import EXACT_FORMULA, attempt_mechanisms
 from synthflow.cost import SINGLE_ATTEMPT
 from synthflow.jobs.plan import plan_budget
 from synthflow.jobs.sweep import run_sweep
-from synthflow.ledger import Ledger
 from synthflow.loader import load_spec
+from synthflow.privacy import pld, zcdp
+from synthflow.privacy.ledger import Ledger
 from synthflow.release.audit import audit_release
 from synthflow.release.job import run_release
 from synthflow.space import find_configuration

@@ -19,8 +19,8 @@ import yaml
 
 from synthflow.cli import main
 from synthflow.errors import ConfigError
-from synthflow.ledger import Ledger
 from synthflow.loader import load_spec
+from synthflow.privacy.ledger import Ledger
 from synthflow.public_sample import chance_shared_rows, shared_rows
 from synthflow.release.audit import audit_release
 from synthflow.space import expand_space

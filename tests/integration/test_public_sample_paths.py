@@ -26,8 +26,8 @@ import yaml
 from synthflow.cli import main
 from synthflow.data import load_data
 from synthflow.errors import ConfigError
-from synthflow.ledger import Ledger
 from synthflow.loader import load_spec
+from synthflow.privacy.ledger import Ledger
 from synthflow.public_sample import check_public_sample_is_public
 from synthflow.space import expand_space
 from synthflow.transform import Transformer

@@ -14,9 +14,9 @@ from selection_support import enclave_ledger, private_selection
 
 from synthflow.cli import main
 from synthflow.errors import BudgetExceededError, SelectionPaused
-from synthflow.ledger import Ledger
+from synthflow.privacy.ledger import Ledger
+from synthflow.privacy.rng import PrivacyRNG
 from synthflow.release import AttemptResult, audit_release, selection_cost
-from synthflow.rng import PrivacyRNG
 from synthflow.space import expand_space
 
 REPO = Path(__file__).resolve().parents[2]

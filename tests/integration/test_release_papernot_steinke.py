@@ -21,9 +21,9 @@ from test_release import _refresh_manifest
 
 from synthflow.cli import main
 from synthflow.errors import ConfigError
-from synthflow.ledger import Ledger
+from synthflow.privacy.ledger import Ledger
+from synthflow.privacy.rng import PrivacyRNG
 from synthflow.release import AttemptResult, audit_release, selection_cost
-from synthflow.rng import PrivacyRNG
 
 
 def _release_argv(tmp_path: Path, spec, cands, data: Path, *extra: str) -> list[str]:

@@ -19,8 +19,8 @@ import yaml
 
 from synthflow.cli import main
 from synthflow.data import load_data
-from synthflow.ledger import Ledger, dataset_ledger
 from synthflow.loader import load_spec
+from synthflow.privacy.ledger import Ledger, dataset_ledger
 from synthflow.space import expand_space
 
 

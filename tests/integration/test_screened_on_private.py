@@ -15,7 +15,7 @@ from pathlib import Path
 import yaml
 
 from synthflow.cli import main
-from synthflow.ledger import Ledger, file_sha256
+from synthflow.privacy.ledger import Ledger, file_sha256
 from synthflow.space import expand_space
 
 REPO = Path(__file__).resolve().parents[2]

@@ -15,15 +15,15 @@ import pytest
 import yaml
 from selection_support import private_selection
 
-from synthflow import pld
 from synthflow._exact_cost import generator_mechanisms
 from synthflow.cli import main
 from synthflow.cost import SINGLE_ATTEMPT
 from synthflow.errors import ConfigError
-from synthflow.ledger import Ledger
 from synthflow.loader import load_spec
+from synthflow.privacy import pld
+from synthflow.privacy.ledger import Ledger
+from synthflow.privacy.rng import PrivacyRNG
 from synthflow.release import AttemptResult, audit_release, selection_cost
-from synthflow.rng import PrivacyRNG
 from synthflow.space import expand_space
 
 
@@ -184,7 +184,7 @@ def test_a_gaussian_workload_releases_as_a_single_attempt_with_its_delta(
     spec = load_spec(spec_path)
     (cfg,) = [c for c in expand_space(spec) if c.letters == "aaaa"]
     cost = selection_cost(spec, fit_once=False, candidates=[cfg], stop_probability=1.0)
-    # composed exactly (synthflow.pld): the generator's Gaussian marginals and the pure
+    # composed exactly (synthflow.privacy.pld): the generator's Gaussian marginals and the pure
     # criteria by their PLDs, below basic composition's 2 + 0.3
     assert cost.single_attempt and cost.total == cost.exact_epsilon
     letters = tuple(sorted(cfg.transformations.items()))

@@ -18,9 +18,9 @@ import pandas as pd
 import pytest
 
 from synthflow.acceptance import evaluate, exact_values
-from synthflow.ledger import Ledger
 from synthflow.loader import load_spec
-from synthflow.rng import PrivacyRNG
+from synthflow.privacy.ledger import Ledger
+from synthflow.privacy.rng import PrivacyRNG
 from synthflow.transform import Transformer
 
 REPO = Path(__file__).resolve().parents[2]

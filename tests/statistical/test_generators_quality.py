@@ -12,9 +12,9 @@ import pytest
 from synthflow.acceptance import exact_values
 from synthflow.data import load_data
 from synthflow.flow import run_flow
-from synthflow.ledger import Ledger
 from synthflow.loader import load_spec, with_generator_epsilon
-from synthflow.rng import PrivacyRNG
+from synthflow.privacy.ledger import Ledger
+from synthflow.privacy.rng import PrivacyRNG
 from synthflow.space import Configuration
 
 pytestmark = pytest.mark.slow

@@ -6,8 +6,8 @@ import pytest
 
 from synthflow.data import load_data
 from synthflow.flow import run_flow
-from synthflow.ledger import Ledger
-from synthflow.rng import PrivacyRNG
+from synthflow.privacy.ledger import Ledger
+from synthflow.privacy.rng import PrivacyRNG
 from synthflow.space import find_configuration
 
 

@@ -16,9 +16,9 @@ import yaml
 from synthflow.acceptance.evaluate import evaluate
 from synthflow.criteria import registry
 from synthflow.errors import ConfigError
-from synthflow.ledger import Ledger
 from synthflow.loader import load_spec
-from synthflow.rng import PrivacyRNG
+from synthflow.privacy.ledger import Ledger
+from synthflow.privacy.rng import PrivacyRNG
 from synthflow.transform import Transformer
 
 REPO = Path(__file__).resolve().parents[2]

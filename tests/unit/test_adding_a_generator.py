@@ -15,9 +15,9 @@ import pytest
 from synthflow.errors import BudgetExceededError
 from synthflow.generators import registry
 from synthflow.generators.table import GENERATORS, HYPERPARAMETERS
-from synthflow.ledger import Ledger
 from synthflow.loader import load_spec
-from synthflow.rng import PrivacyRNG
+from synthflow.privacy.ledger import Ledger
+from synthflow.privacy.rng import PrivacyRNG
 from synthflow.transform import Transformer
 
 REPO = Path(__file__).resolve().parents[2]

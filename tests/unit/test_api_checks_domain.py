@@ -14,7 +14,7 @@ import pytest
 
 import synthflow
 from synthflow.errors import DataError
-from synthflow.ledger import dataset_ledger
+from synthflow.privacy.ledger import dataset_ledger
 from synthflow.space import expand_space
 from synthflow.transform import Transformer
 

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 import synthflow
-from synthflow.ledger import dataset_ledger
+from synthflow.privacy.ledger import dataset_ledger
 from synthflow.space import expand_space
 
 

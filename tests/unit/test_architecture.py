@@ -235,6 +235,28 @@ def test_no_module_imports_another_packages_private_module():
     assert _private_owner("synthflow._lazy") is None
 
 
+# What the privacy core may import of synthflow besides itself: the errors and the one
+# atomic write, neither of which imports anything of synthflow.
+PRIVACY_BELOW = {"synthflow.errors", "synthflow._files"}
+
+
+def test_the_privacy_package_is_at_the_bottom():
+    # [stages] (#62): the ledger, its head, the reservations, the rng and the accountants
+    # (zCDP, Renyi, PLD) import no other package, even inside a function or by name.
+    graph = _import_graph(PACKAGE)
+    privacy = [n for n in graph if n == "synthflow.privacy" or n.startswith("synthflow.privacy.")]
+    assert {"synthflow.privacy.ledger", "synthflow.privacy.rng"} <= set(privacy)
+    outside = {
+        f"{a} -> {b}"
+        for a in privacy
+        for b in graph.successors(a)
+        if not b.startswith("synthflow.privacy") and b not in PRIVACY_BELOW | {"synthflow"}
+    }
+    assert outside == set()
+    for below in PRIVACY_BELOW:  # ...and what it imports imports nothing of synthflow
+        assert set(graph.successors(below)) <= {"synthflow"}, below
+
+
 def _package_of(module: str) -> str | None:
     """``synthflow.<package>`` for a module of a subpackage, else the top-level module."""
     parts = module.split(".")
@@ -257,7 +279,7 @@ def test_few_long_modules_and_each_says_why_it_stays_whole():
 
 # Where a ledger may be opened or randomness built outside the job layer, and why. The
 # job layer (synthflow/jobs/, through open_job) opens them for every computation on data;
-# ledger.py and rng.py define them.
+# privacy/ledger.py and privacy/rng.py define them.
 OPENS_OUTSIDE_JOBS = {
     # open_job and its rules (a CSPRNG, or a seed on public data only; the dataset's
     # ledger for private data): the one place every job opens them, below the job layer
@@ -292,7 +314,10 @@ def _opens(tree: ast.AST) -> set[str]:
 def test_only_the_job_layer_opens_a_ledger_or_builds_randomness():
     opened = {}
     for name, path in _modules().items():
-        if name.startswith("synthflow.jobs") or name in {"synthflow.ledger", "synthflow.rng"}:
+        if name.startswith("synthflow.jobs") or name in {
+            "synthflow.privacy.ledger",
+            "synthflow.privacy.rng",
+        }:
             continue
         calls = _opens(ast.parse(path.read_text()))
         if calls:

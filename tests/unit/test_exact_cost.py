@@ -15,14 +15,14 @@ import pytest
 import yaml
 from test_pld import analytic_gaussian_epsilon  # tests/unit: the one independent formula
 
-from synthflow import pld
 from synthflow._exact_cost import attempt_mechanisms, exact_epsilon
 from synthflow.cost import selection_cost
 from synthflow.generators import make_generator
 from synthflow.loader import load_spec
+from synthflow.privacy import pld
+from synthflow.privacy.zcdp import zcdp_rho
 from synthflow.space import find_configuration
 from synthflow.transform import Transformer
-from synthflow.zcdp import zcdp_rho
 
 PUBLIC = Path(__file__).resolve().parents[2] / "public_data"
 

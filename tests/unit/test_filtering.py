@@ -79,8 +79,8 @@ def test_sample_valid_draws_exactly_n_first_then_oversamples(births_spec, nvss_1
     from synthflow.data import load_data
     from synthflow.flow import sample_valid
     from synthflow.generators import make_generator
-    from synthflow.ledger import Ledger
-    from synthflow.rng import PrivacyRNG
+    from synthflow.privacy.ledger import Ledger
+    from synthflow.privacy.rng import PrivacyRNG
 
     tr = Transformer(births_spec, {"mother_age": "b"})
     codes = tr.forward(load_data(nvss_10k, births_spec, public=True).frame)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from synthflow.errors import BudgetExceededError, ConfigError
-from synthflow.ledger import Ledger
+from synthflow.privacy.ledger import Ledger
 
 
 def test_charges_add_up_and_are_written(tmp_path):
@@ -169,7 +169,7 @@ def test_a_charge_checks_what_other_processes_wrote_since(tmp_path):
 _RACER = """
 import sys
 from synthflow.errors import BudgetExceededError
-from synthflow.ledger import Ledger
+from synthflow.privacy.ledger import Ledger
 ledger = Ledger(total_epsilon=10.0, path=sys.argv[1])
 sys.stdin.readline()  # all start together
 try:
@@ -211,7 +211,7 @@ def test_dataset_fingerprint_ignores_file_form_not_content(tmp_path, small_spec,
     # [ledger] 9: a gzip, CRLF or re-ordered copy of the data is the same dataset and
     # draws on the same ledger; one changed value is another dataset.
     from synthflow.data import load_data
-    from synthflow.ledger import data_fingerprint, dataset_ledger
+    from synthflow.privacy.ledger import data_fingerprint, dataset_ledger
 
     frame = small_frame
     plain = tmp_path / "d.csv"
@@ -405,7 +405,7 @@ def test_file_sha256_and_fingerprint_inputs(tmp_path):
 
     import pandas as pd
 
-    from synthflow.ledger import data_fingerprint, file_sha256
+    from synthflow.privacy.ledger import data_fingerprint, file_sha256
 
     p = tmp_path / "blob"
     p.write_bytes(np.random.default_rng(0).bytes(3 << 20))
@@ -415,7 +415,7 @@ def test_file_sha256_and_fingerprint_inputs(tmp_path):
 
 
 def test_dataset_and_command_ledgers_keep_their_delta(tmp_path, small_frame):
-    from synthflow.ledger import command_ledger, dataset_ledger
+    from synthflow.privacy.ledger import command_ledger, dataset_ledger
 
     led = dataset_ledger(tmp_path / "d.jsonl", small_frame, total_epsilon=1.0, total_delta=1e-6)
     assert led.total_delta == 1e-6

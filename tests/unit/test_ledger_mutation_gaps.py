@@ -18,7 +18,7 @@ import sys
 import pytest
 
 from synthflow.errors import ConfigError
-from synthflow.ledger import Ledger
+from synthflow.privacy.ledger import Ledger
 
 _HEADER = {
     "header": "synthflow dataset ledger",
@@ -76,7 +76,7 @@ def test_a_line_json_refuses_with_a_plain_value_error_is_damage(tmp_path):
 
 _READ = """
 import sys
-from synthflow.ledger import Ledger
+from synthflow.privacy.ledger import Ledger
 ledger = Ledger(total_epsilon=1.0, path=sys.argv[1])
 print("ok" if ledger.charges[0].what == "M\\u00fctter" else "wrong")
 """

@@ -1,4 +1,4 @@
-"""The exact accountant (synthflow.pld) against independent figures.
+"""The exact accountant (synthflow.privacy.pld) against independent figures.
 
 - a discrete Gaussian's PLD is dp_accounting's own (the vectorised form is a speed-up);
 - at a large sigma it matches the analytic Gaussian formula (Balle and Wang 2018);
@@ -17,8 +17,8 @@ from dp_accounting.pld import pld_pmf
 from dp_accounting.pld import privacy_loss_distribution as dpl
 from scipy import optimize, stats
 
-from synthflow import pld
-from synthflow.pld import Mechanism
+from synthflow.privacy import pld
+from synthflow.privacy.pld import Mechanism
 
 
 @pytest.mark.parametrize(

@@ -22,8 +22,8 @@ from synthflow.generators.privbayes import (
     mutual_information,
     noisy_counts,
 )
-from synthflow.ledger import Ledger
-from synthflow.rng import PrivacyRNG
+from synthflow.privacy.ledger import Ledger
+from synthflow.privacy.rng import PrivacyRNG
 from synthflow.transform import Domain
 
 P_THRESHOLD = 1e-20  # see tests/unit/test_rng.py

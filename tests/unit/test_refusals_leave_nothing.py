@@ -17,7 +17,7 @@ from synthflow._outputs import removed_if_refused
 from synthflow.cli import main
 from synthflow.config import ReleaseSpec
 from synthflow.data import load_data
-from synthflow.ledger import dataset_ledger
+from synthflow.privacy.ledger import dataset_ledger
 from synthflow.space import expand_space
 
 REPO = Path(__file__).resolve().parents[2]

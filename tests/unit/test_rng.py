@@ -7,7 +7,7 @@ import pytest
 from randomgen import ChaCha
 from scipy import stats
 
-from synthflow.rng import PrivacyRNG
+from synthflow.privacy.rng import PrivacyRNG
 
 # Tumult-style thresholds: with ~1e5 samples a correct sampler gives p >> 1e-20, while a
 # 30% wrong scale gives p << 1e-20; a fixed seed keeps the test deterministic.
@@ -111,7 +111,7 @@ def test_samplers_equal_diffprivlibs():
     """
     from diffprivlib.mechanisms import Exponential, Laplace
 
-    from synthflow.rng import exponential_index, standard_laplace
+    from synthflow.privacy.rng import exponential_index, standard_laplace
 
     u = np.random.default_rng(0).random((4, 10_000))
     np.testing.assert_array_equal(standard_laplace(*u), Laplace._laplace_sampler(*u))

@@ -19,8 +19,8 @@ if TYPE_CHECKING:
     import numpy as np
 
     from synthflow.config.model import ReleaseSpec
-    from synthflow.ledger import Ledger
-    from synthflow.rng import PrivacyRNG
+    from synthflow.privacy.ledger import Ledger
+    from synthflow.privacy.rng import PrivacyRNG
     from synthflow.tables.ptable import PTable, PTableParams
     from synthflow.tables.tabulate import CountTable, Microdata, ReleasedTable
 

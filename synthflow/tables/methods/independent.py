@@ -14,8 +14,8 @@ from synthflow.tables.methods.base import DPMethod, Flag, Options
 
 if TYPE_CHECKING:
     from synthflow.config.model import ReleaseSpec
-    from synthflow.ledger import Ledger
-    from synthflow.rng import PrivacyRNG
+    from synthflow.privacy.ledger import Ledger
+    from synthflow.privacy.rng import PrivacyRNG
     from synthflow.tables.dpnoise import NoiseOptions
     from synthflow.tables.tabulate import CountTable, ReleasedTable
 

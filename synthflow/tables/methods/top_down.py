@@ -13,8 +13,8 @@ from synthflow.tables.methods.base import DPMethod, Flag, Options, floats, or_de
 
 if TYPE_CHECKING:
     from synthflow.config.model import ReleaseSpec
-    from synthflow.ledger import Ledger
-    from synthflow.rng import PrivacyRNG
+    from synthflow.privacy.ledger import Ledger
+    from synthflow.privacy.rng import PrivacyRNG
     from synthflow.tables.tabulate import CountTable, ReleasedTable
     from synthflow.tables.topdown import TopDownOptions
 

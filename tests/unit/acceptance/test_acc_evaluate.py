@@ -11,8 +11,8 @@ from scipy import stats
 from synthflow.acceptance import evaluate, evaluate_exact_and_noisy, exact_values, fit_dp_regression
 from synthflow.criteria.context import laplace_release as _laplace_release
 from synthflow.errors import BudgetExceededError
-from synthflow.ledger import Ledger
-from synthflow.rng import PrivacyRNG
+from synthflow.privacy.ledger import Ledger
+from synthflow.privacy.rng import PrivacyRNG
 
 NAMES = [
     "marginal_max_abs_error",

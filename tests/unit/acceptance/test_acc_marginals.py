@@ -147,7 +147,7 @@ def test_false_pass_rate_at_the_clip_holds_for_the_actual_min_count(m):
     # count m: with the threshold derived from the assumed m = 50, at m = 0 it passed
     # about 42% of the time (DP audit finding 7).
     from synthflow.criteria.one_way_ratio import release_threshold
-    from synthflow.rng import PrivacyRNG
+    from synthflow.privacy.rng import PrivacyRNG
 
     clip, eps, p_fp = 2.0, 0.3, 0.05
     sens = one_way_ratio_sensitivity(m, clip=clip)

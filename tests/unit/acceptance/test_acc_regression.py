@@ -131,9 +131,9 @@ def test_features_key_restricts_the_regression(spec, tmp_path, make_codes, frame
     import yaml
 
     from synthflow.acceptance import evaluate, exact_values
-    from synthflow.ledger import Ledger
     from synthflow.loader import load_spec
-    from synthflow.rng import PrivacyRNG
+    from synthflow.privacy.ledger import Ledger
+    from synthflow.privacy.rng import PrivacyRNG
     from synthflow.transform import Transformer
 
     raw = yaml.safe_load(open(spec.path).read())

@@ -18,7 +18,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from synthflow import zcdp
 from synthflow.cost import SINGLE_ATTEMPT, SelectionCost, joint_cost, selection_cost
 from synthflow.criteria.regression import (
     Standardization,
@@ -26,9 +25,10 @@ from synthflow.criteria.regression import (
     functional_mechanism_statistics,
 )
 from synthflow.errors import ConfigError
-from synthflow.ledger import Ledger
 from synthflow.loader import load_spec
-from synthflow.rng import PrivacyRNG
+from synthflow.privacy import zcdp
+from synthflow.privacy.ledger import Ledger
+from synthflow.privacy.rng import PrivacyRNG
 from synthflow.space import expand_space
 
 XB = np.array([[0.0, 1.0], [17.0, 46.0], [1.0, 11.0]])
@@ -128,7 +128,7 @@ def test_single_attempt_composes_generator_and_fit_in_zcdp(tmp_path):
     assert one.to_json()["joint_rho"] == pytest.approx(rho)
     # The fit once before the attempt: in zCDP the same total, the fit charged by itself;
     # its law fixed by the public bounds, every part now has a PLD and the attempt is
-    # composed exactly (synthflow.pld), below the zCDP figure.
+    # composed exactly (synthflow.privacy.pld), below the zCDP figure.
     once = selection_cost(spec, fit_once=True, candidates=cands, stop_probability=1.0)
     assert 0 < once.exact_epsilon == once.total < want
     zcdp_once = dataclasses.replace(once, exact_epsilon=0.0)

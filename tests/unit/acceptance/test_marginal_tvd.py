@@ -13,8 +13,8 @@ from synthflow.criteria.marginal_tvd import MarginalTVDParams, mean_tvd, tvd_sen
 from synthflow.criteria.marginals import marginal_subsets
 from synthflow.criteria.registry import parse_criterion
 from synthflow.errors import ConfigError
-from synthflow.ledger import Ledger
-from synthflow.rng import PrivacyRNG
+from synthflow.privacy.ledger import Ledger
+from synthflow.privacy.rng import PrivacyRNG
 
 
 def _independent_tvd(t: np.ndarray, r: np.ndarray, sizes, family) -> float:

@@ -17,8 +17,8 @@ import pytest
 from synthflow.acceptance import evaluate, exact_values
 from synthflow.criteria.context import laplace_terms
 from synthflow.criteria.one_way_ratio import one_way_max_ratio, release_threshold
-from synthflow.ledger import Ledger
-from synthflow.rng import PrivacyRNG
+from synthflow.privacy.ledger import Ledger
+from synthflow.privacy.rng import PrivacyRNG
 
 
 def _huge_budgets(spec):

@@ -57,8 +57,8 @@ from synthflow.criteria.one_way_ratio import (
     release_threshold,
 )
 from synthflow.errors import ConfigError
-from synthflow.ledger import Ledger
-from synthflow.rng import PrivacyRNG
+from synthflow.privacy.ledger import Ledger
+from synthflow.privacy.rng import PrivacyRNG
 
 NAMES = ("birth_month", "mother_age", "parity", "gestation_week", "birth_sex", "birth_weight")
 # Coarse groups of the births transformer (letter a), written out by hand from

@@ -23,10 +23,10 @@ from synthflow.acceptance import evaluate
 from synthflow.acceptance.noise_check import noise_warnings, public_sample, space_noise_warning
 from synthflow.criteria.conditional_mean import expected_min_group_size, resize_sizes
 from synthflow.criteria.context import release_dominated
-from synthflow.ledger import Ledger
 from synthflow.loader import load_spec
 from synthflow.plan.simulate import NoiseLaw, laplace_pass_table
-from synthflow.rng import PrivacyRNG
+from synthflow.privacy.ledger import Ledger
+from synthflow.privacy.rng import PrivacyRNG
 from synthflow.space import expand_space
 from synthflow.transform import Transformer
 

@@ -11,8 +11,8 @@ from synthflow.criteria import KINDS, releasable_once, release_once
 from synthflow.criteria.regression import DPRegressionFit
 from synthflow.data import load_data
 from synthflow.errors import ConfigError
-from synthflow.ledger import Ledger
-from synthflow.rng import PrivacyRNG
+from synthflow.privacy.ledger import Ledger
+from synthflow.privacy.rng import PrivacyRNG
 from synthflow.transform import Transformer
 
 BINS = {"mother_age": "b"}

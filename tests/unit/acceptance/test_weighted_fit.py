@@ -35,11 +35,11 @@ from synthflow.criteria.regression import (
 )
 from synthflow.data import load_data
 from synthflow.errors import ConfigError
-from synthflow.ledger import Ledger
 from synthflow.loader import load_spec
+from synthflow.privacy.ledger import Ledger
+from synthflow.privacy.rng import PrivacyRNG
 from synthflow.public_sample import public_sample
 from synthflow.resources import bundled_spec
-from synthflow.rng import PrivacyRNG
 from synthflow.transform import Transformer
 
 RELEASE_BINS = {

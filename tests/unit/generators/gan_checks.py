@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from synthflow.accounting import dpsgd_epsilon
+from synthflow.privacy.accounting import dpsgd_epsilon
 
 
 def gan_data(n: int = 400, seed: int = 0) -> pd.DataFrame:

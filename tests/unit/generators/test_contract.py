@@ -12,8 +12,8 @@ import pytest
 
 from synthflow.errors import DataError
 from synthflow.generators import REGISTRY, make_generator
-from synthflow.ledger import Ledger
-from synthflow.rng import PrivacyRNG
+from synthflow.privacy.ledger import Ledger
+from synthflow.privacy.rng import PrivacyRNG
 from synthflow.transform import Domain
 
 DOMAIN = Domain(names=("a", "b", "c", "d"), sizes=(3, 4, 2, 5))

@@ -1,4 +1,4 @@
-"""Our DP-SGD (synthflow/generators/dpsgd.py) and its accounting (synthflow/accounting.py)."""
+"""Our DP-SGD (synthflow/generators/dpsgd.py), its accounting (synthflow/privacy/accounting.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ dp_accounting = pytest.importorskip("dp_accounting")
 
 from gan_checks import check_gan_charges, gan_data  # noqa: E402
 
-from synthflow.accounting import dpsgd_epsilon  # noqa: E402
 from synthflow.generators import make_generator  # noqa: E402
 from synthflow.generators.dpsgd import (  # noqa: E402
     TorchStream,
@@ -23,8 +22,9 @@ from synthflow.generators.dpsgd import (  # noqa: E402
     clip_and_sum,
     poisson_batch,
 )
-from synthflow.ledger import Ledger  # noqa: E402
-from synthflow.rng import PrivacyRNG  # noqa: E402
+from synthflow.privacy.accounting import dpsgd_epsilon  # noqa: E402
+from synthflow.privacy.ledger import Ledger  # noqa: E402
+from synthflow.privacy.rng import PrivacyRNG  # noqa: E402
 from synthflow.transform import Domain  # noqa: E402
 
 DOMAIN = Domain(names=("a", "b", "c", "d"), sizes=(3, 4, 2, 5))
@@ -277,7 +277,7 @@ def test_raking_moves_the_generators_marginals_to_the_targets():
 
 
 def test_dpctgan_renyi_curve_adds_the_measurements_pure_parts():
-    from synthflow.accounting import dpsgd_renyi, pure_renyi
+    from synthflow.privacy.accounting import dpsgd_renyi, pure_renyi
 
     gen = make_generator("dpctgan", TINY | {"epochs": 3, "noise_multiplier": 4.0}, epsilon=1.0)
     steps, _ = gen.plan_steps(400)

@@ -8,8 +8,8 @@ import pytest
 
 from synthflow.errors import InfeasibleConfigurationError
 from synthflow.generators import make_generator
-from synthflow.ledger import Ledger
-from synthflow.rng import PrivacyRNG
+from synthflow.privacy.ledger import Ledger
+from synthflow.privacy.rng import PrivacyRNG
 from synthflow.transform import Domain
 
 WIDE = Domain(names=tuple(f"c{i}" for i in range(15)), sizes=(40, *(10,) * 14))

@@ -19,9 +19,9 @@ from synthflow.generators.gan import (  # noqa: E402
     measure_pairs,
     pair_counts,
 )
-from synthflow.ledger import Ledger  # noqa: E402
 from synthflow.loader import load_spec  # noqa: E402
-from synthflow.rng import PrivacyRNG  # noqa: E402
+from synthflow.privacy.ledger import Ledger  # noqa: E402
+from synthflow.privacy.rng import PrivacyRNG  # noqa: E402
 from synthflow.transform import Domain, Transformer  # noqa: E402
 
 DOMAIN = Domain(names=("a", "b", "c", "d"), sizes=(3, 4, 2, 5))

@@ -27,8 +27,8 @@ from synthflow.errors import BudgetExceededError
 from synthflow.generators import make_generator
 from synthflow.generators.mwem import RangeQueries, _cube
 from synthflow.generators.privbayes import mi_sensitivity
-from synthflow.ledger import Ledger
-from synthflow.rng import PrivacyRNG
+from synthflow.privacy.ledger import Ledger
+from synthflow.privacy.rng import PrivacyRNG
 from synthflow.transform import Domain
 
 # ----------------------------------------------------------------------------- PrivBayes

@@ -20,8 +20,8 @@ import pytest
 from noise_audit import assert_draws_match_charges, record_draws
 
 from synthflow.generators import make_generator
-from synthflow.ledger import Ledger
-from synthflow.rng import PrivacyRNG
+from synthflow.privacy.ledger import Ledger
+from synthflow.privacy.rng import PrivacyRNG
 from synthflow.transform import Domain
 
 DOMAIN = Domain(names=("a", "b", "c", "d"), sizes=(3, 4, 2, 5))

@@ -13,13 +13,13 @@ dp_accounting = pytest.importorskip("dp_accounting")
 
 from gan_checks import check_gan_charges, gan_data  # noqa: E402
 
-from synthflow.accounting import dpsgd_renyi, pure_renyi  # noqa: E402
 from synthflow.errors import InfeasibleConfigurationError  # noqa: E402
 from synthflow.generators import make_generator  # noqa: E402
 from synthflow.generators.dpsgd import CLIP_MARGIN, TorchStream  # noqa: E402
 from synthflow.generators.pate import partition, teacher_votes  # noqa: E402
-from synthflow.ledger import Ledger  # noqa: E402
-from synthflow.rng import PrivacyRNG  # noqa: E402
+from synthflow.privacy.accounting import dpsgd_renyi, pure_renyi  # noqa: E402
+from synthflow.privacy.ledger import Ledger  # noqa: E402
+from synthflow.privacy.rng import PrivacyRNG  # noqa: E402
 from synthflow.transform import Domain  # noqa: E402
 
 DOMAIN = Domain(names=("a", "b", "c", "d"), sizes=(3, 4, 2, 5))

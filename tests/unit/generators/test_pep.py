@@ -10,8 +10,8 @@ import pytest
 from synthflow.generators import make_generator
 from synthflow.generators.mwem import RangeQueries
 from synthflow.generators.pep import marginal_cell_queries
-from synthflow.ledger import Ledger
-from synthflow.rng import PrivacyRNG
+from synthflow.privacy.ledger import Ledger
+from synthflow.privacy.rng import PrivacyRNG
 from synthflow.transform import Domain
 
 

@@ -16,8 +16,8 @@ import pandas as pd
 import pytest
 
 from synthflow.generators import make_generator
-from synthflow.ledger import Ledger
-from synthflow.rng import PrivacyRNG
+from synthflow.privacy.ledger import Ledger
+from synthflow.privacy.rng import PrivacyRNG
 from synthflow.transform import Domain
 
 pytestmark = pytest.mark.skipif(

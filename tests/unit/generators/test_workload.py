@@ -27,8 +27,8 @@ from synthflow.generators.workload import (
     marginal_sensitivity,
     plan_measurements,
 )
-from synthflow.ledger import Ledger
-from synthflow.rng import PrivacyRNG
+from synthflow.privacy.ledger import Ledger
+from synthflow.privacy.rng import PrivacyRNG
 from synthflow.transform import Domain, Transformer
 
 RELEASE = {"mother_age": "b"}

@@ -15,15 +15,15 @@ import math
 import numpy as np
 import pytest
 
-from synthflow import accounting, zcdp
 from synthflow.data import load_data
 from synthflow.errors import BudgetExceededError, InfeasibleConfigurationError
 from synthflow.generators import make_generator
 from synthflow.generators.workload import (
     WorkloadHyperparameters,
 )
-from synthflow.ledger import Ledger
-from synthflow.rng import PrivacyRNG
+from synthflow.privacy import accounting, zcdp
+from synthflow.privacy.ledger import Ledger
+from synthflow.privacy.rng import PrivacyRNG
 from synthflow.transform import Transformer
 
 RELEASE = {"mother_age": "b"}

@@ -13,10 +13,10 @@ from noise_audit import assert_draws_match_charges, record_draws
 from synthflow.errors import InfeasibleConfigurationError
 from synthflow.generators import make_generator
 from synthflow.generators.workload import tree_score_sensitivity, tree_scores
-from synthflow.ledger import Ledger
 from synthflow.loader import load_spec
+from synthflow.privacy.ledger import Ledger
+from synthflow.privacy.rng import PrivacyRNG
 from synthflow.public.wide import make_wide_table
-from synthflow.rng import PrivacyRNG
 from synthflow.transform import Transformer
 
 WIDE = "configs/wide_census.yaml"
@@ -84,7 +84,7 @@ def test_gaussian_tree_mode_is_one_rho_split_over_its_parts(wide):
     A marginal of sigma s costs 2 / (2 s**2) = 1 / s**2 (L2 sensitivity sqrt(2)); an
     exponential-mechanism step at epsilon e costs e**2 / 8 (bounded range).
     """
-    from synthflow.zcdp import zcdp_rho
+    from synthflow.privacy.zcdp import zcdp_rho
 
     _spec, tr = wide
     hp = {"noise": "gaussian", "delta": 1e-6}
@@ -107,8 +107,8 @@ def test_gaussian_tree_fit_charges_once_its_draws_spend_it_and_it_spans(wide):
     declared sensitivity, 2) into (epsilon, delta): within the charge, and above 98% of
     it (halving one sigma, or an EM step at twice its epsilon, fails here).
     """
-    from synthflow import zcdp
     from synthflow.generators.workload import _Forest
+    from synthflow.privacy import zcdp
 
     _spec, tr = wide
     hp = {"noise": "gaussian", "delta": 1e-6, "iters": 50}

@@ -13,12 +13,12 @@ from synthflow.config import ReleaseSpec
 from synthflow.criteria.context import laplace_release as _laplace_release
 from synthflow.criteria.context import laplace_terms
 from synthflow.errors import ConfigError
-from synthflow.ledger import Ledger
 from synthflow.loader import load_spec
 from synthflow.plan.optimize import EPS_GRID, _release_probability
 from synthflow.plan.simulate import NoiseLaw, laplace_pass_table
 from synthflow.plan.specfile import planned_spec_text, write_planned_spec
-from synthflow.rng import PrivacyRNG
+from synthflow.privacy.ledger import Ledger
+from synthflow.privacy.rng import PrivacyRNG
 
 REPO = Path(__file__).resolve().parents[3]
 

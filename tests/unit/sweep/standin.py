@@ -19,8 +19,8 @@ import yaml
 from synthflow.config import ReleaseSpec
 from synthflow.flow import FlowResult
 from synthflow.jobs.sweep import SweepSummary
-from synthflow.ledger import Ledger
-from synthflow.rng import PrivacyRNG
+from synthflow.privacy.ledger import Ledger
+from synthflow.privacy.rng import PrivacyRNG
 from synthflow.sweep.evaluation import CriterionOutcome, RunEvaluation
 
 REPO = Path(__file__).resolve().parents[3]

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from tables_support import make_births, tables_of
 
 from synthflow.config import ReleaseSpec
-from synthflow.rng import PrivacyRNG
+from synthflow.privacy.rng import PrivacyRNG
 from synthflow.tables import (
     PRESETS,
     CellKey,

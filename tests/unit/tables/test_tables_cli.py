@@ -15,8 +15,8 @@ from tables_support import REPO, TABLES_BIRTHS, make_births, tables_of
 from synthflow.cli import main
 from synthflow.config import ReleaseSpec
 from synthflow.errors import DataError
-from synthflow.ledger import Ledger
-from synthflow.rng import PrivacyRNG
+from synthflow.privacy.ledger import Ledger
+from synthflow.privacy.rng import PrivacyRNG
 from synthflow.tables import (
     Microdata,
     compare,
@@ -322,7 +322,7 @@ def test_a_dataset_ledger_is_charged_for_the_guarantee_the_noise_gives(
     argv = _private(births_csv, tmp_path / "ro", "--method", method, "--epsilon", "1",
                     "--ledger", str(ledger))  # fmt: skip
     assert main(argv) == 0
-    from synthflow.ledger import Ledger
+    from synthflow.privacy.ledger import Ledger
 
     charged = Ledger(total_epsilon=100, path=ledger).spent_epsilon
     assert len(scales) == 4  # one draw per table level

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from synthflow.errors import BudgetExceededError
-from synthflow.ledger import Ledger
-from synthflow.rng import PrivacyRNG
+from synthflow.privacy.ledger import Ledger
+from synthflow.privacy.rng import PrivacyRNG
 from synthflow.tables import CountTable, LevelSpec, NoiseOptions, independent_noise
 from synthflow.tables._noise import (
     _gaussian_delta,

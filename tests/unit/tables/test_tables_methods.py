@@ -14,8 +14,8 @@ from tables_support import make_births, tables_of
 
 from synthflow.config import ReleaseSpec
 from synthflow.errors import ConfigError
-from synthflow.ledger import Ledger
-from synthflow.rng import PrivacyRNG
+from synthflow.privacy.ledger import Ledger
+from synthflow.privacy.rng import PrivacyRNG
 from synthflow.tables import Microdata, protect
 from synthflow.tables.methods import FLAGS, METHODS, DPMethod, TableMethod, build_method
 

@@ -12,8 +12,8 @@ from hypothesis.extra.numpy import arrays
 from tables_support import make_births, tables_of
 
 from synthflow.config import ReleaseSpec
-from synthflow.ledger import Ledger
-from synthflow.rng import PrivacyRNG
+from synthflow.privacy.ledger import Ledger
+from synthflow.privacy.rng import PrivacyRNG
 from synthflow.tables import (
     ONS_SPLIT,
     Microdata,

@@ -31,7 +31,7 @@ total.
 arguments (finite, non-negative epsilon; delta in [0, 1); no unknown field), and every
 line holds the SHA-256 of the line before it (``prev``), so an edited, inserted or
 deleted line (other than the last) is detected and named. A dataset ledger must also
-extend the head recorded under ``$SYNTHFLOW_HOME`` (:mod:`synthflow._ledger_head`); one
+extend the head recorded under ``$SYNTHFLOW_HOME`` (:mod:`synthflow.privacy.head`); one
 holding charges that this home has no record of is refused until the steward adopts it
 (:func:`adopt_ledger`, ``synthflow ledger adopt``), which is recorded as a line of it.
 The chain is tamper-evidence against edits by hand, not a signature: see
@@ -59,9 +59,10 @@ from fractions import Fraction
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from synthflow import _ledger_head, _reservations
 from synthflow._files import append_whole
 from synthflow.errors import BudgetExceededError, ConfigError
+from synthflow.privacy import _reservations
+from synthflow.privacy import head as ledger_head
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -238,7 +239,7 @@ class Ledger:
     def _check_head(self) -> None:
         """Refuse a file that does not extend its recorded head (or has none, with charges)."""
         assert self.path is not None and self.header is not None
-        _ledger_head.check(
+        ledger_head.check(
             self.header["dataset_sha256"], self.path, self._hashes, holds=self._holds()
         )
 
@@ -412,7 +413,7 @@ class Ledger:
 
     def _record_head(self, *, strict: bool = False) -> None:
         assert self.path is not None and self.header is not None
-        _ledger_head.record(
+        ledger_head.record(
             self.header["dataset_sha256"],
             self.path,
             self._hashes,
@@ -450,13 +451,13 @@ class Ledger:
                     )
                 # An emptied or deleted-and-recreated ledger of these data at this path is
                 # refused against its recorded head before a new header is written.
-                _ledger_head.check(header["dataset_sha256"], self.path, [])
+                ledger_head.check(header["dataset_sha256"], self.path, [])
                 line = json.dumps(header)
                 _write(fh, line)
                 self.header, self._tip = dict(header), _line_hash(line)
                 self._hashes = [self._tip]
                 self._record_head()
-            elif not self._charges and _ledger_head.inspect(
+            elif not self._charges and ledger_head.inspect(
                 self.header["dataset_sha256"], self.path
             ) == (None, None):  # a crash between the header and its record: nothing to forget
                 self._record_head()
@@ -613,7 +614,7 @@ def dataset_ledger(
         raise ConfigError(f"--ledger {str(path)!r} is not a regular file; give a ledger file path")
     digest = data_fingerprint(data)
     if not path.exists():  # deleted since synthflow last wrote it: refused, not recreated
-        _ledger_head.check(digest, path, [])
+        ledger_head.check(digest, path, [])
     ledger = Ledger(total_epsilon=total_epsilon, total_delta=total_delta, path=path)
     ledger._bind_header(
         {
@@ -720,7 +721,7 @@ def adopt_ledger(path: str | Path) -> Adoption:
             f"the ledger {str(path)!r} does not exist or is not a regular file: give the "
             "path of the dataset's ledger (a new ledger needs no adoption)"
         )
-    _ledger_head.check_writable()
+    ledger_head.check_writable()
     ledger = _Adopting(total_epsilon=1e300, total_delta=0.999, path=path)
     with ledger._locked() as fh:
         if ledger.header is None:
@@ -728,8 +729,8 @@ def adopt_ledger(path: str | Path) -> Adoption:
                 f"{str(path)!r} is not a dataset ledger (it has no dataset header): nothing "
                 "to adopt"
             )
-        head, unreadable = _ledger_head.inspect(ledger.header["dataset_sha256"], path)
-        holds, home = ledger._holds(), _ledger_head.home()
+        head, unreadable = ledger_head.inspect(ledger.header["dataset_sha256"], path)
+        holds, home = ledger._holds(), ledger_head.home()
         recorded = None if head is None else (head["lines"], float(head["spent_epsilon"]))
         if head is not None and _extends(ledger._hashes, head):
             return Adoption(path=path, home=home, holds=holds, adopted=False, recorded=recorded)

@@ -2,7 +2,7 @@
 
 A command that charges a dataset ledger several times (a generator's structure step and
 its counts, one criterion after another, one table after another) first reserves its
-whole cost under the ledger's lock (:meth:`synthflow.ledger.Ledger.reserve`). Other
+whole cost under the ledger's lock (:meth:`synthflow.privacy.ledger.Ledger.reserve`). Other
 processes count what is reserved as spent, so a command that cannot afford its whole
 cost is refused with nothing charged, instead of charging its first steps and then
 being refused (a losing racer's spend, #45).

@@ -14,7 +14,7 @@ ledger cannot see".)
 A ledger that holds charges but has no record here (written under another home, by
 another user, moved, or restored from a backup into a fresh home) may be an older copy
 that forgets a spend: it is refused until the steward adopts it (``synthflow ledger
-adopt``, :func:`synthflow.ledger.adopt_ledger`), which is recorded in the ledger. A
+adopt``, :func:`synthflow.privacy.ledger.adopt_ledger`), which is recorded in the ledger. A
 record that cannot be read is refused as well, never taken as absent.
 
 The record lives in ``$SYNTHFLOW_HOME/ledger-heads`` (default ``~/.synthflow``; a

@@ -3,7 +3,7 @@
 A mechanism made of discrete Gaussian measurements (the ``workload`` generator with
 ``noise: gaussian``, the functional mechanism with a Gaussian fit) is rho-zCDP; it is
 charged as (epsilon, delta) through :func:`zcdp_epsilon`, and calibrated to a budget
-through :func:`zcdp_rho`, both on :func:`synthflow.accounting.renyi_epsilon` (the
+through :func:`zcdp_rho`, both on :func:`synthflow.privacy.accounting.renyi_epsilon` (the
 conversion of ``dp-accounting``).
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import math
 
-from synthflow.accounting import renyi_epsilon, zcdp_renyi
+from synthflow.privacy.accounting import renyi_epsilon, zcdp_renyi
 
 __all__ = ["zcdp_epsilon", "zcdp_rho"]
 
@@ -21,7 +21,7 @@ def zcdp_epsilon(rho: float, *, delta: float) -> float:
     """Epsilon at ``delta`` of a rho-zCDP mechanism (its Renyi curve through :func:`renyi_epsilon`).
 
     ``dp-accounting``'s conversion of the curve ``rho * a`` at the orders
-    :data:`synthflow.accounting.RENYI_ORDERS` (the improved bound of Canonne, Kamath and
+    :data:`synthflow.privacy.accounting.RENYI_ORDERS` (the improved bound of Canonne, Kamath and
     Steinke 2020, Prop. 12, that its RDP accountant implements): a valid (epsilon, delta)
     guarantee, within a few percent of the best one for rho-zCDP (the orders are a grid).
     """
