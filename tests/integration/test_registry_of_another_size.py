@@ -5,8 +5,7 @@ without any noise: two real samples of that size score about 0.125 against its
 threshold 0.05. ``release births`` used to suggest ``ship-plan births --rows 19807`` (a
 15-minute dead end: no plan can make it pass). Now the refusal names the threshold
 that size can meet and the one command that proposes every threshold the size meets
-and plans them (``ship-plan --propose-thresholds``, tested in
-test_small_registry_proposal.py); nothing is spent.
+and plans them (``ship-plan --propose-thresholds``); nothing is spent.
 """
 
 from __future__ import annotations
