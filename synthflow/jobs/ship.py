@@ -120,7 +120,7 @@ def make_shipped_plan(
         described = f"a seeded public draw ({size} rows simulated, seed {seed})"
     else:
         described = f"the public file {data.name}"
-        size = _rows_of(data)
+        size = 0  # counted only when a proposal needs it (reading the file is not free)
 
     def sweep(spec: Any, store: Path, epsilons: list[float] | None = None) -> None:
         run_sweep(
@@ -148,6 +148,7 @@ def make_shipped_plan(
         if not propose:
             raise _no_plan(exc, name, out, work, rows=rows, data=data, target=target) from None
         ladder = [float(e) for e in how["generator_epsilon"]]
+        size = size or _rows_of(data)
         return _proposed(name, out, work, size=size, sweep=sweep, plan=plan, ladder=ladder,
                          described=described, max_total=max_total)  # fmt: skip
     _ship(name, work, plan_dir, targets, described)
