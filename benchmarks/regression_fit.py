@@ -20,8 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
-from synthflow.criteria import regression
 from synthflow.criteria._common import code_matrix
+from synthflow.criteria.regression import fit as regression
 from synthflow.data import load_data
 from synthflow.loader import load_spec
 from synthflow.privacy.rng import PrivacyRNG

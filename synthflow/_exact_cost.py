@@ -46,14 +46,14 @@ def fit_once_mechanisms(
 ) -> tuple[Mechanism, ...]:
     """The once-per-release regression fit of criterion ``c``: its noise law at the bounds.
 
-    The law :func:`synthflow.criteria.fit_law.fit_law` makes for the fit once (its
+    The law :func:`synthflow.criteria.regression.law.fit_law` makes for the fit once (its
     standardisation from the public bounds, its weights from the public sample), at
     ``c``'s budget or ``epsilon`` (the planner's grid). ``weights``: the noise weights
     a package published, where the public sample they were read off is not at hand (an
     audit of a package that does not carry it).
     """
     from synthflow.criteria import regression  # noqa: PLC0415
-    from synthflow.criteria.fit_law import fit_law  # noqa: PLC0415
+    from synthflow.criteria.regression.law import fit_law  # noqa: PLC0415
 
     empty = np.zeros((0, len(transformer.domain.names)), dtype=np.int64)
     _, _, _, xb, yb = regression.design(empty, transformer, str(c.column), c.features)

@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # the exports, imported on first use (synthflow/_lazy.py)
     from synthflow.acceptance.results import AcceptanceReport, CriterionResult
     from synthflow.criteria.faithfulness import MatchingResult, maximum_matching
     from synthflow.criteria.regression import DPRegressionFit
-    from synthflow.criteria.regression_coefficients import fit_dp_regression
+    from synthflow.criteria.regression.coefficients import fit_dp_regression
 
 __all__ = [
     "AcceptanceReport",

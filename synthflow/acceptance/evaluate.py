@@ -34,7 +34,7 @@ from synthflow.criteria.context import (
 )
 from synthflow.criteria.marginals import marginal_family
 from synthflow.criteria.one_way_ratio import ratio_min_count, ratio_view
-from synthflow.criteria.regression_coefficients import fit_dp_regression
+from synthflow.criteria.regression.coefficients import fit_dp_regression
 from synthflow.errors import BudgetExceededError
 from synthflow.privacy.ledger import Ledger
 from synthflow.privacy.rng import PrivacyRNG

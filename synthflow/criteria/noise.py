@@ -53,7 +53,7 @@ def regression_draws(
     The planner's simulation (:class:`~synthflow.plan.simulate.RegressionSim`) of the
     spec's regression fit, on ``public`` resampled to ``n`` rows.
     """
-    from synthflow.criteria.regression_sim import RegressionSim
+    from synthflow.criteria.regression.sim import RegressionSim
 
     coef = next(c for c in spec.criteria if c.impl.mechanism == "functional")
     key = (id(public), id(transformer), n, fit_once, coef.epsilon, coef.column, coef.features)
@@ -68,7 +68,7 @@ def regression_draws(
 
 def reference_errors(c: CriterionSpec, transformer: Transformer, n: int) -> np.ndarray:
     """A perfect candidate's coefficient errors on the reference design (no public sample)."""
-    from synthflow.criteria.fit_law import fit_law
+    from synthflow.criteria.regression.law import fit_law
 
     empty = np.zeros((0, len(transformer.domain.names)), dtype=np.int64)
     _, _, feats, xb, yb = regression.design(empty, transformer, str(c.column), c.features)

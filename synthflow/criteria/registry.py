@@ -16,8 +16,8 @@ from synthflow.criteria.faithfulness import Faithfulness
 from synthflow.criteria.marginal_tvd import MarginalTVD
 from synthflow.criteria.marginals import Marginals
 from synthflow.criteria.one_way_ratio import OneWayRatio
-from synthflow.criteria.regression_coefficients import RegressionCoefficients
-from synthflow.criteria.regression_tstr import RegressionTSTR
+from synthflow.criteria.regression.coefficients import RegressionCoefficients
+from synthflow.criteria.regression.tstr import RegressionTSTR
 from synthflow.errors import ConfigError
 
 if TYPE_CHECKING:

@@ -43,7 +43,7 @@ from synthflow.config.model import CriterionSpec, ReleaseSpec
 from synthflow.cost import LIU_TALWAR, SINGLE_ATTEMPT, SelectionCost, joint_cost
 from synthflow.criteria import regression
 from synthflow.criteria.context import laplace_terms, noise_decides
-from synthflow.criteria.regression_sim import RegressionSim, standardization_from_json
+from synthflow.criteria.regression.sim import RegressionSim, standardization_from_json
 from synthflow.errors import ConfigError
 from synthflow.plan._stages import Stage
 from synthflow.plan.simulate import Arm, NoiseLaw, laplace_pass_table, planned_by_laplace

@@ -50,7 +50,7 @@ import numpy as np
 import pandas as pd
 
 from synthflow.config.model import Column, ReleaseSpec
-from synthflow.criteria.regression_coefficients import RegressionKind
+from synthflow.criteria.regression.coefficients import RegressionKind
 from synthflow.errors import DataError
 
 __all__ = ["PublicModel", "cell_edges", "fit_public_model"]

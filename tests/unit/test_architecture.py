@@ -293,7 +293,7 @@ OPENS_OUTSIDE_JOBS = {
     # Seeded noise on public figures (no data read): the planner's and the noise rule's
     # simulations draw with the release's own Laplace sampler so they match it.
     "synthflow.plan.simulate": {"PrivacyRNG.from_seed"},
-    "synthflow.criteria.regression_sim": {"PrivacyRNG.from_seed"},
+    "synthflow.criteria.regression.sim": {"PrivacyRNG.from_seed"},
 }
 
 

@@ -168,7 +168,7 @@ def test_a_replaced_row_moves_a_marginal_by_the_declared_shifts() -> None:
 
 def test_a_replaced_row_moves_each_snapped_fit_coefficient_by_its_shift() -> None:
     """The functional mechanism's snapped statistics: coefficient j moves <= shifts[j]."""
-    from synthflow.criteria import regression
+    from synthflow.criteria.regression import fit as regression
 
     gen = np.random.default_rng(11)
     xb = np.array([[0.0, 10.0], [-3.0, 3.0]])

@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.linear_model import LinearRegression
 
-from synthflow.criteria.regression import (
+from synthflow.criteria.regression.fit import (
     LinearModel,
     Standardization,
     coefficient_error,
@@ -208,7 +208,7 @@ def test_stacked_fits_are_the_per_row_fits_bit_for_bit(k):
     arithmetic, stacked: identical floats, not merely close, so no simulated pass or
     fail can differ from what the one-fit path gives. Noisy objectives of all signs
     (some indefinite: the eigenvalue floor is exercised)."""
-    from synthflow.criteria.regression import (
+    from synthflow.criteria.regression.fit import (
         Standardization,
         fits_from_noisy_statistics,
         model_from_noisy_statistics,

@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from synthflow.cost import SINGLE_ATTEMPT, SelectionCost, joint_cost, selection_cost
-from synthflow.criteria.regression import (
+from synthflow.criteria.regression.fit import (
     Standardization,
     fit_noise,
     functional_mechanism_statistics,

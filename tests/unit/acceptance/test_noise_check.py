@@ -79,7 +79,7 @@ def test_the_regression_figure_is_the_planners_simulation_on_the_public_sample(b
     # candidate's median error 45 against the threshold 30). births names its public
     # sample; the figure is the planner's RegressionSim on it, resampled to n rows.
     from synthflow.cli import main
-    from synthflow.criteria.regression_sim import RegressionSim
+    from synthflow.criteria.regression.sim import RegressionSim
     from synthflow.release.hopeless import why_hopeless
     from synthflow.space import expand_space
 

@@ -8,7 +8,7 @@ import dataclasses
 import pytest
 
 from synthflow.criteria import KINDS, releasable_once, release_once
-from synthflow.criteria.regression import DPRegressionFit
+from synthflow.criteria.regression.fit import DPRegressionFit
 from synthflow.data import load_data
 from synthflow.errors import ConfigError
 from synthflow.privacy.ledger import Ledger

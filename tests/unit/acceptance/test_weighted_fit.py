@@ -23,16 +23,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_gaussian_fit import STD, XB, YB, neighbours  # the same box and neighbours
 
-from synthflow.criteria import regression
 from synthflow.criteria._common import code_matrix
-from synthflow.criteria.fit_law import fit_law
-from synthflow.criteria.regression import (
+from synthflow.criteria.regression import fit as regression
+from synthflow.criteria.regression.fit import (
     Standardization,
     fit_noise,
     functional_mechanism_sensitivity,
     functional_mechanism_statistics,
     noise_weights,
 )
+from synthflow.criteria.regression.law import fit_law
 from synthflow.data import load_data
 from synthflow.errors import ConfigError
 from synthflow.loader import load_spec

@@ -15,10 +15,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from synthflow.config.model import Column, CriterionParams, CriterionSpec, ReleaseSpec
-from synthflow.criteria import noise, regression
+from synthflow.criteria import noise
 from synthflow.criteria._params import COLUMNS, TEXT, param, target_column
-from synthflow.criteria.fit_law import fit_law
 from synthflow.criteria.protocol import CriterionKind
+from synthflow.criteria.regression import fit as regression
+from synthflow.criteria.regression.law import fit_law
 from synthflow.errors import ConfigError
 
 if TYPE_CHECKING:

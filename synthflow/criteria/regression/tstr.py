@@ -7,8 +7,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from synthflow.criteria import noise, regression
-from synthflow.criteria.regression_coefficients import RegressionKind, RegressionParams, ols_models
+from synthflow.criteria import noise
+from synthflow.criteria.regression import fit as regression
+from synthflow.criteria.regression.coefficients import RegressionKind, RegressionParams, ols_models
 from synthflow.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -56,7 +57,7 @@ class RegressionTSTR(RegressionKind):
 
     def planning_extra(self, c: CriterionSpec, ctx: Context) -> dict[str, Any]:
         """The candidate model's MAE on the original (the planner re-draws the rest)."""
-        from synthflow.criteria.regression_coefficients import ols_models
+        from synthflow.criteria.regression.coefficients import ols_models
 
         xo, yo, _, _, yb = ctx.regression_design("original", c.column, c.features)
         _, m_r = ols_models(c, ctx)

@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from synthflow.criteria import regression
 from synthflow.criteria._common import code_matrix
-from synthflow.criteria.fit_law import fit_law
+from synthflow.criteria.regression import fit as regression
+from synthflow.criteria.regression.law import fit_law
 from synthflow.privacy.rng import PrivacyRNG
 from synthflow.transform import Transformer
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from synthflow.criteria import regression
+from synthflow.criteria.regression import fit as regression
 from synthflow.errors import ConfigError
 
 if TYPE_CHECKING:
