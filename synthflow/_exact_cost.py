@@ -15,8 +15,6 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-import numpy as np
-
 from synthflow.privacy.pld import Mechanism, worst_epsilon
 
 __all__ = [
@@ -24,7 +22,6 @@ __all__ = [
     "attempt_mechanisms",
     "exact_cost",
     "exact_epsilon",
-    "fit_once_mechanisms",
     "generator_mechanisms",
     "planned_epsilon",
 ]
@@ -36,31 +33,6 @@ EXACT_FORMULA = (
     "at its epsilon; the worst candidate of a uniform draw (a single attempt)"
 )
 """acceptance.json's ``formula`` for a single attempt composed exactly (docs/privacy.md)."""
-
-
-def fit_once_mechanisms(
-    c: Any,
-    transformer: Any,
-    epsilon: float | None = None,
-    weights: Sequence[float] | None = None,
-) -> tuple[Mechanism, ...]:
-    """The once-per-release regression fit of criterion ``c``: its noise law at the bounds.
-
-    The law :func:`synthflow.criteria.regression.law.fit_law` makes for the fit once (its
-    standardisation from the public bounds, its weights from the public sample), at
-    ``c``'s budget or ``epsilon`` (the planner's grid). ``weights``: the noise weights
-    a package published, where the public sample they were read off is not at hand (an
-    audit of a package that does not carry it).
-    """
-    from synthflow.criteria import regression  # noqa: PLC0415
-    from synthflow.criteria.regression.law import fit_law  # noqa: PLC0415
-
-    empty = np.zeros((0, len(transformer.domain.names)), dtype=np.int64)
-    _, _, _, xb, yb = regression.design(empty, transformer, str(c.column), c.features)
-    std = regression.Standardization.from_bounds(xb, yb)
-    w = None if weights is None else np.asarray(weights, dtype=float)
-    noise = fit_law(c, transformer, std, xb, yb, epsilon=epsilon, weights=w)
-    return noise.mechanisms(f"acceptance {c.name}: functional-mechanism fit (once per release)")
 
 
 def attempt_mechanisms(
@@ -91,7 +63,7 @@ def _split_mechanisms(
             if c not in once or len(letters) != 1:
                 return None  # per attempt, its law depends on the candidate: no fixed PLD
             transformer = Transformer(spec, dict(candidates[0].transformations))
-            shared.extend(fit_once_mechanisms(c, transformer, weights=fit_weights))
+            shared.extend(c.impl.once_mechanisms(c, transformer, weights=fit_weights))
         elif c.epsilon > 0:
             shared.append(Mechanism.pure(f"acceptance {c.name}", c.epsilon))
     out = []
@@ -161,7 +133,7 @@ def exact_epsilon(
     """A single attempt's epsilon at ``delta`` by PLD composition (None: no exact figure).
 
     ``fit_weights``: the fit's published noise weights, in place of reading them off the
-    public sample (:func:`fit_once_mechanisms`).
+    public sample (its kind's ``once_mechanisms``).
     """
     split = _split_mechanisms(spec, candidates, fit_once=fit_once, fit_weights=fit_weights)
     if split is None:

@@ -23,12 +23,13 @@ false passes at twice a threshold). It reads no private data and charges nothing
   applies the same rule at each candidate's own parameters and fails a release its
   noise decides (:func:`synthflow.criteria.context.release_dominated`).
 * The regression criteria: the planner's simulation
-  (:class:`synthflow.plan.simulate.RegressionSim`): the functional-mechanism fit re-drawn
-  ``DRAWS`` times on the ``public_sample`` resampled to n rows, in the release's
-  standardisation (public bounds when fit once); ``perfect_pass`` is the share of draws whose
-  error (coefficients) or ``|MAE gap| + Lap`` (TSTR) is below the threshold; the noise
-  shown is the median error. Without a public sample: a reference design with independent
-  features over their public bounds (it understates: births, 167K rows, 10.0 against
+  (:class:`synthflow.criteria.regression.sim.RegressionSim`): the fit re-drawn
+  :data:`~synthflow.criteria.regression.figures.DRAWS` times on the ``public_sample``
+  resampled to n rows, in the release's standardisation (public bounds when fit once);
+  ``perfect_pass`` is the share of draws whose error (coefficients) or
+  ``|MAE gap| + Lap`` (TSTR) is below the threshold; the noise shown is the median error.
+  Without a public sample: a reference design with independent features over their public
+  bounds (it understates: births, 167K rows, 10.0 against
   23.6) for the coefficients, and TSTR's Laplace term alone.
 """
 
@@ -41,20 +42,12 @@ import numpy as np
 import pandas as pd
 
 from synthflow.config.model import ReleaseSpec
-from synthflow.criteria.noise import (
-    DRAWS,
-    PERFECT_PASS_MIN,
-    NoiseFigure,
-    laplace_perfect_pass,
-    reference_errors,
-    regression_draws,
-)
+from synthflow.criteria.noise import PERFECT_PASS_MIN, NoiseFigure, laplace_perfect_pass
 from synthflow.public_sample import public_sample, public_sample_path
 from synthflow.space import Configuration
 from synthflow.transform import Transformer
 
 __all__ = [
-    "DRAWS",
     "PERFECT_PASS_MIN",
     "NoiseFigure",
     "binning_figures",
@@ -64,8 +57,6 @@ __all__ = [
     "noise_warnings",
     "public_sample",
     "public_sample_path",
-    "reference_errors",
-    "regression_draws",
     "space_noise_warning",
 ]
 

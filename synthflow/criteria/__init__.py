@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from synthflow.criteria._common import code_matrix
 from synthflow.criteria._params import COMMON_KEYS, params_schema
+from synthflow.criteria.measurement import PlannedMeasurement
 from synthflow.criteria.protocol import CriterionKind
 from synthflow.criteria.registry import (
     KINDS,
@@ -34,6 +35,7 @@ __all__ = [
     "COMMON_KEYS",
     "KINDS",
     "CriterionKind",
+    "PlannedMeasurement",
     "code_matrix",
     "kind_of",
     "params_schema",

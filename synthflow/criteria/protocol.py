@@ -6,13 +6,13 @@ import math
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from synthflow.config.model import CriterionParams
+from synthflow.criteria.measurement import ReleasedOnce
 from synthflow.errors import ConfigError
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
     import numpy as np
-    import pandas as pd
 
     from synthflow.config.model import Column, CriterionSpec, ReleaseSpec
     from synthflow.criteria.context import Context, Released
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 __all__ = ["CriterionKind"]
 
 
-class CriterionKind:
+class CriterionKind(ReleasedOnce):
     """One kind of acceptance criterion.
 
     It owns its parameters (``Params``, parsed from the spec), its exact value, its DP
@@ -36,7 +36,8 @@ class CriterionKind:
 
     A concrete kind declares ``name`` and its own ``Params`` (a frozen, keyword-only
     subclass of :class:`~synthflow.config.model.CriterionParams`); defining the class
-    ties the two (``Params.impl`` is the kind).
+    ties the two (``Params.impl`` is the kind). A kind released once per release adds
+    the members of :class:`~synthflow.criteria.measurement.ReleasedOnce`.
     """
 
     name: ClassVar[str]
@@ -47,16 +48,9 @@ class CriterionKind:
     mechanism: ClassVar[str] = "laplace"
     """``laplace`` (the statistic plus Laplace noise) or ``functional`` (the
     regression's functional mechanism)."""
-    once_per_release: ClassVar[bool] = False
-    """Whether the original's side can be released once per release (``--fit-once``)
-    and reused by every attempt as post-processing: such a kind implements
-    :meth:`release_once`, which selection, cost, planner and audit call without naming
-    the kind."""
     release_first: ClassVar[bool] = False
     """Released before the others in an evaluation (what another kind reuses: the
     regression fit, which TSTR reads)."""
-    uses_regression_fit: ClassVar[bool] = False
-    """Its release reads the regression fit (TSTR): the planner draws it with the fit."""
     perfect_value: ClassVar[float] = 0.0
     """The statistic of a candidate equal to the original (1 for a ratio)."""
     pseudo_threshold: ClassVar[bool] = False
@@ -116,6 +110,16 @@ class CriterionKind:
         In any order: the workload orders each pair as the spec's columns are.
         """
         return set()
+
+    def linear_relation(
+        self, c: CriterionSpec, spec: ReleaseSpec
+    ) -> tuple[str, tuple[str, ...]] | None:
+        """The (target, features) of a linear relation the criterion reads (None: none).
+
+        A seeded public draw (:mod:`synthflow.public.draw`) keeps each such relation, so
+        that a criterion reading it is swept on data where it holds.
+        """
+        return None
 
     def marginal_family(
         self, c: CriterionSpec, names: tuple[str, ...]
@@ -194,24 +198,6 @@ class CriterionKind:
         """The DP release: charge ``ledger`` first, then add noise from ``rng``."""
         raise NotImplementedError
 
-    def release_once(
-        self,
-        c: CriterionSpec,
-        spec: ReleaseSpec,
-        transformer: Transformer,
-        original: pd.DataFrame,
-        *,
-        ledger: Ledger,
-        rng: PrivacyRNG,
-    ) -> Any:
-        """A ``once_per_release`` kind's original side, released once for every attempt.
-
-        Charges ``ledger`` first (its ``epsilon``, once), then adds noise. Every
-        attempt's evaluation finds the result under
-        :data:`~synthflow.criteria.context.RELEASED_ONCE` and reuses it (post-processing).
-        """
-        raise NotImplementedError(f"criterion kind {self.name!r} is not released once")
-
     def sensitivity_and_threshold(
         self, c: CriterionSpec, spec: ReleaseSpec, public: dict[str, Any], epsilon: float
     ) -> tuple[float, float]:
@@ -241,6 +227,19 @@ class CriterionKind:
         n = len(codes)
         sens, _ = self.sensitivity_and_threshold(c, spec, {"n": n}, c.epsilon)
         return {"n": n, "sensitivity": sens}
+
+    def published_noise_sd(
+        self, c: CriterionSpec, sensitivity: float, *, reused: bool
+    ) -> float | None:
+        """The noise sd a release publishes at ``sensitivity`` (None: nothing to check).
+
+        What the audit recomputes. Laplace at ``c``'s budget: sqrt(2) sensitivity /
+        epsilon; none for a criterion that reused a release made once (it added no
+        noise of its own) or spent nothing.
+        """
+        if reused or c.epsilon <= 0 or self.mechanism != "laplace":
+            return None
+        return math.sqrt(2.0) * sensitivity / c.epsilon
 
     def relaxed(self, c: CriterionSpec, threshold: float) -> dict[str, float]:
         """The fields that change when the criterion is proposed ``threshold`` (a looser one).

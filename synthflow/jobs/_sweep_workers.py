@@ -24,6 +24,7 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import os
+import pickle
 import sys
 import time
 from collections.abc import Callable
@@ -170,16 +171,13 @@ def _failed(
 _WORKER: dict[str, Any] = {}
 
 
-def _init_local_worker(
-    spec: ReleaseSpec,
-    frame: pd.DataFrame,
-    evaluator: Evaluator,
-    limit_threads: bool,
-    plugins: tuple[str, ...] = (),
-) -> None:
+def _init_local_worker(payload: bytes, limit_threads: bool, plugins: tuple[str, ...] = ()) -> None:
     # The plug-ins the command loaded (--plugin, entry points): the worker was forked
-    # from a fork server started before them.
+    # from a fork server started before them. The spec may hold a plug-in's classes (a
+    # criterion kind's Params), so it arrives pickled and is read only once they load:
+    # as a plain initializer argument it was unpickled before, and the worker died.
     load_plugins(plugins)
+    spec, frame, evaluator = pickle.loads(payload)
     if limit_threads:
         # A spawned worker (no fork server) imported numpy before it got here: one BLAS
         # and OpenMP thread per run (one run per core) is set through threadpoolctl
@@ -232,7 +230,7 @@ class LocalWorkers:
             max_workers=workers,
             mp_context=context,
             initializer=_init_local_worker,
-            initargs=(spec, frame, evaluator, not forked, tuple(LOADED)),
+            initargs=(pickle.dumps((spec, frame, evaluator)), not forked, tuple(LOADED)),
         )
 
     def submit(

@@ -1,12 +1,14 @@
 """Choose the budgets: the least total epsilon of private selection that still releases.
 
-Variables: each criterion's epsilon (a geometric grid), the regression fit's epsilon
-and whether it is drawn once per release, and the generator epsilon among those the
-sweep ran. For one generator epsilon and fit mode the search is greedy: start with
-every budget at its largest grid value and repeatedly lower the one budget that saves
-the most total epsilon per unit of log-probability of a release lost, while every
-constraint still holds. The path it walks is the frontier the report plots; its last
-feasible point is that mode's plan; the plan is the cheapest over modes.
+Variables: each criterion's epsilon (a geometric grid), the budgets of a
+once-per-release measurement (the regression fit: its kind declares them,
+:class:`~synthflow.criteria.measurement.PlannedMeasurement`) and whether it is drawn once
+per release, and the generator epsilon among those the sweep ran. For one generator
+epsilon and fit mode the search is greedy: start with every budget at its largest grid
+value and repeatedly lower the one budget that saves the most total epsilon per unit of
+log-probability of a release lost, while every constraint still holds. The path it
+walks is the frontier the report plots; its last feasible point is that mode's plan;
+the plan is the cheapest over modes.
 
 Each mode is also searched as a **single attempt** (stop probability 1: charged once,
 not twice, by basic composition; it releases only if its one attempt passes, so its
@@ -41,20 +43,17 @@ import pandas as pd
 
 from synthflow.config.model import CriterionSpec, ReleaseSpec
 from synthflow.cost import LIU_TALWAR, SINGLE_ATTEMPT, SelectionCost, joint_cost
-from synthflow.criteria import regression
-from synthflow.criteria.context import laplace_terms, noise_decides
-from synthflow.criteria.regression.sim import RegressionSim, standardization_from_json
+from synthflow.criteria.context import laplace_terms
+from synthflow.criteria.measurement import PlannedMeasurement
 from synthflow.errors import ConfigError
 from synthflow.plan._stages import Stage
-from synthflow.plan.simulate import Arm, NoiseLaw, laplace_pass_table, planned_by_laplace
+from synthflow.plan.simulate import Arm, NoiseLaw, laplace_pass_table
 from synthflow.transform import Transformer
 
-__all__ = ["EPS_GRID", "REG_GRID", "PlanOptions", "PlanPoint", "Planner"]
+__all__ = ["EPS_GRID", "PlanOptions", "PlanPoint", "Planner"]
 
 EPS_GRID = np.array([float(f"{x:.3g}") for x in np.geomspace(0.0005, 2.0, 37)])
 """Budgets tried for each Laplace criterion (ratio ~1.26 between neighbours), 3 digits."""
-REG_GRID = np.array([0.1, 0.15, 0.2, 0.3, 0.43, 0.6, 0.8, 1.0, 1.25, 1.5, 2.0, 2.5, 3.0])
-"""Budgets tried for the functional-mechanism regression fit."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -72,7 +71,8 @@ class PlanOptions:
     """Also search single-attempt selections (stop probability 1, charged 1x not 2x)."""
     min_candidate_pass: float = 0.10
     fit_draws: int = 1000
-    """Regression fits drawn per budget (once-per-release mode; a fifth per candidate)."""
+    """A once-per-release measurement's draws per budget (the regression fit: once per
+    release; a fifth of them per candidate)."""
     seed: int = 0
 
     def check(self) -> None:
@@ -103,7 +103,7 @@ class PlanPoint:
     transformations: tuple[tuple[str, str], ...] | None
     """The one transformation set of a once-per-release fit (None otherwise)."""
     epsilons: dict[str, float]
-    """Criterion name -> epsilon (the regression coefficients' is the fit's)."""
+    """Criterion name -> epsilon (a once-per-release measurement's own: the fit's)."""
     total_epsilon: float
     pass_probability: float
     """Mean per-attempt pass probability over the candidates."""
@@ -111,7 +111,8 @@ class PlanPoint:
     expected_attempts: float
     """Expected attempts until selection ends (a release or a stop)."""
     perfect_fail: float
-    """P(the regression fit alone fails a perfect candidate); 0 without a regression."""
+    """P(a once-per-release measurement's noise alone fails a perfect candidate); 0
+    without one."""
     false_pass_ok: bool = True
     """Every Laplace criterion's noise keeps a candidate at ``false_pass_at`` x threshold
     from passing with probability above ``false_pass_rate``."""
@@ -119,7 +120,7 @@ class PlanPoint:
     """config_id -> predicted per-attempt pass probability (those >= the cut)."""
     all_configurations: dict[str, float] = field(default_factory=dict)
     grid_index: dict[str, int] = field(default_factory=dict)
-    """The budget variables' grid positions (``__fit__``, ``__tstr__`` for the regression)."""
+    """The budget variables' grid positions (one per criterion, by its name)."""
     stop_probability: float = 0.0
     """The selection's gamma at this point (1: a single attempt)."""
     total_delta: float = 0.0
@@ -206,19 +207,23 @@ class Planner:
         self._exact_totals: dict[Any, float | None] = {}
         """Exact accounting's parts, made on first use (:meth:`_exact`)."""
         self.spec, self.arms, self.o, self.frame = spec, arms, options, frame
-        self.laplace = [c for c in spec.criteria if planned_by_laplace(c)]
-        reg = [c for c in spec.criteria if c.impl.mechanism == "functional"]
-        tstr = [c for c in spec.criteria if c.impl.uses_regression_fit]
-        unknown = [c.name for c in spec.criteria if c not in [*self.laplace, *reg, *tstr]]
-        if unknown or len(reg) > 1 or len(tstr) > 1 or (tstr and not reg):
+        self.progress = progress
+        once = [c for c in spec.criteria if c.impl.once_per_release]
+        if len(once) > 1:  # the release charges one measurement once (release_once)
             raise ConfigError(
-                "synthflow plan handles the built-in criteria with at most one regression "
-                f"target; it cannot plan {unknown or [c.name for c in reg + tstr]}"
+                "synthflow plan handles at most one criterion released once per release; "
+                f"the spec has {[c.name for c in once]}"
             )
-        self.coef: CriterionSpec | None = reg[0] if reg else None
-        self.tstr: CriterionSpec | None = tstr[0] if tstr else None
         self.records = [r for a in arms for r in a.records]
         self.arm_of = np.repeat(np.arange(len(arms)), [len(a.records) for a in arms])
+        self.laplace = [
+            c
+            for c in spec.criteria
+            if c.impl.mechanism == "laplace"
+            and not c.impl.once_per_release
+            and not c.impl.reads_measurement
+        ]
+        """The criteria drawn as a Laplace release of their recorded statistic."""
         self.floor = self._noise_floor()
         self.law = NoiseLaw(options.seed)
         stage = Stage(
@@ -230,31 +235,45 @@ class Planner:
             self.tables[c.name] = laplace_pass_table(spec, c, self.records, EPS_GRID, self.law)
             stage.step()
         stage.done()
-        self.false_pass = {
-            c.name: self._false_pass_table(c, EPS_GRID)
-            for c in [*self.laplace, *([self.tstr] if self.tstr is not None else [])]
-            if not c.impl.pseudo_threshold  # the pseudo-threshold is the control
+        self.measurements = self._measurements(once, frame)
+        self.grids: dict[str, np.ndarray] = {
+            **{c.name: EPS_GRID for c in self.laplace},
+            **{v: g for m in self.measurements for v, g in m.grids.items()},
         }
-        self.sims: dict[tuple[tuple[str, str], ...], RegressionSim] = {}
-        self.per_candidate: tuple[np.ndarray, np.ndarray] | None = None
-        self.once: dict[tuple[tuple[str, str], ...], tuple[np.ndarray, ...]] = {}
-        if self.coef is not None:
-            for a in arms:
-                if a.letters not in self.sims:
-                    self.sims[a.letters] = RegressionSim.from_frame(
-                        spec, frame, dict(a.letters), self.coef
-                    )
-            stage = Stage(progress, "regression fit per candidate (runs)", len(self.records))
-            self.per_candidate = self._candidate_fits(stage)
-            stage.done()
-            self.perfect_per_candidate = np.max(
-                [self._perfect(sim, sim.std_data) for sim in self.sims.values()], axis=0
+        """Budget variable (a criterion's name) -> its grid, in the search's order."""
+        self.false_pass = {
+            c.name: self._false_pass_table(c, self.grids[c.name])
+            for c in spec.criteria
+            if c.impl.mechanism == "laplace"
+            and not c.impl.pseudo_threshold  # the pseudo-threshold is the control
+        }
+
+    def _measurements(
+        self, once: list[CriterionSpec], frame: pd.DataFrame
+    ) -> list[PlannedMeasurement]:
+        """Each once-per-release kind's measurement; every other criterion must be Laplace.
+
+        A measurement decides its criteria (and any that read it); the planner draws it
+        by what its kind declares, never by the kind's name.
+
+        Raises:
+            ConfigError: Naming the criteria nothing here can plan.
+        """
+        out = [
+            m
+            for c in once
+            if (m := c.impl.planned_measurement(c, self.spec, frame, self)) is not None
+        ]
+        owned = {c.name for m in out for c in m.criteria}
+        unknown = [
+            c.name for c in self.spec.criteria if c.name not in owned and c not in self.laplace
+        ]
+        if unknown:
+            raise ConfigError(
+                "synthflow plan draws Laplace criteria and the criteria a once-per-release "
+                f"measurement decides; it cannot plan {unknown}"
             )
-            stage = Stage(progress, "regression fit once (binnings x budgets)",
-                          len(self.sims) * len(REG_GRID))  # fmt: skip
-            for letters in self.sims:
-                self.once[letters] = self._once_fits(letters, stage)
-            stage.done()
+        return out
 
     def _noise_floor(self) -> dict[str, int]:
         """Per Laplace criterion: the least grid index the one noise rule admits.
@@ -286,29 +305,12 @@ class Planner:
                     break
         return floor
 
-    # ------------------------------------------------------------------ regression
-    def _candidate_fits(self, stage: Stage) -> tuple[np.ndarray, np.ndarray]:
-        """Coefficient errors and TSTR statistics (run, budget, draw), fit per candidate."""
-        assert self.coef is not None
-        draws = max(50, self.o.fit_draws // 5)
-        coef = np.empty((len(self.records), len(REG_GRID), draws))
-        tstr = np.zeros_like(coef)
-        i = 0
-        for a in self.arms:
-            sim = self.sims[a.letters]
-            for rec in a.records:
-                std = standardization_from_json(
-                    rec[self.coef.name]["public"]["candidate_standardization"]
-                )
-                for k, eps in enumerate(REG_GRID):
-                    fits = sim.draws(std, float(eps), draws, seed=self.o.seed + 7919 * i + 1)
-                    c, t = sim.errors(fits, rec, self.coef.name, self._tstr_name)
-                    coef[i, k] = c
-                    if t is not None:
-                        tstr[i, k] = t
-                i += 1
-                stage.step()
-        return coef, tstr
+    laplace_grid = EPS_GRID
+    """The grid of a Laplace release's budget (a measurement's Laplace criteria use it)."""
+
+    def stage(self, label: str, total: int) -> Stage:
+        """A progress stage of ``total`` steps on the planner's progress callback."""
+        return Stage(self.progress, label, total)
 
     def _false_pass_table(self, c: CriterionSpec, grid: np.ndarray) -> np.ndarray:
         """Per budget: whether a candidate at ``false_pass_at`` x threshold passes rarely enough."""
@@ -326,54 +328,6 @@ class Planner:
         return float(
             self.law.pass_probability(self.o.false_pass_at * c.threshold, sens, eps, thr)[()]
         )
-
-    def _perfect(self, sim: RegressionSim, std: Any) -> np.ndarray:
-        """Per fit budget: P(the fit's noise alone fails a perfect candidate)."""
-        assert self.coef is not None
-        out = np.empty(len(REG_GRID))
-        for k, eps in enumerate(REG_GRID):
-            fits = sim.draws(std, float(eps), self.o.fit_draws, seed=self.o.seed + 104_729)
-            pc, pt = sim.perfect_errors(fits)
-            fail = pc >= self.coef.threshold
-            if self.tstr is not None:
-                fail |= pt >= self.tstr.threshold
-            out[k] = float(fail.mean())
-        return out
-
-    @property
-    def _tstr_name(self) -> str | None:
-        return self.tstr.name if self.tstr is not None else None
-
-    def _once_fits(
-        self, letters: tuple[tuple[str, str], ...], stage: Stage
-    ) -> tuple[np.ndarray, ...]:
-        """Per budget: errors (run, draw) of the shared fit, and the perfect-candidate failure."""
-        assert self.coef is not None
-        sim = self.sims[letters]
-        std = sim.bounds_standardization()
-        runs = [i for i, a in enumerate(self.arm_of) if self.arms[a].letters == letters]
-        coef = np.empty((len(runs), len(REG_GRID), self.o.fit_draws))
-        tstr = np.zeros_like(coef)
-        for k, eps in enumerate(REG_GRID):
-            fits = sim.draws(std, float(eps), self.o.fit_draws, seed=self.o.seed + 104_729)
-            for row, i in enumerate(runs):
-                c, t = sim.errors(fits, self.records[i], self.coef.name, self._tstr_name)
-                coef[row, k] = c
-                if t is not None:
-                    tstr[row, k] = t
-            stage.step()
-        return np.asarray(runs), coef, tstr, self._perfect(sim, std)
-
-    def _tstr_pass(self, stats: np.ndarray, k: int | None) -> np.ndarray:
-        """P(the TSTR criterion passes); 1 for a spec without one (no ``__tstr__`` variable)."""
-        if self.tstr is None or k is None:
-            return np.ones_like(stats)
-        eps = float(EPS_GRID[k])
-        n = int(self.records[0]["_run"]["n"])
-        sens, threshold = laplace_terms(self.tstr, self.spec, {"n": n}, eps)
-        if noise_decides(self.tstr, sens, threshold, eps):  # the evaluation fails it
-            return np.zeros_like(stats)
-        return self.law.pass_probability(stats, sens, eps, threshold)
 
     # ------------------------------------------------------------------ evaluation
     def evaluate(
@@ -432,7 +386,7 @@ class Planner:
             release_probability=release,
             expected_attempts=attempts,
             perfect_fail=perfect,
-            false_pass_ok=all(bool(t[idx[n]]) for n, t in self._false_pass_index().items()),
+            false_pass_ok=all(bool(t[idx[n]]) for n, t in self.false_pass.items()),
             candidates={cid: p for cid, p in by_config.items() if p >= self.o.min_candidate_pass},
             all_configurations=by_config,
             grid_index=dict(idx),
@@ -447,32 +401,17 @@ class Planner:
         letters: tuple[tuple[str, str], ...] | None,
         idx: dict[str, int],
     ) -> tuple[np.ndarray, float]:
-        """Per run and fit draw: P(passing every criterion); P(the fit fails a perfect one).
+        """Per run and draw: P(passing every criterion); P(a measurement fails a perfect one).
 
-        ``base``: per run of ``rows``, P(passing the Laplace criteria).
+        ``base``: per run of ``rows``, P(passing the Laplace criteria). Each once-per-release
+        measurement multiplies in its own criteria's pass probability: averaged over its
+        fresh draws per candidate, or per shared draw once per release.
         """
-        perfect = 0.0
-        if self.coef is None:
-            per_draw = base[:, None]
-        elif letters is None:
-            assert self.per_candidate is not None
-            coef, tstr = self.per_candidate
-            k = idx["__fit__"]
-            ok = (coef[rows, k] < self.coef.threshold) * self._tstr_pass(
-                tstr[rows, k], idx.get("__tstr__")
-            )
-            per_draw = (base * ok.mean(axis=1))[:, None]
-            perfect = float(self.perfect_per_candidate[k])
-        else:
-            runs, coef, tstr, perfect_k = self.once[letters]
-            pos = {int(r): p for p, r in enumerate(runs)}
-            sel = [pos[int(i)] for i in rows]
-            k = idx["__fit__"]
-            ok = (coef[sel, k] < self.coef.threshold) * self._tstr_pass(
-                tstr[sel, k], idx.get("__tstr__")
-            )
-            per_draw = base[:, None] * ok
-            perfect = float(perfect_k[k])
+        per_draw, perfect = base[:, None], 0.0
+        for m in self.measurements:
+            ok, fails = m.pass_draws(rows, letters, idx)
+            per_draw = per_draw * ok
+            perfect = max(perfect, fails)
         return per_draw, perfect
 
     def _cost(
@@ -486,14 +425,10 @@ class Planner:
     ) -> tuple[dict[str, float], SelectionCost]:
         """Each criterion's epsilon at ``idx``, and the selection's cost over ``kept`` arms."""
         fit_once = letters is not None
-        epsilons = {c.name: float(EPS_GRID[idx[c.name]]) for c in self.laplace}
-        fit_eps = 0.0
-        if self.coef is not None:
-            fit_eps = float(REG_GRID[idx["__fit__"]])
-            epsilons[self.coef.name] = fit_eps
-        if self.tstr is not None:
-            epsilons[self.tstr.name] = float(EPS_GRID[idx["__tstr__"]])
-        fit_delta = self.coef.impl.delta(self.coef) if self.coef is not None else 0.0
+        epsilons = {v: float(grid[idx[v]]) for v, grid in self.grids.items()}
+        once = [(epsilons[m.once], m.delta) for m in self.measurements]
+        fit_eps = math.fsum(e for e, _ in once)
+        fit_delta = math.fsum(d for _, d in once)
         cost = SelectionCost(
             generator_epsilon=generator_epsilon,
             evaluation_epsilon=math.fsum(epsilons.values()),
@@ -504,7 +439,8 @@ class Planner:
             fit_delta=fit_delta if fit_once else 0.0,
         )
         if fit_delta > 0:
-            cost = joint_cost(cost, [self.arm_rho[j] for j in kept], [(fit_eps, fit_delta)])
+            gauss = [(e, d) for e, d in once if d > 0]
+            cost = joint_cost(cost, [self.arm_rho[j] for j in kept], gauss)
         # the release's exact accounting (synthflow.privacy.pld)
         if single and cost.total_delta > 0:
             cost = self._exact(cost, kept, letters, fit_eps, epsilons)
@@ -537,12 +473,13 @@ class Planner:
             gens.append(self._arm_mechanisms[j])
         fit: tuple[Any, ...] | None = ()
         others = dict(epsilons)
-        if self.coef is not None:
-            others.pop(self.coef.name)
-            key = (letters, fit_eps)
+        for m in self.measurements:
+            eps = others.pop(m.once)
+            key = (id(m), letters, eps)
             if key not in self._fit_mechanisms:
-                self._fit_mechanisms[key] = self._fit_law_mechanisms(letters, fit_eps)
-            fit = self._fit_mechanisms[key]
+                self._fit_mechanisms[key] = m.mechanisms(letters, eps)
+            part = self._fit_mechanisms[key]
+            fit = None if fit is None or part is None else (*fit, *part)
         point = (tuple(sorted(set(kept))), letters, fit_eps, tuple(sorted(others.values())))
         if point not in self._exact_totals:  # the searches at each P(release) share points
             self._exact_totals[point] = _exact_cost.planned_epsilon(
@@ -553,40 +490,13 @@ class Planner:
             return cost
         return dataclasses.replace(cost, exact_epsilon=exact)
 
-    def _fit_law_mechanisms(
-        self, letters: tuple[tuple[str, str], ...] | None, fit_eps: float
-    ) -> tuple[Any, ...] | None:
-        """The fit's mechanisms at ``fit_eps``: once from the bounds; Laplace per attempt."""
-        from synthflow import _exact_cost  # noqa: PLC0415
-        from synthflow.privacy.pld import Mechanism  # noqa: PLC0415
-
-        assert self.coef is not None
-        if self.coef.impl.delta(self.coef) == 0:  # a Laplace fit: epsilon-DP either way
-            return (Mechanism.pure(self.coef.name, fit_eps),)
-        if letters is None:  # a Gaussian fit per attempt: its law follows the candidate
-            return None
-        transformer = Transformer(self.spec, dict(letters))
-        return _exact_cost.fit_once_mechanisms(self.coef, transformer, fit_eps)
-
     # ------------------------------------------------------------------ search
-    def _false_pass_index(self) -> dict[str, np.ndarray]:
-        """Variable name -> its false-pass table (the TSTR criterion is ``__tstr__``)."""
-        return {
-            ("__tstr__" if self.tstr is not None and n == self.tstr.name else n): t
-            for n, t in self.false_pass.items()
-        }
-
     @property
     def _gaussian_fit(self) -> bool:
-        return self.coef is not None and self.coef.impl.delta(self.coef) > 0
+        return any(m.delta > 0 for m in self.measurements)
 
     def _variables(self) -> dict[str, int]:
-        top = {c.name: len(EPS_GRID) - 1 for c in self.laplace}
-        if self.coef is not None:
-            top["__fit__"] = len(REG_GRID) - 1
-        if self.tstr is not None:
-            top["__tstr__"] = len(EPS_GRID) - 1
-        return top
+        return {v: len(grid) - 1 for v, grid in self.grids.items()}
 
     def greedy(
         self,
@@ -646,7 +556,7 @@ class Planner:
                         continue
                     if single or not self._gaussian_fit:  # a Gaussian fit per attempt: 1x only
                         out.append((eps, None, single, zcdp_only))
-                    if self.coef is not None:
+                    if self.measurements:
                         letters = sorted({a.letters for a in live})
                         out.extend((eps, lt, single, zcdp_only) for lt in letters)
         return out
@@ -730,10 +640,6 @@ class Planner:
         With the search's ``paths``, also ``generator_epsilon``: how each mode at a lower
         swept generator budget ended.
         """
-        names = {
-            "__fit__": self.coef.name if self.coef is not None else "__fit__",
-            "__tstr__": self.tstr.name if self.tstr is not None else "__tstr__",
-        }
         single = point.stop_probability >= 1
         out: dict[str, str] = {}
         for var, k in point.grid_index.items():
@@ -750,7 +656,7 @@ class Planner:
                     point.generator_epsilon, point.transformations, trial, single, point.zcdp_only
                 )
                 reason = "; ".join(self.broken(lower)) or "feasible, but above --max-total"
-            out[names.get(var, var)] = reason
+            out[var] = reason
         if paths is not None:
             ends = [
                 f"{label}: "
@@ -782,7 +688,7 @@ class Planner:
                 "epsilon": eps,
                 "threshold": c.threshold,
             }
-            if c in self.laplace or c is self.tstr:
+            if c.impl.mechanism == "laplace":
                 sens, thr = zip(
                     *(laplace_terms(c, self.spec, self._public(c, i), eps) for i in rows),
                     strict=True,
@@ -805,19 +711,8 @@ class Planner:
                         self._false_pass_probability(c, i, eps) for i in rows
                     )
             else:
-                sim = next(iter(self.sims.values()))
-                std = sim.bounds_standardization() if point.fit_once else sim.std_data
-                law = regression.fit_noise(
-                    *std.box(sim.xb, sim.yb), eps, kind=sim.noise, delta=sim.delta
-                )
-                item.update(
-                    mechanism=f"functional mechanism ({law.kind})",
-                    fit_once=point.fit_once,
-                    sensitivity=law.sensitivity,
-                    noise_sd=law.sd,
-                    standardization="public bounds" if point.fit_once else "candidate (D_R)",
-                    perfect_candidate_fail_probability=point.perfect_fail,
-                )
+                owner = next(m for m in self.measurements if c in m.criteria)
+                item.update(owner.details(c, point))
             out.append(item)
         return out
 
@@ -831,7 +726,6 @@ class Planner:
             "runs": len(self.records),
             "arms": len(self.arms),
             "laplace_noise_draws": len(self.law.z),
-            "regression_fit_draws": self.o.fit_draws if self.coef is not None else 0,
             "epsilon_grid": [float(x) for x in EPS_GRID],
-            "regression_epsilon_grid": [float(x) for x in REG_GRID],
+            **{k: v for m in self.measurements for k, v in m.describe().items()},
         }

@@ -38,17 +38,7 @@ __all__ = [
     "NoiseLaw",
     "laplace_pass_table",
     "load_arms",
-    "planned_by_laplace",
 ]
-
-
-def planned_by_laplace(c: CriterionSpec) -> bool:
-    """Whether the planner draws ``c`` as a Laplace release of its recorded statistic.
-
-    The regression coefficients (the functional mechanism) and TSTR (which reads the
-    regression fit) are simulated with the fit instead.
-    """
-    return c.impl.mechanism == "laplace" and not c.impl.uses_regression_fit
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -50,7 +50,6 @@ import numpy as np
 import pandas as pd
 
 from synthflow.config.model import Column, ReleaseSpec
-from synthflow.criteria.regression.coefficients import RegressionKind
 from synthflow.errors import DataError
 
 __all__ = ["PublicModel", "cell_edges", "fit_public_model"]
@@ -237,14 +236,15 @@ def _regressions(
     out: list[_Regression] = []
     done: set[str] = set()
     for c in spec.criteria:
-        if not isinstance(c.impl, RegressionKind) or c.column in done:
+        relation = c.impl.linear_relation(c, spec)
+        if relation is None or relation[0] in done:
             continue
-        done.add(c.column)
-        features = tuple(spec.regression_features(c.column, c.features))
+        column, features = relation
+        done.add(column)
         x = _design(spec, frame, features)
-        y = frame[c.column].to_numpy(dtype=float)
+        y = frame[column].to_numpy(dtype=float)
         coef = np.linalg.lstsq(x, y, rcond=None)[0]
-        target, keep = index[c.column], {index[f] for f in features}
+        target, keep = index[column], {index[f] for f in features}
         redraw: list[int] = []
         stack = [pos for pos in children.get(target, []) if nodes[pos].column not in keep]
         while stack:

@@ -172,27 +172,17 @@ def _check_budget_fields(
         ok,
         "" if ok else f"published {c.get('mechanism')!r}, the spec's criterion uses {want_mech!r}",
     )
-    if want_mech == "laplace" and c.get("sensitivity") is not None and want_eps > 0:
-        sd = math.sqrt(2.0) * float(c["sensitivity"]) / want_eps  # Laplace(b): sd = sqrt(2) b
+    sd = (
+        kind.published_noise_sd(crit, float(c["sensitivity"]), reused=reused)
+        if c.get("sensitivity") is not None
+        else None
+    )
+    if sd is not None:  # the noise its kind's mechanism adds at that sensitivity
         ok = c.get("noise_sd") is not None and _close(float(c["noise_sd"]), sd)
         report.add(
             f"noise sd {crit.name}",
             ok,
-            "" if ok else f"published {c.get('noise_sd')}, sensitivity / epsilon give {sd:.6g}",
-        )
-    if mech == "functional" and c.get("sensitivity") is not None and crit.epsilon > 0:
-        delta = crit.impl.delta(crit)  # a Gaussian fit: sd = sensitivity / sqrt(2 rho)
-        if delta > 0:
-            from synthflow.privacy.zcdp import zcdp_rho  # noqa: PLC0415
-
-            sd = float(c["sensitivity"]) / math.sqrt(2 * zcdp_rho(crit.epsilon, delta=delta))
-        else:
-            sd = math.sqrt(2.0) * float(c["sensitivity"]) / crit.epsilon
-        ok = c.get("noise_sd") is not None and _close(float(c["noise_sd"]), sd)
-        report.add(
-            f"noise sd {crit.name}",
-            ok,
-            "" if ok else f"published {c.get('noise_sd')}, the fit's law gives {sd:.6g}",
+            "" if ok else f"published {c.get('noise_sd')}, its sensitivity and epsilon: {sd:.6g}",
         )
 
 

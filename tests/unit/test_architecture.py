@@ -128,6 +128,26 @@ def _import_graph(root: Path) -> nx.DiGraph:
     return graph
 
 
+# [stages] #62: the planner, cost, selection and audit ask a kind (once_per_release,
+# release_once, planned_measurement, once_mechanisms, published_noise_sd, linear_relation)
+# and never import the regression family. Only the acceptance API re-exports two of its
+# names (DPRegressionFit, fit_dp_regression), for callers of the library.
+REGRESSION_API = {"synthflow.acceptance.evaluate"}
+
+
+def test_only_the_criteria_package_imports_the_regression_family():
+    graph = _import_graph(PACKAGE)
+    family = "synthflow.criteria.regression"
+    importers = {
+        a
+        for a, b in graph.edges
+        if (b == family or b.startswith(family + ".")) and not a.startswith("synthflow.criteria")
+    }
+    assert importers == REGRESSION_API
+    # the probe sees the family's own imports (its kinds import their fit)
+    assert graph.has_edge("synthflow.criteria.regression.coefficients", family + ".fit")
+
+
 def _cycles(graph: nx.DiGraph) -> list[list[str]]:
     return [sorted(c) for c in nx.strongly_connected_components(graph) if len(c) > 1]
 

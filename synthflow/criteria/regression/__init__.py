@@ -7,9 +7,10 @@
   bounds, the public sample's weights);
 * :mod:`~synthflow.criteria.regression.coefficients` and
   :mod:`~synthflow.criteria.regression.tstr`: the two criterion kinds;
-* :mod:`~synthflow.criteria.regression.sim`: the fit re-drawn on public figures;
+* :mod:`~synthflow.criteria.regression.sim`: the fit re-drawn on public figures, and
+  :mod:`~synthflow.criteria.regression.figures`: its perfect-candidate noise figures;
 * :mod:`~synthflow.criteria.regression.plan`: the fit as the planner's measurement
-  (:class:`~synthflow.criteria.protocol.PlannedMeasurement`).
+  (:class:`~synthflow.criteria.measurement.PlannedMeasurement`).
 
 The release charges the fit once (``release_once``) and each attempt reads it as public
 values; nothing outside this package names the family.

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +19,7 @@ from synthflow.config.model import Column, CriterionParams, CriterionSpec, Relea
 from synthflow.criteria import noise
 from synthflow.criteria._params import COLUMNS, TEXT, param, target_column
 from synthflow.criteria.protocol import CriterionKind
+from synthflow.criteria.regression import figures
 from synthflow.criteria.regression import fit as regression
 from synthflow.criteria.regression.law import fit_law
 from synthflow.errors import ConfigError
@@ -121,6 +123,12 @@ class RegressionKind(CriterionKind):
         """The regression criteria on this target share its features."""
         check_shared_fit(c, criteria)
 
+    def linear_relation(
+        self, c: CriterionSpec, spec: ReleaseSpec
+    ) -> tuple[str, tuple[str, ...]] | None:
+        """The regression of the target on its features."""
+        return str(c.column), tuple(spec.regression_features(c.column, c.features))
+
     def pairs_read(self, c: CriterionSpec, spec: ReleaseSpec) -> set[tuple[str, ...]]:
         """Every pair among the target and its features."""
         return set(
@@ -195,9 +203,9 @@ class RegressionCoefficients(RegressionKind):
     ) -> NoiseFigure:
         """A perfect candidate's error over simulated DP fits (the planner's simulation)."""
         if public is None:
-            errors = noise.reference_errors(c, transformer, n)
+            errors = figures.reference_errors(c, transformer, n)
         else:
-            errors, _ = noise.regression_draws(spec, transformer, n, public, fit_once=fit_once)
+            errors, _ = figures.regression_draws(spec, transformer, n, public, fit_once=fit_once)
         return noise.simulated_figure(c, errors)
 
     def report_section(
@@ -262,6 +270,50 @@ class RegressionCoefficients(RegressionKind):
     ) -> regression.DPRegressionFit:
         """The functional-mechanism fit of D_T, once per release (:func:`fit_dp_regression`)."""
         return _fit_once(c, transformer, original, ledger=ledger, rng=rng)
+
+    def published_noise_sd(
+        self, c: CriterionSpec, sensitivity: float, *, reused: bool
+    ) -> float | None:
+        """The fit's noise sd, made once or per attempt, at the fit's budget and delta.
+
+        Laplace: sqrt(2) sensitivity / epsilon; Gaussian: sensitivity / sqrt(2 rho).
+        """
+        if c.epsilon <= 0:
+            return None
+        delta = self.delta(c)
+        if delta > 0:
+            from synthflow.privacy.zcdp import zcdp_rho
+
+            return sensitivity / math.sqrt(2 * zcdp_rho(c.epsilon, delta=delta))
+        return math.sqrt(2.0) * sensitivity / c.epsilon
+
+    def once_mechanisms(
+        self,
+        c: CriterionSpec,
+        transformer: Transformer,
+        epsilon: float | None = None,
+        weights: Any = None,
+    ) -> tuple[Any, ...]:
+        """The fit once, as mechanisms: its noise law at the public bounds.
+
+        The law :func:`~synthflow.criteria.regression.law.fit_law` makes (its weights
+        from the public sample, or the published ``weights``), at ``c``'s budget or
+        ``epsilon``.
+        """
+        empty = np.zeros((0, len(transformer.domain.names)), dtype=np.int64)
+        _, _, _, xb, yb = regression.design(empty, transformer, str(c.column), c.features)
+        std = regression.Standardization.from_bounds(xb, yb)
+        w = None if weights is None else np.asarray(weights, dtype=float)
+        noise = fit_law(c, transformer, std, xb, yb, epsilon=epsilon, weights=w)
+        return noise.mechanisms(f"acceptance {c.name}: functional-mechanism fit (once per release)")
+
+    def planned_measurement(
+        self, c: CriterionSpec, spec: ReleaseSpec, frame: pd.DataFrame, planner: Any
+    ) -> Any:
+        """The fit, and a TSTR criterion that reads it (:mod:`.regression.plan`)."""
+        from synthflow.criteria.regression.plan import RegressionMeasurement
+
+        return RegressionMeasurement(c, spec, frame, planner)
 
     def meaning(self, c: CriterionSpec, spec: ReleaseSpec) -> str:
         """The datasheet sentence."""

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from synthflow.criteria import noise
+from synthflow.criteria.regression import figures
 from synthflow.criteria.regression import fit as regression
 from synthflow.criteria.regression.coefficients import RegressionKind, RegressionParams, ols_models
 from synthflow.errors import ConfigError
@@ -38,7 +39,7 @@ class RegressionTSTR(RegressionKind):
 
     name = "regression_tstr"
     Params = RegressionTSTRParams
-    uses_regression_fit = True
+    reads_measurement = True
 
     def check(
         self, c: CriterionSpec, criteria: tuple[CriterionSpec, ...], columns: Mapping[str, Column]
@@ -81,7 +82,7 @@ class RegressionTSTR(RegressionKind):
 
         if public is None:
             return super().noise_figure(c, spec, transformer, n, None, fit_once=fit_once)
-        _, gaps = noise.regression_draws(spec, transformer, n, public, fit_once=fit_once)
+        _, gaps = figures.regression_draws(spec, transformer, n, public, fit_once=fit_once)
         sens, _ = self.sensitivity_and_threshold(c, spec, {"n": n}, c.epsilon)
         # A simulation on public data: a seeded generator, not the release's sampler.
         laplace = np.random.default_rng(1).laplace(scale=sens / c.epsilon, size=len(gaps))

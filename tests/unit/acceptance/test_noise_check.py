@@ -9,14 +9,13 @@ import numpy as np
 import pytest
 
 from synthflow.acceptance.noise_check import (
-    DRAWS,
     PERFECT_PASS_MIN,
     laplace_perfect_pass,
     noise_figures,
     noise_warnings,
     public_sample,
-    reference_errors,
 )
+from synthflow.criteria.regression.figures import DRAWS, reference_errors
 from synthflow.transform import Transformer
 
 
