@@ -49,9 +49,9 @@ if TYPE_CHECKING:  # the exports, imported on first use (synthflow/_lazy.py)
     )
     from synthflow.flow import FlowResult, run_flow
     from synthflow.init_spec import DraftSpec, draft_spec
-    from synthflow.jobs.plan import plan_budget
     from synthflow.jobs.sweep import run_sweep
     from synthflow.loader import load_spec
+    from synthflow.plan.job import plan_budget
     from synthflow.privacy.ledger import Ledger, dataset_ledger
     from synthflow.privacy.rng import PrivacyRNG
     from synthflow.release.audit import AuditReport, audit_release

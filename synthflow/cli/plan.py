@@ -1,4 +1,4 @@
-"""Subcommand ``plan``: argparse and printing over :func:`synthflow.jobs.plan.plan_budget`."""
+"""Subcommand ``plan``: argparse and printing over :func:`synthflow.plan.job.plan_budget`."""
 
 from __future__ import annotations
 
@@ -69,7 +69,7 @@ def _plan(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> dict[str, Any]:
-    from synthflow.jobs.plan import plan_budget
+    from synthflow.plan.job import plan_budget
 
     return plan_budget(
         args.spec,

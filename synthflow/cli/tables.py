@@ -35,9 +35,9 @@ log = logging.getLogger(__name__)
 
 
 def _protect(args: argparse.Namespace) -> int:
-    from synthflow.jobs.tables import protect_tables
     from synthflow.loader import load_spec
     from synthflow.tables import load_tables
+    from synthflow.tables.job import protect_tables
 
     spec = load_spec(args.spec)
     tables = load_tables(args.tables, spec)
@@ -69,9 +69,9 @@ def _compare(args: argparse.Namespace) -> int:
     from synthflow._extras import require
 
     require("matplotlib", what="tables compare (its HTML report)")
-    from synthflow.jobs.tables import compare_tables
     from synthflow.loader import load_spec
     from synthflow.tables import load_tables
+    from synthflow.tables.job import compare_tables
     from synthflow.tables.report import write_report
 
     if not args.public:

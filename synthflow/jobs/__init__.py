@@ -10,10 +10,13 @@ two exceptions that belong to it: :func:`open_job` itself, in ``synthflow/_job_o
 below this package so that the release job can call it, and the release job
 (:mod:`synthflow.release.job`: its pre-flight, selection and publication live in
 ``release/``, which never imports this package; :func:`run_release` and
-:func:`why_hopeless` are exported here). The command line (:mod:`synthflow.cli`:
-argparse and printing only) and the Python API call the same functions: run, evaluate,
-sweep (its workers included), plan, release, the demo, ship-plan and the table
-protections.
+:func:`why_hopeless` are exported here). A stage that owns its job keeps it in its own
+package: the release (:mod:`synthflow.release.job`), the plan
+(:mod:`synthflow.plan.job`: public sweep results only, no ledger) and the table
+protections (:mod:`synthflow.tables.job`, through :func:`open_job`). The command line
+(:mod:`synthflow.cli`: argparse and printing only) and the Python API call the same
+functions: run, evaluate, sweep (its workers included), plan, release, the demo,
+ship-plan and the table protections.
 """
 
 from __future__ import annotations
@@ -26,8 +29,8 @@ if TYPE_CHECKING:  # the exports, imported on first use (synthflow/_lazy.py)
     from synthflow._job_open import Job, open_job
     from synthflow.jobs._sweep_forkserver import start_fork_server
     from synthflow.jobs.evaluate import evaluate_files, load_codes
-    from synthflow.jobs.plan import plan_budget
     from synthflow.jobs.run import RUN_FILES, run_configuration
+    from synthflow.plan.job import plan_budget
     from synthflow.release.hopeless import why_hopeless
     from synthflow.release.job import run_release
     from synthflow.release.spend import selection_spend_line

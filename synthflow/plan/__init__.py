@@ -3,7 +3,7 @@
 Built on a public sweep's planning records (:mod:`synthflow.plan.simulate`), a greedy
 search over the budgets (:mod:`synthflow.plan.optimize`), and the planned spec, written
 as the input spec with only its budgets changed (:mod:`synthflow.plan.specfile`). The
-job that reads the files and writes the plan is :func:`synthflow.jobs.plan.plan_budget`.
+job that reads the files and writes the plan is :func:`synthflow.plan.job.plan_budget`.
 """
 
 __all__ = ["PLAN_FILES"]

@@ -19,9 +19,9 @@ import yaml
 
 from synthflow._exact_cost import EXACT_FORMULA, attempt_mechanisms
 from synthflow.cost import SINGLE_ATTEMPT
-from synthflow.jobs.plan import plan_budget
 from synthflow.jobs.sweep import run_sweep
 from synthflow.loader import load_spec
+from synthflow.plan.job import plan_budget
 from synthflow.privacy import pld, zcdp
 from synthflow.privacy.ledger import Ledger
 from synthflow.release.audit import audit_release
