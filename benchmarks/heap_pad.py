@@ -1,4 +1,4 @@
-"""Sweep workers' heap padding (glibc ``M_TOP_PAD``; :mod:`synthflow.jobs._sweep_forkserver`).
+"""Sweep workers' heap padding (glibc ``M_TOP_PAD``; :mod:`synthflow.sweep.workers.forkserver`).
 
 Usage: ``python benchmarks/heap_pad.py [--runs 8] [--pairs 2]``.
 
@@ -25,12 +25,12 @@ NVSS = REPO.parent / "shared" / "public_data" / "nvss2019_singleton_160k.csv.gz"
 CHILD = """
 import sys, time
 if sys.argv[1] == "pad":
-    from synthflow.jobs._sweep_forkserver import pad_heap
+    from synthflow.sweep.workers.forkserver import pad_heap
     assert pad_heap()
 from synthflow.loader import load_spec
 from synthflow.data import load_data
-from synthflow.jobs._sweep_workers import run_one
-from synthflow.jobs.sweep import run_seed, select_configurations
+from synthflow.sweep.workers.runs import run_one
+from synthflow.sweep.job import run_seed, select_configurations
 from synthflow.sweep.evaluation import load_evaluator
 spec = load_spec(sys.argv[2])
 configs = select_configurations(spec, models=["privbayes"], sample=int(sys.argv[4]), seed=1)

@@ -22,12 +22,12 @@ from _record import record  # benchmarks/ is on sys.path when a script runs
 from synthflow.config import ReleaseSpec
 from synthflow.data import load_data
 from synthflow.flow import FlowResult
-from synthflow.jobs._sweep_workers import LocalWorkers
-from synthflow.jobs.sweep import run_sweep
 from synthflow.loader import load_spec
 from synthflow.privacy.ledger import Ledger
 from synthflow.privacy.rng import PrivacyRNG
 from synthflow.sweep.evaluation import AcceptanceEvaluator, Evaluator, RunEvaluation
+from synthflow.sweep.job import run_sweep
+from synthflow.sweep.workers.runs import LocalWorkers
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = REPO.parent / "shared" / "public_data" / "nvss2019_singleton_160k.csv.gz"

@@ -49,7 +49,6 @@ if TYPE_CHECKING:  # the exports, imported on first use (synthflow/_lazy.py)
     )
     from synthflow.flow import FlowResult, run_flow
     from synthflow.init_spec import DraftSpec, draft_spec
-    from synthflow.jobs.sweep import run_sweep
     from synthflow.loader import load_spec
     from synthflow.plan.job import plan_budget
     from synthflow.privacy.ledger import Ledger, dataset_ledger
@@ -59,6 +58,7 @@ if TYPE_CHECKING:  # the exports, imported on first use (synthflow/_lazy.py)
     from synthflow.release.publish import public_parameters, sha256_file
     from synthflow.release.shipped import ShippedPlan, shipped_plan
     from synthflow.space import Configuration, expand_space, find_configuration
+    from synthflow.sweep.job import run_sweep
     from synthflow.sweep.report import pass_rates_by
     from synthflow.sweep.report import write_report as write_sweep_report
     from synthflow.sweep.shortlist import estimate as estimate_pass_rates

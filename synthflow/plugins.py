@@ -11,8 +11,9 @@ to load one:
   every command.
 
 A sweep's workers load the same plug-ins (:data:`LOADED`): a local sweep's in their
-initializer, a Dask cluster's through a worker plug-in (:mod:`synthflow.jobs._dask_plugins`;
-a ``.py`` file must then be at the same path on the workers).
+initializer, a Dask cluster's through a worker plug-in
+(:mod:`synthflow.sweep.workers.cluster_plugins`; a ``.py`` file must then be at the same
+path on the workers).
 
 docs/adding-a-generator.md and docs/adding-a-criterion.md build one each, run as
 written by the tests through the CLI.

@@ -222,7 +222,7 @@ def _start_sweep_workers_early(argv: list[str]) -> None:
     (about 0.1 s). A usage error then leaves it idle; it exits with this process.
     """
     if _is_local_sweep(argv):
-        from synthflow.jobs import start_fork_server
+        from synthflow.sweep.workers.forkserver import start_fork_server
 
         start_fork_server()
 

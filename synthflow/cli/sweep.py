@@ -49,12 +49,12 @@ def _sweep(args: argparse.Namespace) -> int:
     if not args.address:
         # Before the engine's own imports (pandas: about 0.4 s), so that the fork server's
         # imports of the flow run beside them on a second core.
-        from synthflow.jobs import start_fork_server
+        from synthflow.sweep.workers.forkserver import start_fork_server
 
         start_fork_server()
-    from synthflow.jobs.sweep import run_sweep
     from synthflow.loader import load_spec
     from synthflow.sweep.evaluation import load_evaluator
+    from synthflow.sweep.job import run_sweep
 
     require_public(args, "a sweep stores exact statistics of --data for every run")
     check_json(args.json, protected=(args.spec, args.data, args.store))

@@ -12,9 +12,10 @@ below this package so that the release job can call it, and the release job
 ``release/``, which never imports this package; :func:`run_release` and
 :func:`why_hopeless` are exported here). A stage that owns its job keeps it in its own
 package: the release (:mod:`synthflow.release.job`), the plan
-(:mod:`synthflow.plan.job`: public sweep results only, no ledger) and the table
-protections (:mod:`synthflow.tables.job`, through :func:`open_job`). The command line
-(:mod:`synthflow.cli`: argparse and printing only) and the Python API call the same
+(:mod:`synthflow.plan.job`: public sweep results only, no ledger), the sweep
+(:mod:`synthflow.sweep.job`, its workers in :mod:`synthflow.sweep.workers`, each run
+opened by :func:`open_job`) and the table protections (:mod:`synthflow.tables.job`).
+The command line (:mod:`synthflow.cli`: argparse and printing only) and the Python API call the same
 functions: run, evaluate, sweep (its workers included), plan, release, the demo,
 ship-plan and the table protections.
 """
@@ -27,7 +28,6 @@ from synthflow._lazy import lazy_package
 
 if TYPE_CHECKING:  # the exports, imported on first use (synthflow/_lazy.py)
     from synthflow._job_open import Job, open_job
-    from synthflow.jobs._sweep_forkserver import start_fork_server
     from synthflow.jobs.evaluate import evaluate_files, load_codes
     from synthflow.jobs.run import RUN_FILES, run_configuration
     from synthflow.plan.job import plan_budget
@@ -45,7 +45,6 @@ __all__ = [
     "run_configuration",
     "run_release",
     "selection_spend_line",
-    "start_fork_server",
     "why_hopeless",
 ]
 

@@ -78,12 +78,12 @@ def make_shipped_plan(
     # Long: a shipped plan's recipe: draw, sweep, plan, copy, each in order.
     import numpy as np  # noqa: PLC0415
 
-    from synthflow.jobs.sweep import run_sweep  # noqa: PLC0415
     from synthflow.loader import load_spec  # noqa: PLC0415
     from synthflow.plan.job import plan_budget  # noqa: PLC0415
     from synthflow.public import Calibration, default_calibration_path, simulate, write_sample  # noqa: PLC0415
     from synthflow.public.draw_sample import check_rows  # noqa: PLC0415
     from synthflow.resources import bundled_spec  # noqa: PLC0415
+    from synthflow.sweep.job import run_sweep  # noqa: PLC0415
 
     how = recipe(name)
     base = base_name(name)  # births@120000 plans births for about 120,000 rows

@@ -5,8 +5,8 @@ Map of the package, in pipeline order:
 * :mod:`~synthflow.sweep.evaluation`: what one run measures (exact values and the
   would-be DP decision); the evaluator plug-in point.
 * :mod:`~synthflow.sweep.store`: the resumable SQLite store written by the driver.
-* :mod:`~synthflow.jobs.sweep`: runs (configuration, repeat) pairs on local worker
-  processes (:mod:`~synthflow.jobs._sweep_workers`) or a running Dask cluster.
+* :mod:`~synthflow.sweep.job`: runs (configuration, repeat) pairs on local worker
+  processes (:mod:`~synthflow.sweep.workers.runs`) or a running Dask cluster.
 * :mod:`~synthflow.sweep.shortlist`: Wilson estimates and the candidate file.
 * :mod:`~synthflow.sweep.report`: the HTML report.
 * :mod:`~synthflow.cli.sweep`: ``sweep``, ``shortlist`` and ``sweep-report``.

@@ -60,7 +60,7 @@ class RunRecord:
 
 REFUSALS = (NotEnoughRowsError.__name__, InfeasibleConfigurationError.__name__)
 """Error classes of a run that a configuration's size decides (refused on every try); a
-failed run's error starts with its class name (:mod:`synthflow.jobs._sweep_workers`)."""
+failed run's error starts with its class name (:mod:`synthflow.sweep.workers.runs`)."""
 
 
 class SweepStore:

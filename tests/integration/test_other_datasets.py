@@ -259,8 +259,8 @@ def test_wide_marginal_tvd_validates_sweeps_and_plans(
 
     The release and audit of the same spec are the test above.
     """
-    from synthflow.jobs.sweep import run_sweep
     from synthflow.plan.job import plan_budget
+    from synthflow.sweep.job import run_sweep
     from synthflow.sweep.store import SweepStore
 
     public = wide[1]

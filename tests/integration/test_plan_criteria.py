@@ -16,8 +16,8 @@ import pytest
 import yaml
 
 from synthflow.cli import main
-from synthflow.jobs.sweep import run_sweep
 from synthflow.loader import load_spec
+from synthflow.sweep.job import run_sweep
 
 sys.path.insert(0, str(Path(__file__).parent))
 

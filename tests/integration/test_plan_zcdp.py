@@ -19,7 +19,6 @@ import yaml
 
 from synthflow._exact_cost import EXACT_FORMULA, attempt_mechanisms
 from synthflow.cost import SINGLE_ATTEMPT
-from synthflow.jobs.sweep import run_sweep
 from synthflow.loader import load_spec
 from synthflow.plan.job import plan_budget
 from synthflow.privacy import pld, zcdp
@@ -27,6 +26,7 @@ from synthflow.privacy.ledger import Ledger
 from synthflow.release.audit import audit_release
 from synthflow.release.job import run_release
 from synthflow.space import find_configuration
+from synthflow.sweep.job import run_sweep
 
 sys.path.insert(0, str(Path(__file__).parent))
 

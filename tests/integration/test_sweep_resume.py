@@ -109,8 +109,8 @@ def test_killed_sweep_resumes_each_pair_exactly_once(tmp_path: Path, sig: signal
 def test_a_killed_worker_is_a_clear_error_and_the_sweep_resumes(tmp_path: Path) -> None:
     """A worker process killed mid-run (as by the out-of-memory killer): exit 2 and one
     line naming the run and how to resume, no traceback; re-running completes the store."""
-    from synthflow.jobs.sweep import select_configurations
     from synthflow.loader import load_spec
+    from synthflow.sweep.job import select_configurations
 
     spec = tiny_spec_file(tmp_path)
     data = small_data_file(tmp_path, rows=800)
@@ -147,8 +147,8 @@ def test_a_crashed_run_exits_non_zero_and_a_resumed_sweep_retries_it(tmp_path: P
     """#61 item 2: 'runs_new 24' with 12 runs crashed, exit 0, and a re-run that did
     nothing. Now the sweep exits 1 naming the cause, and the same command, re-run once
     the cause is fixed, runs the crashed runs again and keeps the others."""
-    from synthflow.jobs.sweep import select_configurations
     from synthflow.loader import load_spec
+    from synthflow.sweep.job import select_configurations
 
     spec = tiny_spec_file(tmp_path)
     data = small_data_file(tmp_path, rows=800)

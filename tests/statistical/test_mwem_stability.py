@@ -21,7 +21,7 @@ def test_many_inner_updates_stay_finite(births_spec, nvss_10k):
         "num_query": 4096,
     }
     raw = load_data(nvss_10k, births_spec, public=True).frame
-    from synthflow.jobs.sweep import run_seed
+    from synthflow.sweep.job import run_seed
 
     for repeat in (1,):  # the failing run of the 40 x 3 sweep test
         result = run_flow(

@@ -118,4 +118,4 @@ def test_notebooks_use_only_the_public_api(notebook):
 
 
 def test_the_notebook_check_can_fail():
-    assert PRIVATE.findall("from synthflow.jobs.sweep import run_sweep")
+    assert PRIVATE.findall("from synthflow.sweep.job import run_sweep")

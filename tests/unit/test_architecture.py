@@ -81,9 +81,9 @@ def _named_modules(tree: ast.AST, package: str) -> Iterator[str]:
 
 # Modules a module names for another interpreter to import, never importing them itself.
 OTHER_PROCESS = {
-    # The sweep's fork server (a process of its own) preloads _sweep_boot, which imports
-    # _sweep_forkserver there, in that fresh interpreter: no circle in either process.
-    "synthflow.jobs._sweep_forkserver": {"synthflow.jobs._sweep_boot"},
+    # The sweep's fork server (a process of its own) preloads workers.boot, which imports
+    # workers.forkserver there, in that fresh interpreter: no circle in either process.
+    "synthflow.sweep.workers.forkserver": {"synthflow.sweep.workers.boot"},
 }
 
 
@@ -248,9 +248,9 @@ def test_no_module_imports_another_packages_private_module():
     assert sorted(found) == [], "\n".join(sorted(found))
     # The probe finds what it looks for: the packages import their own private modules.
     own = _imported_modules(
-        ast.parse(modules["synthflow.jobs"].read_text()), "synthflow.jobs", modules
+        ast.parse(modules["synthflow.criteria"].read_text()), "synthflow.criteria", modules
     )
-    assert "synthflow.jobs._sweep_forkserver" in set(own)
+    assert "synthflow.criteria._params" in set(own)
     assert _private_owner("synthflow.config._x") == "synthflow.config"
     assert _private_owner("synthflow._lazy") is None
 

@@ -42,7 +42,7 @@ def test_a_cluster_sweep_without_the_extra_says_what_to_install(monkeypatch):
     import sys
 
     from synthflow.errors import ConfigError
-    from synthflow.jobs._sweep_dask import _dask_client
+    from synthflow.sweep.workers.cluster import _dask_client
 
     monkeypatch.setitem(sys.modules, "distributed", None)  # as if the extra were absent
     with pytest.raises(ConfigError, match=r"synthflow-dp\[cluster\]"), _dask_client("tcp://x:1"):

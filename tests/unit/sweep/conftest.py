@@ -1,8 +1,8 @@
 import pytest
 from standin import StandInEvaluator, Swept, small_data_file, tiny_spec_file
 
-from synthflow.jobs.sweep import run_sweep
 from synthflow.loader import load_spec
+from synthflow.sweep.job import run_sweep
 
 
 @pytest.fixture(scope="package")

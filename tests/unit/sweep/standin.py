@@ -18,10 +18,10 @@ import yaml
 
 from synthflow.config import ReleaseSpec
 from synthflow.flow import FlowResult
-from synthflow.jobs.sweep import SweepSummary
 from synthflow.privacy.ledger import Ledger
 from synthflow.privacy.rng import PrivacyRNG
 from synthflow.sweep.evaluation import CriterionOutcome, RunEvaluation
+from synthflow.sweep.job import SweepSummary
 
 REPO = Path(__file__).resolve().parents[3]
 NVSS_10K = REPO.parent / "shared" / "public_data" / "nvss2019_singleton_10k.csv"

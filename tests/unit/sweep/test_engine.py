@@ -6,9 +6,9 @@ import pytest
 from standin import StandInEvaluator, Swept
 
 from synthflow.errors import ConfigError
-from synthflow.jobs.sweep import run_seed, run_sweep, select_configurations
 from synthflow.loader import load_spec
 from synthflow.space import expand_space
+from synthflow.sweep.job import run_seed, run_sweep, select_configurations
 from synthflow.sweep.store import SweepStore
 
 REPO = Path(__file__).resolve().parents[3]
@@ -176,7 +176,7 @@ def test_a_failing_configuration_is_recorded_and_the_sweep_goes_on(
 ) -> None:
     from standin import FailingEvaluator, StandInEvaluator
 
-    from synthflow.jobs.sweep import select_configurations
+    from synthflow.sweep.job import select_configurations
 
     bad = select_configurations(swept.spec)[0].id
     store = tmp_path / "failing.db"
@@ -213,7 +213,7 @@ def test_a_failing_configuration_is_recorded_and_the_sweep_goes_on(
 
 _WORKER_ENV = """
 import json, os, threadpoolctl
-from synthflow.jobs._sweep_workers import LocalWorkers
+from synthflow.sweep.workers.runs import LocalWorkers
 
 def probe():
     blas = max(p["num_threads"] for p in threadpoolctl.threadpool_info())
@@ -353,7 +353,7 @@ def test_sweep_workers_pad_the_heap_where_glibc_allows() -> None:
     accepted by glibc's mallopt; elsewhere it is skipped, not an error."""
     import platform
 
-    from synthflow.jobs._sweep_forkserver import pad_heap
+    from synthflow.sweep.workers.forkserver import pad_heap
 
     if platform.system() == "Linux" and platform.libc_ver()[0] == "glibc":
         assert pad_heap() is True

@@ -6,7 +6,7 @@ import yaml
 from standin import Swept
 
 from synthflow.cli import main
-from synthflow.jobs.sweep import file_sha256
+from synthflow.sweep.job import file_sha256
 from synthflow.sweep.shortlist import estimate, wilson_interval
 from synthflow.sweep.store import SweepStore
 
@@ -74,8 +74,8 @@ def test_an_empty_shortlist_writes_no_file(tmp_path: Path, small_spec, small_csv
     # [ux] 9: an empty shortlist still wrote its file, so the next 'shortlist' (with a
     # lower --min-pass) failed with "exists ... add --force". A real sweep of a spec whose
     # marginal threshold (1e-6) no candidate meets.
-    from synthflow.jobs.sweep import run_sweep
     from synthflow.loader import load_spec
+    from synthflow.sweep.job import run_sweep
 
     text = (
         Path(small_spec.path)

@@ -6,8 +6,8 @@ one fork server that does this once, while the driver reads the data; each worke
 a ``fork`` of it. BLAS and OpenMP read their thread counts when numpy is first imported,
 so the limit of one thread per worker (one run per core) is set here, in the fork
 server's own environment, before anything imports numpy. The modules are the workers'
-own list (:func:`~synthflow.jobs._sweep_workers.warm_imports`, which a Dask cluster's workers
-run too). The heap's padding (:func:`~synthflow.jobs._sweep_forkserver.pad_heap`) is set here
+own list (:func:`~synthflow.sweep.workers.runs.warm_imports`, which a Dask cluster's workers
+run too). The heap's padding (:func:`~synthflow.sweep.workers.forkserver.pad_heap`) is set here
 too, and forked workers inherit it.
 """
 
@@ -16,10 +16,10 @@ import os
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_var] = "1"
 
-from synthflow.jobs._sweep_forkserver import pad_heap  # noqa: E402
+from synthflow.sweep.workers.forkserver import pad_heap  # noqa: E402
 
 pad_heap()  # inherited by every forked worker
 
-from synthflow.jobs._sweep_workers import warm_imports  # noqa: E402
+from synthflow.sweep.workers.runs import warm_imports  # noqa: E402
 
 warm_imports()

@@ -4,8 +4,8 @@ The driver plans the (configuration, repeat) pairs not yet in the store, sends t
 and the cleaned public frame to every worker once, submits one task per pair and stores
 each result as it completes (``as_completed``); only the driver writes the store. By
 default a pool of local worker processes, forked from a warm fork server, runs them
-(:class:`~synthflow.jobs._sweep_workers.LocalWorkers`); ``address`` joins a running Dask
-scheduler instead (:class:`~synthflow.jobs._sweep_workers.DaskWorkers`). Every run's
+(:class:`~synthflow.sweep.workers.runs.LocalWorkers`); ``address`` joins a running Dask
+scheduler instead (:class:`~synthflow.sweep.workers.runs.DaskWorkers`). Every run's
 randomness derives from the base seed, the configuration id and the repeat, so a resumed
 sweep reproduces the runs it skips.
 """
@@ -25,19 +25,19 @@ from synthflow._progress import tqdm
 from synthflow.config.model import ReleaseSpec
 from synthflow.data import load_data
 from synthflow.errors import ConfigError
-from synthflow.jobs._sweep_dask import (
-    _ClusterConnect,
-    _finished_runs,
-    _worker_failure,
-)
-from synthflow.jobs._sweep_forkserver import start_fork_server
-from synthflow.jobs._sweep_workers import DaskWorkers, LocalWorkers, RunWorkers
 from synthflow.loader import with_generator_epsilon
 from synthflow.privacy.ledger import file_sha256
 from synthflow.space import Configuration
 from synthflow.sweep import run_seed, select_configurations
 from synthflow.sweep.evaluation import Evaluator, load_evaluator
 from synthflow.sweep.store import SweepStore
+from synthflow.sweep.workers.cluster import (
+    _ClusterConnect,
+    _finished_runs,
+    _worker_failure,
+)
+from synthflow.sweep.workers.forkserver import start_fork_server
+from synthflow.sweep.workers.runs import DaskWorkers, LocalWorkers, RunWorkers
 
 __all__ = ["SweepSummary", "file_sha256", "run_seed", "run_sweep", "select_configurations"]
 

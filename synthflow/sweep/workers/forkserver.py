@@ -1,6 +1,6 @@
 """Start the fork server that local sweep workers are forked from; imports nothing heavy.
 
-The server imports pandas and the flow once (:mod:`synthflow.jobs._sweep_boot`), which
+The server imports pandas and the flow once (:mod:`synthflow.sweep.workers.boot`), which
 takes about a second of CPU. ``synthflow sweep`` starts it before it imports the engine
 itself, so that the two imports run side by side on two cores.
 """
@@ -51,7 +51,7 @@ def start_fork_server() -> bool:
         return False
     from multiprocessing import forkserver  # noqa: PLC0415
 
-    forkserver.set_forkserver_preload(["synthflow.jobs._sweep_boot"])
+    forkserver.set_forkserver_preload(["synthflow.sweep.workers.boot"])
     trim = os.environ.pop("MALLOC_TRIM_THRESHOLD_", None)
     try:
         forkserver.ensure_running()

@@ -6,7 +6,7 @@ repeat) run and get a :class:`concurrent.futures.Future` of its
 public frame and the evaluator reach every worker once, not with every run.
 
 * :class:`LocalWorkers` (the default): a :class:`~concurrent.futures.ProcessPoolExecutor`
-  whose processes are forked from the sweep's fork server (:mod:`synthflow.jobs._sweep_boot`
+  whose processes are forked from the sweep's fork server (:mod:`synthflow.sweep.workers.boot`
   imported the flow there once). The spec, frame and evaluator travel as the pool's
   initializer arguments. It replaced a local Dask cluster, whose scheduler, nannies and
   heartbeats shared the two cores with the runs: on the benchmark sweep (16 PrivBayes
@@ -14,7 +14,7 @@ public frame and the evaluator reach every worker once, not with every run.
   1.5-1.6 s instead of 0.9-1.1 s, and two workers spent 11% more time per run than one
   (3-9% here: the cores' shared cache and memory bandwidth).
 * :class:`DaskWorkers` (``--address``): a client of a running Dask scheduler; the
-  command's plug-ins are loaded on every worker (:mod:`synthflow.jobs._dask_plugins`),
+  command's plug-ins are loaded on every worker (:mod:`synthflow.sweep.workers.cluster_plugins`),
   the data are scattered to its workers once and runs go through
   ``client.get_executor()``.
 """
@@ -35,10 +35,10 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from synthflow._extras import has
 from synthflow.config.model import ReleaseSpec
 from synthflow.errors import InfeasibleConfigurationError, NotEnoughRowsError
-from synthflow.jobs._sweep_forkserver import pad_heap, start_fork_server
 from synthflow.loader import with_generator_epsilon
 from synthflow.plugins import LOADED, load_plugins
 from synthflow.sweep.store import RunRecord
+from synthflow.sweep.workers.forkserver import pad_heap, start_fork_server
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -236,12 +236,15 @@ class LocalWorkers:
     def submit(
         self, configuration: Configuration, *, repeat: int, seed: int, generator_epsilon: float
     ) -> Future[RunRecord]:
+        """One run, on a worker."""
         return self._pool.submit(_run_local, configuration, repeat, seed, generator_epsilon)
 
     def call(self, fn: Callable[..., T], *args: Any) -> Future[T]:
+        """Any picklable function on a worker (the noise check)."""
         return self._pool.submit(fn, *args)
 
     def close(self) -> None:
+        """Cancel what has not run and wait for the workers to end."""
         self._pool.shutdown(wait=True, cancel_futures=True)
 
 
@@ -251,7 +254,7 @@ class DaskWorkers:
     def __init__(
         self, client: Any, spec: ReleaseSpec, frame: pd.DataFrame, evaluator: Evaluator
     ) -> None:
-        from synthflow.jobs._dask_plugins import load_on_cluster  # noqa: PLC0415
+        from synthflow.sweep.workers.cluster_plugins import load_on_cluster  # noqa: PLC0415
 
         load_on_cluster(client, tuple(LOADED))  # before the spec that may name them
         self._spec = client.scatter(spec, broadcast=True)
@@ -262,6 +265,7 @@ class DaskWorkers:
     def submit(
         self, configuration: Configuration, *, repeat: int, seed: int, generator_epsilon: float
     ) -> Future[RunRecord]:
+        """One run, on a cluster worker."""
         future: Future[RunRecord] = self._executor.submit(
             run_one,
             self._spec,
@@ -275,8 +279,10 @@ class DaskWorkers:
         return future
 
     def call(self, fn: Callable[..., T], *args: Any) -> Future[T]:
+        """Any picklable function on a cluster worker (the noise check)."""
         result: Future[T] = self._executor.submit(fn, *args)
         return result
 
     def close(self) -> None:
+        """Cancel what has not run; the cluster's client stays open."""
         self._executor.shutdown(wait=False)  # cancels what has not run; the client stays

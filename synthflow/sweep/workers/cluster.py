@@ -11,8 +11,8 @@ from contextlib import ExitStack, contextmanager
 from typing import Any
 
 from synthflow.errors import ConfigError, SweepWorkerError
-from synthflow.jobs._sweep_workers import warm_imports
 from synthflow.sweep.store import RunRecord
+from synthflow.sweep.workers.runs import warm_imports
 
 __all__ = ["_ClusterConnect", "_dask_client", "_finished_runs", "_warm_workers", "_worker_failure"]
 
