@@ -30,7 +30,7 @@ def _run(args: argparse.Namespace) -> int:
 
     if args.report:  # before the evaluation's charge
         require("matplotlib", what="evaluate --report")
-    from synthflow.jobs.evaluate import evaluate_files
+    from synthflow.acceptance.job import evaluate_files
     from synthflow.loader import load_spec
 
     inputs = (args.data, args.candidate, args.spec)

@@ -24,7 +24,7 @@ __all__ = ["register"]
 
 def _release(args: argparse.Namespace) -> int:
     from synthflow.errors import SelectionEnded
-    from synthflow.jobs.receipt import next_steps, released_receipt
+    from synthflow.release.receipt import next_steps, released_receipt
     from synthflow.release.spend import selection_spend_line
 
     inputs = (args.spec, args.data, *([args.candidates] if args.candidates else []))

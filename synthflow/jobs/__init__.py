@@ -14,7 +14,10 @@ below this package so that the release job can call it, and the release job
 package: the release (:mod:`synthflow.release.job`), the plan
 (:mod:`synthflow.plan.job`: public sweep results only, no ledger), the sweep
 (:mod:`synthflow.sweep.job`, its workers in :mod:`synthflow.sweep.workers`, each run
-opened by :func:`open_job`) and the table protections (:mod:`synthflow.tables.job`).
+opened by :func:`open_job`), the evaluation of one candidate
+(:mod:`synthflow.acceptance.job`) and the table protections (:mod:`synthflow.tables.job`).
+What stays here runs across stages: one configuration's run, the demo, and ship-plan
+(a sweep and a plan, with its threshold proposals).
 The command line (:mod:`synthflow.cli`: argparse and printing only) and the Python API call the same
 functions: run, evaluate, sweep (its workers included), plan, release, the demo,
 ship-plan and the table protections.
@@ -28,7 +31,7 @@ from synthflow._lazy import lazy_package
 
 if TYPE_CHECKING:  # the exports, imported on first use (synthflow/_lazy.py)
     from synthflow._job_open import Job, open_job
-    from synthflow.jobs.evaluate import evaluate_files, load_codes
+    from synthflow.acceptance.job import evaluate_files, load_codes
     from synthflow.jobs.run import RUN_FILES, run_configuration
     from synthflow.plan.job import plan_budget
     from synthflow.release.hopeless import why_hopeless

@@ -11,13 +11,13 @@ import pandas as pd
 import pytest
 
 from synthflow.acceptance import exact_values
+from synthflow.acceptance.job import load_codes
 from synthflow.acceptance.report import DP_OMITTED, EXACT_BANNER
 from synthflow.cli import main
 from synthflow.criteria.conditional_mean import cond_mean_table
 from synthflow.criteria.faithfulness import maximum_matching
 from synthflow.criteria.regression import fit as regression
 from synthflow.data import load_data
-from synthflow.jobs.evaluate import load_codes
 from synthflow.loader import load_spec
 from synthflow.space import expand_space, find_configuration
 from synthflow.transform import Transformer
