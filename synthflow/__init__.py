@@ -28,11 +28,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from synthflow._lazy import lazy_package
+from synthflow._util.lazy import lazy_package
 
 __version__ = "0.1.0"
 
-if TYPE_CHECKING:  # the exports, imported on first use (synthflow/_lazy.py)
+if TYPE_CHECKING:  # the exports, imported on first use (synthflow/_util/lazy.py)
     from synthflow.acceptance.evaluate import evaluate
     from synthflow.acceptance.results import AcceptanceReport, CriterionResult
     from synthflow.api import Synthesizer, evaluate_candidate
@@ -48,7 +48,7 @@ if TYPE_CHECKING:  # the exports, imported on first use (synthflow/_lazy.py)
         StoreError,
     )
     from synthflow.flow import FlowResult, run_flow
-    from synthflow.init_spec import DraftSpec, draft_spec
+    from synthflow.init.draft import DraftSpec, draft_spec
     from synthflow.loader import load_spec
     from synthflow.plan.job import plan_budget
     from synthflow.privacy.ledger import Ledger, dataset_ledger

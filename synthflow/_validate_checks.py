@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from synthflow._notices import say
+from synthflow._util.notices import say
 from synthflow.cost import delta_of, selection_cost
 from synthflow.criteria import releasable_once
 from synthflow.errors import ConfigError, DataError

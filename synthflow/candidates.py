@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from synthflow._files import write_atomic
+from synthflow._util.files import write_atomic
 from synthflow.config.model import ReleaseSpec
 from synthflow.errors import ConfigError
 from synthflow.space import Configuration, find_configuration

@@ -29,7 +29,7 @@ from synthflow._cleaning import (
     named_codes,
     refuse_out_of_domain,
 )
-from synthflow._readers import read_header, read_table
+from synthflow._util.readers import read_header, read_table
 from synthflow.config.model import ReleaseSpec
 from synthflow.errors import ConfigError, DataError
 from synthflow.filtering import raw_violations

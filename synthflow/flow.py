@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from synthflow._progress import tqdm
+from synthflow._util.progress import tqdm
 from synthflow.config.model import ReleaseSpec
 from synthflow.errors import ConfigError, InfeasibleConfigurationError, NotEnoughRowsError
 from synthflow.filtering import binned_violations

@@ -23,7 +23,7 @@ from typing import Any
 
 import pandas as pd
 
-from synthflow._html import Markup, render
+from synthflow._util.html import Markup, render
 from synthflow.acceptance._report_exact import (
     _diagnostics_section,
     _worst_cells,

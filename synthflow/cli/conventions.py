@@ -163,7 +163,7 @@ def check_json(
 ) -> None:
     """Check a ``--json PATH`` before any work (never overwritten silently)."""
     if target is not None and target != "-":
-        from synthflow._outputs import check_output_file
+        from synthflow._util.outputs import check_output_file
 
         check_output_file(target, force=force, option="--json", protected=protected)
 

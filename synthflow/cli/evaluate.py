@@ -6,7 +6,7 @@ import argparse
 import logging
 from typing import TYPE_CHECKING
 
-from synthflow._outputs import check_output_file
+from synthflow._util.outputs import check_output_file
 from synthflow.cli.conventions import (
     EXIT_NEGATIVE,
     EXIT_OK,

@@ -1,4 +1,4 @@
-"""``synthflow init``: parse, draft (:mod:`synthflow.init_spec`), print."""
+"""``synthflow init``: parse, draft (:mod:`synthflow.init.draft`), print."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ __all__ = ["register"]
 
 
 def _init(args: argparse.Namespace) -> int:
-    from synthflow.init_spec import write_draft
+    from synthflow.init.draft import write_draft
 
     require_public(args, "init writes the file's value ranges and categories into the spec")
     skip = tuple(s.strip() for s in (args.skip or "").split(",") if s.strip())

@@ -13,7 +13,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from synthflow._outputs import check_output_file
+from synthflow._util.outputs import check_output_file
 from synthflow.cli.conventions import add_command
 from synthflow.errors import ConfigError
 

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from synthflow._outputs import check_output_file
+from synthflow._util.outputs import check_output_file
 from synthflow.cli.conventions import (
     EXIT_NEGATIVE,
     EXIT_OK,

@@ -15,7 +15,7 @@ import argparse
 import logging
 from pathlib import Path
 
-from synthflow._outputs import check_output_dir, check_output_file
+from synthflow._util.outputs import check_output_dir, check_output_file
 from synthflow.cli._tables_options import (
     add_method_flags,
     check_private_use,

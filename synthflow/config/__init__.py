@@ -17,9 +17,9 @@ re-exports the public names.
 
 from typing import TYPE_CHECKING
 
-from synthflow._lazy import lazy_package
+from synthflow._util.lazy import lazy_package
 
-# The exports, imported on first use (synthflow/_lazy.py).
+# The exports, imported on first use (synthflow/_util/lazy.py).
 if TYPE_CHECKING:
     from synthflow._bins import parse_bin
     from synthflow.config.model import (

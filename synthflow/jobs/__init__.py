@@ -27,9 +27,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from synthflow._lazy import lazy_package
+from synthflow._util.lazy import lazy_package
 
-if TYPE_CHECKING:  # the exports, imported on first use (synthflow/_lazy.py)
+if TYPE_CHECKING:  # the exports, imported on first use (synthflow/_util/lazy.py)
     from synthflow._job_open import Job, open_job
     from synthflow.acceptance.job import evaluate_files, load_codes
     from synthflow.jobs.run import RUN_FILES, run_configuration

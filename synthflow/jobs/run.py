@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from synthflow import __version__
-from synthflow._files import replaced_atomically
 from synthflow._job_open import open_job
-from synthflow._outputs import check_output_dir, removed_if_refused
+from synthflow._util.files import replaced_atomically
+from synthflow._util.outputs import check_output_dir, removed_if_refused
 from synthflow.config.model import ReleaseSpec
 from synthflow.cost import delta_of
 from synthflow.data import CleaningReport

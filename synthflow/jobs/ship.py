@@ -257,7 +257,7 @@ def _proposed(name: str, out: Path, work: Path, *, size: int, sweep: Any, plan: 
 
 def _rows_of(data: Path) -> int:
     """The public file's rows (the size a proposal is for)."""
-    from synthflow._readers import read_table  # noqa: PLC0415
+    from synthflow._util.readers import read_table  # noqa: PLC0415
 
     return len(read_table(data))
 

@@ -12,9 +12,9 @@ import math
 from pathlib import Path
 from typing import Any
 
-from synthflow._files import write_atomic
-from synthflow._notices import say
-from synthflow._outputs import check_output_dir
+from synthflow._util.files import write_atomic
+from synthflow._util.notices import say
+from synthflow._util.outputs import check_output_dir
 from synthflow.acceptance.noise_check import binning_figures
 from synthflow.candidates import write_candidates
 from synthflow.data import load_data

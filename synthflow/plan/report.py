@@ -1,7 +1,7 @@
 """plan.html: the frontier a steward chooses a budget from.
 
 Rendered from ``templates/plan_report.html.j2`` in the house style of the other reports
-(:mod:`synthflow._html`: one stylesheet, plots as embedded PNGs, every value escaped).
+(:mod:`synthflow._util.html`: one stylesheet, plots as embedded PNGs, every value escaped).
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from synthflow._files import write_atomic
-from synthflow._html import Markup, png, render
+from synthflow._util.files import write_atomic
+from synthflow._util.html import Markup, png, render
 from synthflow.plan.optimize import PlanPoint
 
 __all__ = ["write_plan_html"]

@@ -14,7 +14,7 @@ import os
 import re
 from pathlib import Path
 
-from synthflow._files import replaced_atomically
+from synthflow._util.files import replaced_atomically
 from synthflow.config.model import ReleaseSpec
 from synthflow.errors import ConfigError
 from synthflow.loader import load_spec

@@ -10,6 +10,6 @@
 - :mod:`synthflow.privacy.zcdp`, :mod:`synthflow.privacy.accounting` and
   :mod:`synthflow.privacy.pld`: zCDP, Renyi and privacy-loss-distribution accounting.
 
-It imports nothing of synthflow's but :mod:`synthflow.errors` and :mod:`synthflow._files`:
+It imports nothing of synthflow's but :mod:`synthflow.errors` and :mod:`synthflow._util.files`:
 every other package may import it, and it imports none of them ([stages]).
 """

@@ -26,7 +26,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from synthflow._files import write_atomic
+from synthflow._util.files import write_atomic
 from synthflow.errors import ConfigError
 
 __all__ = ["add", "consume", "others", "remove", "token"]

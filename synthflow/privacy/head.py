@@ -32,7 +32,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from synthflow._files import write_atomic
+from synthflow._util.files import write_atomic
 from synthflow.errors import ConfigError
 
 __all__ = ["check", "check_writable", "forget", "home", "inspect", "record", "record_path"]

@@ -59,7 +59,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from synthflow._files import append_whole
+from synthflow._util.files import append_whole
 from synthflow.errors import BudgetExceededError, ConfigError
 from synthflow.privacy import _reservations
 from synthflow.privacy import head as ledger_head

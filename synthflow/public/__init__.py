@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from synthflow._lazy import lazy_package
+from synthflow._util.lazy import lazy_package
 
-if TYPE_CHECKING:  # the exports, imported on first use (synthflow/_lazy.py)
+if TYPE_CHECKING:  # the exports, imported on first use (synthflow/_util/lazy.py)
     from synthflow.public._io import SAMPLE_COLUMNS, read_sample, write_sample
     from synthflow.public.natality import load_nvss_natality
     from synthflow.public.nvss import Calibration, calibrate, default_calibration_path, simulate

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from synthflow._notices import say
-from synthflow._readers import read_header
+from synthflow._util.notices import say
+from synthflow._util.readers import read_header
 from synthflow.config.model import ReleaseSpec
 from synthflow.data import load_data
 from synthflow.errors import ConfigError, NotEnoughRowsError

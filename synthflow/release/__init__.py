@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from synthflow._lazy import lazy_package
+from synthflow._util.lazy import lazy_package
 
-if TYPE_CHECKING:  # the exports, imported on first use (synthflow/_lazy.py)
+if TYPE_CHECKING:  # the exports, imported on first use (synthflow/_util/lazy.py)
     from synthflow.cost import SelectionCost, selection_cost
     from synthflow.release._provenance import bundled_provenance_of, provenance_warning
     from synthflow.release.attempt import AttemptResult

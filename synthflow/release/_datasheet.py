@@ -16,7 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-from synthflow._html import render
+from synthflow._util.html import render
 from synthflow.acceptance import AcceptanceReport
 from synthflow.acceptance.noise_check import PERFECT_PASS_MIN, NoiseFigure
 from synthflow.config.model import ReleaseSpec

@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from synthflow._files import append_whole
+from synthflow._util.files import append_whole
 from synthflow.errors import ConfigError
 
 __all__ = ["Enclave", "append_line", "enclave_busy", "read_outcome"]

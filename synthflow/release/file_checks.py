@@ -29,7 +29,7 @@ __all__ = [
 
 def check_writable_output(option: str, path: Path) -> None:
     """Refuse an output that cannot be written (read-only, not a directory) up front."""
-    from synthflow._outputs import check_writable  # noqa: PLC0415
+    from synthflow._util.outputs import check_writable  # noqa: PLC0415
 
     existing = path
     while not existing.exists() and existing != existing.parent:
@@ -46,7 +46,7 @@ def check_room_for_release(spec: ReleaseSpec, candidates: list[Configuration], r
     at most ``rows`` lines of each column's longest label, quoted, plus separators, for
     the candidate whose labels are longest (public: the spec's bins).
     """
-    from synthflow._outputs import check_file_size_limit  # noqa: PLC0415
+    from synthflow._util.outputs import check_file_size_limit  # noqa: PLC0415
     from synthflow.transform import Transformer  # noqa: PLC0415
 
     widest = 0

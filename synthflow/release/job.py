@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from synthflow._outputs import removed_if_refused
-from synthflow._progress import private_count_line
+from synthflow._util.outputs import removed_if_refused
+from synthflow._util.progress import private_count_line
 from synthflow.config.model import DatasheetSpec
 from synthflow.errors import SpentError
 from synthflow.privacy.ledger import Ledger, file_sha256

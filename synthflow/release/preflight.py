@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from synthflow._job_open import open_job
-from synthflow._notices import say
-from synthflow._outputs import check_output_dir
+from synthflow._util.notices import say
+from synthflow._util.outputs import check_output_dir
 from synthflow.candidates import read_candidates, read_pass_rates
 from synthflow.config.model import DatasheetSpec, ReleaseSpec
 from synthflow.cost import SelectionCost, selection_cost

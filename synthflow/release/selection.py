@@ -51,7 +51,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from synthflow._files import write_atomic
+from synthflow._util.files import write_atomic
 from synthflow.config.model import ReleaseSpec
 from synthflow.cost import (
     SELECTION_CHARGE,

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from synthflow._html import fmt
+from synthflow._util.html import fmt
 from synthflow.config.model import ReleaseSpec
 from synthflow.sweep.store import SweepStore
 

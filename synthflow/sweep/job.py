@@ -20,8 +20,8 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
-from synthflow._outputs import removed_if_refused
-from synthflow._progress import tqdm
+from synthflow._util.outputs import removed_if_refused
+from synthflow._util.progress import tqdm
 from synthflow.config.model import ReleaseSpec
 from synthflow.data import load_data
 from synthflow.errors import ConfigError

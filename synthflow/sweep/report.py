@@ -17,8 +17,8 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from synthflow._files import write_atomic
-from synthflow._html import Markup, png, render
+from synthflow._util.files import write_atomic
+from synthflow._util.html import Markup, png, render
 from synthflow.config.model import ReleaseSpec
 from synthflow.sweep._report_parts import (
     _dp_thresholds,

@@ -23,9 +23,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from synthflow._lazy import lazy_package
+from synthflow._util.lazy import lazy_package
 
-if TYPE_CHECKING:  # the exports, imported on first use (synthflow/_lazy.py)
+if TYPE_CHECKING:  # the exports, imported on first use (synthflow/_util/lazy.py)
     from synthflow.tables._spec import LevelSpec, TableSpec, load_tables, parse_tables
     from synthflow.tables.cellkey import (
         cell_key_perturbation,

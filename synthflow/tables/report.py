@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from synthflow._html import png, render
+from synthflow._util.html import png, render
 from synthflow.tables._report_plots import (  # _distance_ticks: re-exported for tests
     _COLOURS,
     _distance_ticks,  # noqa: F401

@@ -156,7 +156,7 @@ def test_a_full_disk_during_a_failed_attempt_is_that_attempt(tiny_disk, tmp_path
 _DISK_FULL_ON_SAVE = """
 import sys
 import synthflow.release.selection as selection
-from synthflow._files import write_atomic
+from synthflow._util.files import write_atomic
 
 def full(path, data, *args, **kwargs):
     if path.name == "selected.pkl":

@@ -226,7 +226,7 @@ def _imported_modules(tree: ast.AST, name: str, modules: dict[str, Path]) -> Ite
 def _private_owner(module: str) -> str | None:
     """The subpackage a private module (``synthflow.<package>._x``) belongs to, if it is one.
 
-    The package's own private top-level modules (``synthflow._lazy``) are anyone's.
+    The package's own private top-level modules (``synthflow._util.lazy``) are anyone's.
     """
     parts = module.split(".")
     for i in range(2, len(parts)):
@@ -252,12 +252,13 @@ def test_no_module_imports_another_packages_private_module():
     )
     assert "synthflow.criteria._params" in set(own)
     assert _private_owner("synthflow.config._x") == "synthflow.config"
-    assert _private_owner("synthflow._lazy") is None
+    assert _private_owner("synthflow._util.lazy") is None
 
 
 # What the privacy core may import of synthflow besides itself: the errors and the one
-# atomic write, neither of which imports anything of synthflow.
-PRIVACY_BELOW = {"synthflow.errors", "synthflow._files"}
+# atomic write (with the helper package around it, which imports nothing), none of which
+# imports anything of synthflow.
+PRIVACY_BELOW = {"synthflow.errors", "synthflow._util", "synthflow._util.files"}
 
 
 def test_the_privacy_package_is_at_the_bottom():
@@ -405,7 +406,7 @@ def _prints(tree: ast.Module) -> list[int]:
 
 
 def test_only_the_cli_prints():
-    # [shape]: a job tells its user through synthflow._notices.say (a logger with its
+    # [shape]: a job tells its user through synthflow._util.notices.say (a logger with its
     # own stderr handler, which a library user can silence); cli/ parses and prints.
     found = {
         name: _prints(ast.parse(path.read_text()))

@@ -197,7 +197,7 @@ def test_init_starts_without_pandas():
     import subprocess
     import sys
 
-    probe = "import synthflow.init_spec, sys; print(json.dumps('pandas' in sys.modules))"
+    probe = "import synthflow.init.draft, sys; print(json.dumps('pandas' in sys.modules))"
     out = subprocess.run(
         [sys.executable, "-c", "import json; " + probe], capture_output=True, text=True, check=True
     )
@@ -214,9 +214,9 @@ def test_thresholds_are_met_by_two_real_samples_of_the_private_size(nvss_10k, tm
     90th percentile for every criterion, so a margin of 1.5 leaves room; we allow one
     failure in 20 per criterion for the heavy-tailed regression error.
     """
-    from synthflow._init_spec_criteria import MARGIN
     from synthflow.acceptance.attainable import without_noise
     from synthflow.acceptance.noise_check import public_sample
+    from synthflow.init.criteria import MARGIN
     from synthflow.transform import Transformer
 
     out = tmp_path / "b.yaml"

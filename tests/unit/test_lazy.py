@@ -1,4 +1,4 @@
-"""Lazy package exports (synthflow/_lazy.py): same names and objects as eager imports."""
+"""Lazy package exports (synthflow/_util/lazy.py): same names and objects as eager imports."""
 
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ def test_all_and_the_type_checking_block_must_agree(tmp_path, monkeypatch):
     pkg.mkdir()
     (pkg / "mod.py").write_text("A = 1\nB = 2\n")
     (pkg / "__init__.py").write_text(
-        "from typing import TYPE_CHECKING\nfrom synthflow._lazy import lazy_package\n"
+        "from typing import TYPE_CHECKING\nfrom synthflow._util.lazy import lazy_package\n"
         "if TYPE_CHECKING:\n    from lazypkg.mod import A, B\n"
         "__all__ = ['A']\nlazy_package(__name__)\n"
     )

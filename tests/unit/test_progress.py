@@ -6,7 +6,7 @@ import io
 import re
 import time
 
-from synthflow._progress import elapsed_line, private_count_line, ticking, tqdm
+from synthflow._util.progress import elapsed_line, private_count_line, ticking, tqdm
 
 
 class _Terminal(io.StringIO):

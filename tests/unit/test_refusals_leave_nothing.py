@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from synthflow._outputs import removed_if_refused
+from synthflow._util.outputs import removed_if_refused
 from synthflow.cli import main
 from synthflow.config import ReleaseSpec
 from synthflow.data import load_data

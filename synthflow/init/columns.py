@@ -1,6 +1,6 @@
 """The pieces of ``synthflow init``: a public file's columns typed, then written as YAML.
 
-:mod:`synthflow.init_spec` drives them: kinds, domains, bins and groups from the file,
+:mod:`synthflow.init.draft` drives them: kinds, domains, bins and groups from the file,
 scalars quoted where YAML needs it, review comments on every drafted value.
 
 Everything here is read from a file declared public; every value written is marked for
@@ -20,7 +20,7 @@ from synthflow.errors import DataError
 if TYPE_CHECKING:
     import pandas as pd
 
-    from synthflow._init_spec_codebook import Codebook
+    from synthflow.init.codebook import Codebook
 
 __all__ = [
     "MAX_BINS",
@@ -43,6 +43,8 @@ MAX_DRAFT_CATEGORIES = 1000
 
 @dataclass
 class DraftColumn:
+    """One column of the draft: its name, kind and the domain read or given for it."""
+
     name: str
     kind: str
     note: str

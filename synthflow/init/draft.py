@@ -7,7 +7,7 @@ public file, and adds default budgets, criteria (more kinds commented out, draft
 the file's columns) and a configuration space. Every drafted value carries a
 ``# REVIEW`` comment: a spec's domains, bounds and categories must be public facts,
 never read from private data, so the command runs on files declared public only. A
-codebook (``--domains FILE``, :mod:`synthflow._init_spec_codebook`) gives documented
+codebook (``--domains FILE``, :mod:`synthflow.init.codebook`) gives documented
 domains and categories; the others are those observed in the public data, and the draft
 says so on each. The draft passes ``synthflow validate`` as written. The command line and
 the Python API (a file or a DataFrame) call the same :func:`draft_spec`.
@@ -24,8 +24,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from synthflow._init_spec_columns import typed_columns
 from synthflow.errors import ConfigError
+from synthflow.init.columns import typed_columns
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -83,7 +83,7 @@ class DraftSpec:
             ConfigError: ``path`` exists (without ``force``), is a directory, or its
                 directory does not exist or cannot be written.
         """
-        from synthflow._outputs import check_output_file  # noqa: PLC0415
+        from synthflow._util.outputs import check_output_file  # noqa: PLC0415
 
         target = Path(path)
         if target.exists() and not target.is_dir() and not force:
@@ -128,11 +128,11 @@ def draft_spec(
         skip: Columns to leave out.
         rows: The private data's row count (public under ``replace_one``): thresholds
             are set so that two samples of this many public rows pass them, with a margin
-            (:mod:`synthflow._init_spec_criteria`). Default: half the public data.
+            (:mod:`synthflow.init.criteria`). Default: half the public data.
         domains: A codebook (JSON or YAML file, or a mapping) of column to public domain:
             ``[MIN, MAX]``, ``{min: MIN, max: MAX}`` or a size ``N`` (codes ``0..N-1``)
             for a whole-number column, the list of categories for a text column
-            (:mod:`synthflow._init_spec_codebook`).
+            (:mod:`synthflow.init.codebook`).
 
     Raises:
         DataError: The data cannot be read, have no rows, or a column cannot be typed.
@@ -141,14 +141,14 @@ def draft_spec(
     """
     import pandas as pd  # noqa: PLC0415
 
-    from synthflow._init_spec_codebook import read_codebook  # noqa: PLC0415
-    from synthflow._init_spec_criteria import (  # noqa: PLC0415
+    from synthflow._util.readers import read_table  # noqa: PLC0415
+    from synthflow.init.codebook import read_codebook  # noqa: PLC0415
+    from synthflow.init.criteria import (  # noqa: PLC0415
         calibrate,
         drafted_criteria,
         public_file,
     )
-    from synthflow._init_spec_text import render_draft  # noqa: PLC0415
-    from synthflow._readers import read_table  # noqa: PLC0415
+    from synthflow.init.text import render_draft  # noqa: PLC0415
 
     if rows is not None:
         from synthflow.public.draw_sample import check_rows  # noqa: PLC0415
@@ -185,7 +185,7 @@ def write_draft(
     skip: tuple[str, ...] = (), rows: int | None = None, domains: str | Path | None = None,
 ) -> Path:  # fmt: skip
     """Write :func:`draft_spec` to ``out`` (refused when it exists, unless ``force``)."""
-    from synthflow._outputs import check_output_file  # noqa: PLC0415
+    from synthflow._util.outputs import check_output_file  # noqa: PLC0415
 
     inputs = (data,) if domains is None else (data, domains)
     target = check_output_file(out, force=force, option="--out", protected=inputs)

@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from synthflow._init_spec_columns import DraftColumn, flow, q
 from synthflow.acceptance.attainable import MARGIN, nice_up
+from synthflow.init.columns import DraftColumn, flow, q
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -1,6 +1,6 @@
 """The text of the spec ``synthflow init`` drafts, one section after another.
 
-Split from :mod:`synthflow.init_spec`, which drafts the columns and criteria from the
+Split from :mod:`synthflow.init.draft`, which drafts the columns and criteria from the
 public file and renders them here: the header with its advice, the privacy budget, the
 input mapping and columns, the constraints, the criteria (calibrated thresholds said
 above each) and the configuration space, every drafted value marked ``# REVIEW``.
@@ -11,12 +11,12 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING
 
-from synthflow._init_spec_columns import REVIEW, column_yaml, line, q
-from synthflow._init_spec_criteria import MARGIN, criterion_yaml, threshold
+from synthflow.init.columns import REVIEW, column_yaml, line, q
+from synthflow.init.criteria import MARGIN, criterion_yaml, threshold
 
 if TYPE_CHECKING:
-    from synthflow._init_spec_columns import DraftColumn
-    from synthflow._init_spec_criteria import Calibration, DraftCriterion
+    from synthflow.init.columns import DraftColumn
+    from synthflow.init.criteria import Calibration, DraftCriterion
 
 __all__ = ["render_draft"]
 
