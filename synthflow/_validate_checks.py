@@ -6,9 +6,9 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from synthflow._util.notices import say
-from synthflow.cost import delta_of, selection_cost
 from synthflow.criteria import releasable_once
 from synthflow.errors import ConfigError, DataError
+from synthflow.release.cost import delta_of, selection_cost
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from synthflow.config.model import ReleaseSpec
-from synthflow.cost import delta_of
 from synthflow.errors import ConfigError
 from synthflow.flow import draw_candidate, fit_generator
 from synthflow.generators.protocol import Generator
@@ -23,6 +22,7 @@ from synthflow.jobs import open_job
 from synthflow.loader import load_spec
 from synthflow.privacy.ledger import Ledger
 from synthflow.privacy.rng import PrivacyRNG
+from synthflow.release.cost import delta_of
 from synthflow.space import Configuration, find_configuration
 from synthflow.transform import Transformer
 

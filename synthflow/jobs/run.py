@@ -13,12 +13,12 @@ from synthflow._job_open import open_job
 from synthflow._util.files import replaced_atomically
 from synthflow._util.outputs import check_output_dir, removed_if_refused
 from synthflow.config.model import ReleaseSpec
-from synthflow.cost import delta_of
 from synthflow.data import CleaningReport
 from synthflow.errors import ConfigError
 from synthflow.flow import FlowResult, run_flow
 from synthflow.privacy.ledger import Ledger
 from synthflow.privacy.rng import PrivacyRNG
+from synthflow.release.cost import delta_of
 from synthflow.space import Configuration
 
 __all__ = ["RUN_FILES", "run_configuration", "write_candidate"]

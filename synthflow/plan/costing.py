@@ -1,7 +1,7 @@
 """What a planned point costs as ``release`` charges it, at the asked P(release) and others.
 
 :func:`exact_cost` is the chosen point's cost by the release's own accounting
-(:func:`synthflow.cost.selection_cost`); :func:`by_release_probability` prices the
+(:func:`synthflow.release.cost.selection_cost`); :func:`by_release_probability` prices the
 cheapest plan at each of :data:`RELEASE_LEVELS` beside the asked one (plan.json's
 ``by_release_probability``).
 """
@@ -12,8 +12,8 @@ import dataclasses
 import math
 from typing import Any
 
-from synthflow.cost import selection_cost
 from synthflow.plan.optimize import Planner, PlanOptions
+from synthflow.release.cost import selection_cost
 from synthflow.space import find_configuration
 
 __all__ = ["RELEASE_LEVELS", "by_release_probability", "exact_cost"]
@@ -70,7 +70,7 @@ def exact_cost(
 ) -> tuple[Any, str]:
     """The chosen point's cost as ``release`` computes it, and what is wrong ("" if nothing).
 
-    :func:`~synthflow.cost.selection_cost` at the planned budgets and shortlist,
+    :func:`~synthflow.release.cost.selection_cost` at the planned budgets and shortlist,
     with the public file's row count standing in for the private n: the planner's own
     total for Liu-Talwar and single attempts (a zCDP shortlist's joint composition
     included); Papernot-Steinke's for a many-attempt shortlist with a GAN, MST or AIM,

@@ -42,12 +42,12 @@ import numpy as np
 import pandas as pd
 
 from synthflow.config.model import CriterionSpec, ReleaseSpec
-from synthflow.cost import LIU_TALWAR, SINGLE_ATTEMPT, SelectionCost, joint_cost
 from synthflow.criteria.context import laplace_terms
 from synthflow.criteria.measurement import PlannedMeasurement
 from synthflow.errors import ConfigError
 from synthflow.plan._stages import Stage
 from synthflow.plan.simulate import Arm, NoiseLaw, laplace_pass_table
+from synthflow.release.cost import LIU_TALWAR, SINGLE_ATTEMPT, SelectionCost, joint_cost
 from synthflow.transform import Transformer
 
 __all__ = ["EPS_GRID", "PlanOptions", "PlanPoint", "Planner"]
@@ -456,10 +456,10 @@ class Planner:
     ) -> SelectionCost:
         """``cost`` composed by its PLD where every part has one and it is cheaper.
 
-        The figure ``release`` will charge (:func:`synthflow._exact_cost.exact_cost`), so
+        The figure ``release`` will charge (:func:`synthflow.release.exact_cost.exact_cost`), so
         the search weighs each budget at what it costs.
         """
-        from synthflow import _exact_cost  # noqa: PLC0415  (dp-accounting)
+        from synthflow.release import exact_cost as _exact_cost  # noqa: PLC0415  (dp-accounting)
 
         gens = []
         for j in kept:

@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING
 from synthflow._util.lazy import lazy_package
 
 if TYPE_CHECKING:  # the exports, imported on first use (synthflow/_util/lazy.py)
-    from synthflow.cost import SelectionCost, selection_cost
     from synthflow.release._provenance import bundled_provenance_of, provenance_warning
     from synthflow.release.attempt import AttemptResult
     from synthflow.release.audit import AuditReport, audit_release
+    from synthflow.release.cost import SelectionCost, selection_cost
     from synthflow.release.publish import public_parameters, write_release
     from synthflow.release.selection import SelectionOutcome, private_selection
 

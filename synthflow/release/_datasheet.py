@@ -20,7 +20,6 @@ from synthflow._util.html import render
 from synthflow.acceptance import AcceptanceReport
 from synthflow.acceptance.noise_check import PERFECT_PASS_MIN, NoiseFigure
 from synthflow.config.model import ReleaseSpec
-from synthflow.cost import SelectionCost
 from synthflow.release._datasheet_criteria import (  # _verdict: re-exported for tests
     _criteria,
     _split,
@@ -33,6 +32,7 @@ from synthflow.release._provenance import (  # re-exported: one import for the d
     legacy_provenance_warning,
     provenance_warning,
 )
+from synthflow.release.cost import SelectionCost
 from synthflow.release.risk import risk_measures
 from synthflow.space import Configuration
 from synthflow.transform import Transformer

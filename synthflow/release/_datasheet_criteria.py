@@ -12,7 +12,7 @@ import math
 from synthflow.acceptance import AcceptanceReport
 from synthflow.acceptance.noise_check import NoiseFigure
 from synthflow.config.model import CriterionSpec, ReleaseSpec
-from synthflow.cost import SelectionCost
+from synthflow.release.cost import SelectionCost
 
 __all__ = ["NOISE_ABOVE_PREFLIGHT", "criterion_meaning"]
 

@@ -39,18 +39,18 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from synthflow.config.model import DatasheetSpec, ReleaseSpec
-from synthflow.cost import (
+from synthflow.criteria import kind_of, released_once
+from synthflow.errors import ConfigError, DataError
+from synthflow.filtering import binned_violations
+from synthflow.loader import load_spec
+from synthflow.release import signing
+from synthflow.release.cost import (
     LIU_TALWAR,
     PAPERNOT_STEINKE,
     SINGLE_ATTEMPT,
     SelectionCost,
     selection_cost,
 )
-from synthflow.criteria import kind_of, released_once
-from synthflow.errors import ConfigError, DataError
-from synthflow.filtering import binned_violations
-from synthflow.loader import load_spec
-from synthflow.release import signing
 from synthflow.release.publish import (
     DATA_FILE,
     MANIFEST,

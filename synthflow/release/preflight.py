@@ -23,7 +23,6 @@ from synthflow._util.notices import say
 from synthflow._util.outputs import check_output_dir
 from synthflow.candidates import read_candidates, read_pass_rates
 from synthflow.config.model import DatasheetSpec, ReleaseSpec
-from synthflow.cost import SelectionCost, selection_cost
 from synthflow.criteria import release_once
 from synthflow.errors import (
     ConfigError,
@@ -34,6 +33,7 @@ from synthflow.privacy.ledger import Ledger
 from synthflow.privacy.rng import PrivacyRNG
 from synthflow.public_sample import check_public_sample_is_public
 from synthflow.release._provenance import bundled_provenance_of, provenance_warning
+from synthflow.release.cost import SelectionCost, selection_cost
 from synthflow.release.file_checks import (
     check_ledger_outside_enclave,
     check_not_screened_on,

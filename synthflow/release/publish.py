@@ -23,10 +23,10 @@ from synthflow import __version__
 from synthflow.acceptance import AcceptanceReport
 from synthflow.acceptance.noise_check import noise_figures, public_sample, public_sample_source
 from synthflow.config.model import DatasheetSpec, ReleaseSpec
-from synthflow.cost import SelectionCost
 from synthflow.criteria import code_matrix
 from synthflow.privacy.ledger import file_sha256
 from synthflow.release._datasheet import render_datasheet
+from synthflow.release.cost import SelectionCost
 from synthflow.space import Configuration
 from synthflow.transform import Transformer
 

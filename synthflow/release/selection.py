@@ -9,7 +9,7 @@ front, and the charge does not depend on how many attempts run.
 With ``stop_probability`` 1 the loop is **a single attempt**: one configuration, one
 flow and its evaluation, released if it passes and nothing otherwise. The outcome is a
 post-processing of that attempt's DP outputs, so it costs one attempt by basic
-composition (:mod:`synthflow.cost`), not two; a failure ends the selection
+composition (:mod:`synthflow.release.cost`), not two; a failure ends the selection
 (resuming never tries again).
 
 When a candidate is (epsilon, delta)-DP (DP-SGD GANs, MST, AIM), Liu-Talwar's pure
@@ -53,14 +53,6 @@ from typing import Any
 
 from synthflow._util.files import write_atomic
 from synthflow.config.model import ReleaseSpec
-from synthflow.cost import (
-    SELECTION_CHARGE,
-    SELECTION_CHARGE_ONE,
-    SELECTION_CHARGE_PS,
-    SELECTION_REF,
-    SelectionCost,
-    selection_cost,
-)
 from synthflow.errors import (
     BudgetExceededError,
     ConfigError,
@@ -70,6 +62,14 @@ from synthflow.errors import (
 from synthflow.privacy.ledger import Ledger
 from synthflow.privacy.rng import PrivacyRNG
 from synthflow.release.attempt import Attempt, AttemptResult, flow_attempt
+from synthflow.release.cost import (
+    SELECTION_CHARGE,
+    SELECTION_CHARGE_ONE,
+    SELECTION_CHARGE_PS,
+    SELECTION_REF,
+    SelectionCost,
+    selection_cost,
+)
 from synthflow.release.enclave import Enclave, read_outcome
 from synthflow.release.shortfall import shortfall
 from synthflow.space import Configuration

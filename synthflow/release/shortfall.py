@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from synthflow.cost import SelectionCost
+    from synthflow.release.cost import SelectionCost
 
 __all__ = ["shortfall"]
 

@@ -27,9 +27,9 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from synthflow.cli import main
-from synthflow.cost import selection_cost
 from synthflow.errors import BudgetExceededError
 from synthflow.privacy.ledger import Ledger
+from synthflow.release.cost import selection_cost
 from synthflow.space import expand_space
 
 # The modules themselves (their packages export functions of the same names).

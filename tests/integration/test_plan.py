@@ -18,12 +18,12 @@ import pytest
 
 from synthflow.candidates import read_candidates
 from synthflow.cli import main
-from synthflow.cost import selection_cost
 from synthflow.errors import ConfigError
 from synthflow.loader import load_spec
 from synthflow.plan import PLAN_FILES
 from synthflow.plan.job import plan_budget
 from synthflow.release.audit import audit_release
+from synthflow.release.cost import selection_cost
 from synthflow.release.job import run_release
 from synthflow.sweep.job import run_sweep
 

@@ -17,13 +17,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from synthflow._exact_cost import EXACT_FORMULA, attempt_mechanisms
-from synthflow.cost import SINGLE_ATTEMPT
 from synthflow.loader import load_spec
 from synthflow.plan.job import plan_budget
 from synthflow.privacy import pld, zcdp
 from synthflow.privacy.ledger import Ledger
 from synthflow.release.audit import audit_release
+from synthflow.release.cost import SINGLE_ATTEMPT
+from synthflow.release.exact_cost import EXACT_FORMULA, attempt_mechanisms
 from synthflow.release.job import run_release
 from synthflow.space import find_configuration
 from synthflow.sweep.job import run_sweep

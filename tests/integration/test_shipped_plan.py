@@ -17,12 +17,12 @@ import pytest
 import yaml
 
 from synthflow.cli import main
-from synthflow.cost import selection_cost
 from synthflow.errors import ConfigError
 from synthflow.jobs.demo import run_main_job
 from synthflow.loader import load_spec
 from synthflow.privacy.ledger import file_sha256
 from synthflow.release import shipped
+from synthflow.release.cost import selection_cost
 from synthflow.resources import bundled_spec, public_data_file
 from synthflow.space import find_configuration
 from synthflow.sweep.store import SweepStore

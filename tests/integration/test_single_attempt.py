@@ -15,15 +15,15 @@ import pytest
 import yaml
 from selection_support import private_selection
 
-from synthflow._exact_cost import generator_mechanisms
 from synthflow.cli import main
-from synthflow.cost import SINGLE_ATTEMPT
 from synthflow.errors import ConfigError
 from synthflow.loader import load_spec
 from synthflow.privacy import pld
 from synthflow.privacy.ledger import Ledger
 from synthflow.privacy.rng import PrivacyRNG
 from synthflow.release import AttemptResult, audit_release, selection_cost
+from synthflow.release.cost import SINGLE_ATTEMPT
+from synthflow.release.exact_cost import generator_mechanisms
 from synthflow.space import expand_space
 
 

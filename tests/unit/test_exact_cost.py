@@ -1,4 +1,4 @@
-"""One attempt's mechanisms (synthflow._exact_cost) are what the attempt runs.
+"""One attempt's mechanisms (synthflow.release.exact_cost) are what the attempt runs.
 
 Each figure is checked against an independent one: the workload's Gaussian marginals
 against the analytic Gaussian at the rho it declares, the fit against the same for its
@@ -15,12 +15,12 @@ import pytest
 import yaml
 from test_pld import analytic_gaussian_epsilon  # tests/unit: the one independent formula
 
-from synthflow._exact_cost import attempt_mechanisms, exact_epsilon
-from synthflow.cost import selection_cost
 from synthflow.generators import make_generator
 from synthflow.loader import load_spec
 from synthflow.privacy import pld
 from synthflow.privacy.zcdp import zcdp_rho
+from synthflow.release.cost import selection_cost
+from synthflow.release.exact_cost import attempt_mechanisms, exact_epsilon
 from synthflow.space import find_configuration
 from synthflow.transform import Transformer
 

@@ -12,9 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import integrate, stats
 
-from synthflow.cost import selection_cost
 from synthflow.errors import ConfigError
 from synthflow.privacy import accounting as acc
+from synthflow.release.cost import selection_cost
 from synthflow.space import expand_space
 
 ORDERS = np.asarray(acc.RENYI_ORDERS)

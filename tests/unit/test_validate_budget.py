@@ -13,8 +13,8 @@ import pytest
 import yaml
 
 from synthflow.cli import main
-from synthflow.cost import selection_cost
 from synthflow.loader import load_spec
+from synthflow.release.cost import selection_cost
 from synthflow.space import expand_space
 
 REPO = Path(__file__).resolve().parents[2]

@@ -18,7 +18,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from synthflow.cost import SINGLE_ATTEMPT, SelectionCost, joint_cost, selection_cost
 from synthflow.criteria.regression.fit import (
     Standardization,
     fit_noise,
@@ -29,6 +28,7 @@ from synthflow.loader import load_spec
 from synthflow.privacy import zcdp
 from synthflow.privacy.ledger import Ledger
 from synthflow.privacy.rng import PrivacyRNG
+from synthflow.release.cost import SINGLE_ATTEMPT, SelectionCost, joint_cost, selection_cost
 from synthflow.space import expand_space
 
 XB = np.array([[0.0, 1.0], [17.0, 46.0], [1.0, 11.0]])

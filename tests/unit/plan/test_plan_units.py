@@ -161,8 +161,8 @@ def _chosen(spec: ReleaseSpec, ids: list[str], *, generator_epsilon: float = 1.0
 
 
 def test_plan_recomputes_a_mixed_shortlist_by_papernot_steinke(mixed_shortlist) -> None:
-    from synthflow.cost import PAPERNOT_STEINKE, selection_cost
     from synthflow.plan.costing import exact_cost
+    from synthflow.release.cost import PAPERNOT_STEINKE, selection_cost
 
     spec, shortlist = mixed_shortlist
     chosen = _chosen(spec, [c.id for c in shortlist])
@@ -184,8 +184,8 @@ def test_plan_recomputes_a_mixed_shortlist_by_papernot_steinke(mixed_shortlist) 
 
 
 def test_plan_prices_a_pure_shortlist_by_liu_talwar(mixed_shortlist) -> None:
-    from synthflow.cost import LIU_TALWAR
     from synthflow.plan.costing import exact_cost
+    from synthflow.release.cost import LIU_TALWAR
 
     spec, shortlist = mixed_shortlist
     pure = [c.id for c in shortlist if c.model == "privbayes"]

@@ -10,13 +10,13 @@ import pytest
 from synthflow.acceptance import evaluate
 from synthflow.acceptance.noise_check import noise_figures, public_sample
 from synthflow.config import ReleaseSpec
-from synthflow.cost import selection_cost
 from synthflow.data import load_data
 from synthflow.flow import run_flow
 from synthflow.loader import load_spec
 from synthflow.privacy.ledger import Ledger
 from synthflow.privacy.rng import PrivacyRNG
 from synthflow.release._datasheet import _plural, render_datasheet
+from synthflow.release.cost import selection_cost
 from synthflow.space import expand_space
 
 SECTIONS = (

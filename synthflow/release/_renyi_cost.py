@@ -1,4 +1,4 @@
-"""The Renyi and zCDP arithmetic behind :mod:`synthflow.cost` (public inputs only).
+"""The Renyi and zCDP arithmetic behind :mod:`synthflow.release.cost` (public inputs only).
 
 :func:`papernot_steinke_epsilon`: Papernot and Steinke's Theorem 2 over the shortlist's
 Renyi curves (docs/privacy.md). :func:`joint_rho`: a single attempt whose generator and
@@ -124,7 +124,7 @@ def papernot_steinke_cost(
     stop_probability: float,
     deltas: dict[str, float],
 ) -> Any:
-    """``base`` (a :class:`~synthflow.cost.SelectionCost`) accounted by Papernot-Steinke."""
+    """``base`` (a :class:`~synthflow.release.cost.SelectionCost`) accounted by Papernot-Steinke."""
     eps, order = papernot_steinke_epsilon(
         spec,
         candidates,

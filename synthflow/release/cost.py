@@ -6,7 +6,7 @@ evaluation, released if it passes, nothing otherwise) is the selection loop with
 attempt's DP outputs, so by basic composition it costs one attempt, not two: ``eps_gen +
 eps_eval`` (with the once-per-release fit: ``eps_gen + eps_eval - eps_fit`` plus the
 fit's ``eps_fit``), and the generator's delta for an (epsilon, delta) candidate, or its
-exact composition where every part has a PLD (:mod:`synthflow._exact_cost`). It releases
+exact composition where every part has a PLD (:mod:`synthflow.release.exact_cost`). It releases
 with probability ``p`` (one attempt's pass), which ``plan`` weighs against the cost.
 
 The one place the selection's total epsilon is computed: ``release`` charges it,
@@ -21,11 +21,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from synthflow import _renyi_cost
-from synthflow._exact_cost import EXACT_FORMULA, exact_cost
-from synthflow._renyi_cost import PAPERNOT_STEINKE, joint_cost
 from synthflow.config.model import ReleaseSpec
 from synthflow.errors import ConfigError
+from synthflow.release import _renyi_cost
+from synthflow.release._renyi_cost import PAPERNOT_STEINKE, joint_cost
+from synthflow.release.exact_cost import EXACT_FORMULA, exact_cost
 from synthflow.space import Configuration
 
 __all__ = [
@@ -86,7 +86,7 @@ class SelectionCost:
     """The standalone epsilons of the parts ``joint_rho`` replaces (eps_gen + eps_fit)."""
     exact_epsilon: float = 0.0
     """Single attempt: its epsilon at ``total_delta`` by privacy loss distributions
-    (:mod:`synthflow._exact_cost`); 0: not used (a part without a PLD, or no cheaper)."""
+    (:mod:`synthflow.release.exact_cost`); 0: not used (a part without a PLD, or no cheaper)."""
 
     @property
     def fit_once(self) -> bool:
