@@ -15,7 +15,7 @@ No module keeps a random state of its own and nothing touches numpy's global sta
 
 The two samplers are diffprivlib's own formulas, restated here rather than imported:
 ``import diffprivlib`` loads scikit-learn (about 0.9 s), which every sweep worker and
-every flow paid for two lines of arithmetic. ``tests/unit/test_rng.py`` checks that both
+every flow paid for two lines of arithmetic. ``tests/unit/privacy/test_rng.py`` checks that both
 give exactly diffprivlib's output for the same uniforms (seeded mode: the same
 ``RandomState`` stream), so the noise path and every seeded result are unchanged.
 """

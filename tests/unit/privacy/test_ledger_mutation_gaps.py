@@ -2,7 +2,7 @@
 
 Every refusal of a ledger file names the file and the line it refuses (the module
 docstring: an edited line "is detected and named"), for every kind of damage, not only
-the edited charge lines tests/unit/test_ledger.py covers; a line that ``json`` refuses
+the edited charge lines tests/unit/privacy/test_ledger.py covers; a line that ``json`` refuses
 with a plain ValueError is still reported as damage; the file is read as UTF-8 whatever
 the process's locale; and a charge given no mechanism records none.
 """

@@ -12,7 +12,7 @@ from synthflow.errors import ConfigError
 from synthflow.loader import load_spec
 from synthflow.space import expand_space, find_configuration
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def test_births_spec_mirrors_spec_md(births_spec):

@@ -26,7 +26,7 @@ from synthflow.privacy.ledger import Ledger
 from synthflow.privacy.rng import PrivacyRNG
 from synthflow.transform import Domain
 
-P_THRESHOLD = 1e-20  # see tests/unit/test_rng.py
+P_THRESHOLD = 1e-20  # see tests/unit/privacy/test_rng.py
 
 
 def test_conditional_noise_scale_with_power():

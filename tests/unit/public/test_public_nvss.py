@@ -25,7 +25,7 @@ from synthflow.public import (
 from synthflow.public._groups import group_index
 from synthflow.public._model import age_parity_joint, gestation_given_age_parity
 
-REPO = Path(__file__).parents[2]
+REPO = Path(__file__).parents[3]
 SHARED = REPO.parent / "shared" / "public_data"
 REAL_160K = SHARED / "nvss2019_singleton_160k.csv.gz"
 REAL_10K = SHARED / "nvss2019_singleton_10k.csv"

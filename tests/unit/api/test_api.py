@@ -15,7 +15,7 @@ import synthflow
 from synthflow.acceptance.evaluate import evaluate
 from synthflow.flow import run_flow
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 CONFIG = "privbayes-a1076afd5b"  # births-2024, PrivBayes theta 2, release binning aaaaaa
 
 

@@ -11,7 +11,7 @@ import yaml
 import synthflow
 from synthflow.errors import ConfigError, DataError
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def test_load_data_takes_a_dataframe_as_it_takes_its_file(small_spec, small_csv):

@@ -23,7 +23,7 @@ from synthflow.cli import main
 from synthflow.loader import load_spec
 from synthflow.public.wide import make_wide_table
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture(scope="module")

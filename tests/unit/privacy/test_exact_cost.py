@@ -24,7 +24,7 @@ from synthflow.release.exact_cost import attempt_mechanisms, exact_epsilon
 from synthflow.space import find_configuration
 from synthflow.transform import Transformer
 
-PUBLIC = Path(__file__).resolve().parents[2] / "public_data"
+PUBLIC = Path(__file__).resolve().parents[3] / "public_data"
 
 
 @pytest.fixture(scope="module")

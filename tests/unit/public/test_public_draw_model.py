@@ -26,7 +26,7 @@ from synthflow.public.draw_sample import _rows, draw
 from synthflow.public.wide import make_wide_table
 from synthflow.transform import Transformer
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 WIDE = REPO / "configs" / "wide_census.yaml"
 
 

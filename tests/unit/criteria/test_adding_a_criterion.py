@@ -21,7 +21,7 @@ from synthflow.privacy.ledger import Ledger
 from synthflow.privacy.rng import PrivacyRNG
 from synthflow.transform import Transformer
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 PAGE = REPO / "docs" / "adding-a-criterion.md"
 
 
