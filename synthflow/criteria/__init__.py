@@ -23,6 +23,7 @@ from synthflow.criteria.measurement import PlannedMeasurement
 from synthflow.criteria.protocol import CriterionKind
 from synthflow.criteria.registry import (
     KINDS,
+    check_one_released_once,
     kind_of,
     parse_criteria,
     register,
@@ -36,6 +37,7 @@ __all__ = [
     "KINDS",
     "CriterionKind",
     "PlannedMeasurement",
+    "check_one_released_once",
     "code_matrix",
     "kind_of",
     "params_schema",

@@ -165,3 +165,50 @@ def test_sweep_plan_release_fit_once_and_audit_through_the_cli(tmp_path, small_f
     published = next(c for c in acceptance["criteria"] if c["name"] == "mean_visits_once")
     assert published["epsilon"] == 0.0
     assert published["mechanism"] == "laplace mean (fit once per release)"
+
+
+def test_two_kinds_released_once_are_refused_before_any_charge(tmp_path, small_frame):
+    # --fit-once makes one release once and every attempt finds it under one key: a second
+    # such criterion would read the first's release as its own and count as charged
+    # (it once loaded, priced and ran). Refused at the price, before any charge.
+    plugin = tmp_path / "column_mean_once.py"
+    plugin.write_text(page_code())
+    spec = write_spec(tmp_path)
+    raw = yaml.safe_load(spec.read_text())
+    raw["acceptance"]["criteria"].append(
+        {"name": "coef_visits", "kind": "regression_coefficients", "column": "visits",
+         "features": ["age"], "threshold": 5.0, "epsilon": 0.3}
+    )  # fmt: skip
+    raw["privacy"]["total_epsilon"] += 0.3
+    spec.write_text(yaml.safe_dump(raw, sort_keys=False))
+    data = tmp_path / "clinic.csv"
+    small_frame.to_csv(data, index=False)
+    ledger = tmp_path / "enclave" / "ledger.jsonl"
+    driver = textwrap.dedent(
+        f"""
+        import yaml
+        from synthflow.cli import main
+        from synthflow.loader import load_spec
+        from synthflow.plugins import load_plugin
+        from synthflow.space import expand_space
+        load_plugin({str(plugin)!r})
+        spec = load_spec({str(spec)!r})
+        cfg = next(c for c in expand_space(spec) if c.letters == "aaaa")
+        with open({str(tmp_path / "cands.yaml")!r}, "w") as f:
+            yaml.safe_dump({{"spec_sha256": spec.sha256, "configurations": [cfg.to_json()]}}, f)
+        code = main(["--plugin", {str(plugin)!r}, "release", {str(spec)!r}, "--data",
+                     {str(data)!r}, "--candidates", {str(tmp_path / "cands.yaml")!r},
+                     "--fit-once", "--out", {str(tmp_path / "release")!r}, "--private-dir",
+                     {str(ledger.parent)!r}, "--public", "--seed", "8", "--max-attempts", "3",
+                     "--quiet"])
+        print("EXIT", code)
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", driver], capture_output=True, text=True,
+                          check=False, cwd=tmp_path)  # fmt: skip
+    said = done.stdout[-2000:] + done.stderr[-2000:]
+    assert "EXIT 2" in done.stdout, said
+    assert "--fit-once releases one criterion once per release" in done.stderr, said
+    assert "coef_visits, mean_visits_once" in done.stderr or "mean_visits_once" in done.stderr
+    assert not ledger.exists() or ledger.read_text().strip() == ""  # nothing charged
+    assert not (tmp_path / "release").exists()
