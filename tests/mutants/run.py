@@ -54,7 +54,11 @@ def main(argv: list[str] | None = None) -> int:
         shared = REPO.parent / "shared"
         if shared.exists():
             os.symlink(shared, Path(tmp) / "shared")
-        env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+        # The copy first on every process's path: a test that runs synthflow in a fresh
+        # interpreter elsewhere (a plug-in's CLI run) must import the mutant, not the
+        # checkout it was copied from.
+        path = os.pathsep.join(p for p in (str(scratch), os.environ.get("PYTHONPATH")) if p)
+        env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPATH": path}
         where = subprocess.run(
             [sys.executable, "-c", "import synthflow; print(synthflow.__file__)"],
             cwd=scratch, env=env, capture_output=True, text=True, check=True,
