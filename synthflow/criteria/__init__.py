@@ -23,8 +23,8 @@ from synthflow.criteria.measurement import PlannedMeasurement
 from synthflow.criteria.protocol import CriterionKind
 from synthflow.criteria.registry import (
     KINDS,
-    check_one_released_once,
     kind_of,
+    one_released_once,
     parse_criteria,
     register,
     releasable_once,
@@ -37,9 +37,9 @@ __all__ = [
     "KINDS",
     "CriterionKind",
     "PlannedMeasurement",
-    "check_one_released_once",
     "code_matrix",
     "kind_of",
+    "one_released_once",
     "params_schema",
     "parse_criteria",
     "register",

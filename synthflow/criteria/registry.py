@@ -33,8 +33,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "KINDS",
-    "check_one_released_once",
     "kind_of",
+    "one_released_once",
     "parse_criteria",
     "parse_criterion",
     "releasable_once",
@@ -153,33 +153,33 @@ def release_once(
     Raises:
         ConfigError: If no criterion of the spec is released once per release.
     """
-    once = releasable_once(spec.criteria)
-    if not once:
-        raise ConfigError(
-            "--fit-once needs a criterion released once per release (a kind with "
-            "once_per_release, e.g. regression_coefficients); the spec has none"
-        )
-    check_one_released_once(once)
-    c = once[0]
+    c = one_released_once(spec.criteria)
     return kind_of(c).release_once(c, spec, transformer, original, ledger=ledger, rng=rng)
 
 
-def check_one_released_once(once: list[CriterionSpec]) -> None:
-    """Refuse more than one criterion released once per release (``--fit-once``).
+def one_released_once(criteria: tuple[CriterionSpec, ...]) -> CriterionSpec:
+    """The one criterion ``--fit-once`` releases once per release.
 
     The release makes one release once and every attempt finds it under one key
     (:data:`~synthflow.criteria.context.RELEASED_ONCE`): a second such criterion would read
     the first's release as its own and count as charged already.
 
     Raises:
-        ConfigError: Naming the criteria and the fix.
+        ConfigError: If the spec has none, or more than one (named, with the fix).
     """
+    once = releasable_once(criteria)
+    if not once:
+        raise ConfigError(
+            "--fit-once needs a criterion released once per release (a kind with "
+            "once_per_release, e.g. regression_coefficients); the spec has none"
+        )
     if len(once) > 1:
         raise ConfigError(
             f"--fit-once releases one criterion once per release; the spec has {len(once)} "
             f"that can be ({', '.join(c.name for c in once)}): release per attempt (no "
             "--fit-once, or a plan made with fit per candidate), or keep one of them"
         )
+    return once[0]
 
 
 def released_once(c: CriterionSpec, *, fit_once: bool) -> bool:

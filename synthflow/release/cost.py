@@ -234,20 +234,13 @@ def selection_cost(
     ``fit_weights``: a package's published fit weights (``_exact_cost.exact_cost``).
 
     Raises:
-        ConfigError: If ``fit_once`` but no criterion is released once per release; for an
+        ConfigError: If ``fit_once`` but not one criterion is released once per release; for an
             (epsilon, delta) candidate, if the stop probability is 0, the spec has no
             ``privacy.total_delta``, ``rows`` is missing, or a candidate has no Renyi curve.
     """
-    from synthflow.criteria import check_one_released_once, releasable_once  # noqa: PLC0415
+    from synthflow.criteria import one_released_once  # noqa: PLC0415
 
-    fit = releasable_once(spec.criteria)
-    if fit_once and not fit:
-        raise ConfigError(
-            "--fit-once needs a criterion released once per release (a kind with "
-            "once_per_release, e.g. regression_coefficients); the spec has none"
-        )
-    if fit_once:
-        check_one_released_once(fit)  # before any charge: the cost is priced first
+    fit = [one_released_once(spec.criteria)] if fit_once else []  # priced before any charge
     base = SelectionCost(
         generator_epsilon=spec.privacy.generator_epsilon,
         evaluation_epsilon=spec.evaluation_epsilon,
